@@ -1,0 +1,40 @@
+// The change bus: Postgres LISTEN/NOTIFY, so every control-plane instance hears
+// what any instance committed. Publish inside a transaction to send on commit.
+import { sql as drizzleSql } from "drizzle-orm";
+import type { Sql } from "postgres";
+import type { PGlite } from "@electric-sql/pglite";
+import type { DbOrTx } from "./client";
+
+export const CHANNELS = {
+  /** payload: node id whose current declaration changed */
+  declaration: "mesh_declaration",
+  /** payload: node id whose record changed (state, report, labels) */
+  node: "mesh_node",
+} as const;
+export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
+
+export interface ChangeBus {
+  subscribe(channel: Channel, listener: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
+/** Queue a notification; it is delivered when the surrounding transaction commits. */
+export async function notify(db: DbOrTx, channel: Channel, payload: string): Promise<void> {
+  await db.execute(drizzleSql`select pg_notify(${channel}, ${payload})`);
+}
+
+export function createPostgresBus(sql: Sql): ChangeBus {
+  return {
+    async subscribe(channel, listener) {
+      const sub = await sql.listen(channel, (payload) => listener(payload));
+      return () => sub.unlisten();
+    },
+  };
+}
+
+export function createPgliteBus(pg: PGlite): ChangeBus {
+  return {
+    async subscribe(channel, listener) {
+      return pg.listen(channel, listener);
+    },
+  };
+}

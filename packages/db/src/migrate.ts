@@ -1,0 +1,29 @@
+// Applies the committed drizzle-kit migrations at start-up. On Postgres an
+// advisory lock makes concurrent instances take turns.
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import type { Database } from "./client";
+
+const MIGRATION_LOCK = 7_240_361;
+
+export function migrationsFolder(): string {
+  // Resolve through the package so it works from source and from a bundle.
+  try {
+    const require = createRequire(import.meta.url);
+    return path.join(path.dirname(require.resolve("@mesh/db/package.json")), "drizzle");
+  } catch {
+    return fileURLToPath(new URL("../drizzle", import.meta.url));
+  }
+}
+
+export async function migrate(database: Database): Promise<void> {
+  const folder = migrationsFolder();
+  if (database.kind === "pglite") {
+    await migratePglite(database.db as never, { migrationsFolder: folder });
+    return;
+  }
+  await database.withAdvisoryLock(MIGRATION_LOCK, () => migratePostgres(database.db as never, { migrationsFolder: folder }));
+}

@@ -1,0 +1,33 @@
+// Nodes: one row per enrolled machine, with its identity (public key), what it
+// reported at enrolment and the summary figures the fleet list shows.
+import { pgTable, text, integer, jsonb, timestamp, uuid, boolean, index } from "drizzle-orm/pg-core";
+
+export const NODE_STATES = ["enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
+export type NodeState = (typeof NODE_STATES)[number];
+
+export const nodes = pgTable(
+  "nodes",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    state: text("state").$type<NodeState>().notNull().default("disconnected"),
+    labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
+    publicKey: text("public_key").notNull(),
+    machineId: text("machine_id").notNull(),
+    profile: jsonb("profile").notNull(),
+    inventory: jsonb("inventory").notNull(),
+    tokenId: text("token_id"),
+    declaredVersion: integer("declared_version").notNull().default(0),
+    appliedVersion: integer("applied_version").notNull().default(0),
+    ownedCount: integer("owned_count").notNull().default(0),
+    driftCount: integer("drift_count").notNull().default(0),
+    errorCount: integer("error_count").notNull().default(0),
+    storeLost: boolean("store_lost").notNull().default(false),
+    hostVersion: text("host_version"),
+    gatewayId: text("gateway_id"),
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("nodes_state_idx").on(t.state), index("nodes_machine_id_idx").on(t.machineId)],
+);

@@ -1,0 +1,14 @@
+// A declaration: the resources one node must have. The version is per node and
+// monotonic; the hash is over the canonical resources, so equal content means
+// an equal hash on both sides.
+import { z } from "zod";
+import { ResourceList } from "./resources";
+
+export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in lower-case hex");
+
+export const Declaration = z.strictObject({
+  version: z.number().int().min(0),
+  hash: Sha256Hex.optional(),
+  resources: ResourceList,
+});
+export type Declaration = z.infer<typeof Declaration>;

@@ -1,0 +1,82 @@
+// The link between a host and the control plane. Authentication happens at the
+// HTTP upgrade: the host fetches a `challenge`, signs it, and sends the `auth`
+// frame (base64url JSON) in the `x-mesh-auth` header of the upgrade request.
+// After that, frames are JSON text messages on the websocket.
+import { z } from "zod";
+import { LIMITS } from "./limits";
+import { Declaration } from "./declaration";
+import { Report } from "./report";
+
+export const AGENT_PATH = "/agent";
+export const CHALLENGE_PATH = "/api/agent/challenge";
+export const ENROL_PATH = "/api/enrol";
+export const AUTH_HEADER = "x-mesh-auth";
+
+/** Close codes the gateway uses (4000-4999 is the application range). */
+export const CloseCode = {
+  badFrame: 4400,
+  unauthorized: 4401,
+  revoked: 4403,
+  replaced: 4409,
+  tooBig: 1009,
+} as const;
+
+export const NodeId = z.uuid();
+
+export const ChallengeFrame = z.strictObject({
+  type: z.literal("challenge"),
+  nonce: z.string().min(16).max(512),
+  expiresAt: z.iso.datetime(),
+});
+export type ChallengeFrame = z.infer<typeof ChallengeFrame>;
+
+/** The bytes a host signs: a fixed prefix, the node id and the nonce. */
+export function challengeMessage(nodeId: string, nonce: string): string {
+  return `mesh-link-v1\n${nodeId}\n${nonce}`;
+}
+
+export const AuthFrame = z.strictObject({
+  type: z.literal("auth"),
+  nodeId: NodeId,
+  nonce: z.string().min(16).max(512),
+  /** Ed25519 signature over challengeMessage(nodeId, nonce), base64. */
+  signature: z.string().min(1).max(256),
+  /** The declaration version the host holds, so an unchanged one is not re-sent. */
+  declarationVersion: z.number().int().min(0),
+  hostVersion: z.string().max(64),
+});
+export type AuthFrame = z.infer<typeof AuthFrame>;
+
+export const DeclarationFrame = z.strictObject({
+  type: z.literal("declaration"),
+  declaration: Declaration,
+});
+export type DeclarationFrame = z.infer<typeof DeclarationFrame>;
+
+export const ReportFrame = z.strictObject({
+  type: z.literal("report"),
+  seq: z.number().int().min(0),
+  report: Report,
+});
+export type ReportFrame = z.infer<typeof ReportFrame>;
+
+export const AckFrame = z.strictObject({
+  type: z.literal("ack"),
+  seq: z.number().int().min(0),
+});
+export type AckFrame = z.infer<typeof AckFrame>;
+
+export const ErrorFrame = z.strictObject({
+  type: z.literal("error"),
+  code: z.string().max(64),
+  message: z.string().max(LIMITS.message),
+});
+export type ErrorFrame = z.infer<typeof ErrorFrame>;
+
+/** Frames the control plane sends to a host. */
+export const ServerFrame = z.discriminatedUnion("type", [DeclarationFrame, AckFrame, ErrorFrame]);
+export type ServerFrame = z.infer<typeof ServerFrame>;
+
+/** Frames a host sends to the control plane. */
+export const HostFrame = z.discriminatedUnion("type", [ReportFrame, ErrorFrame]);
+export type HostFrame = z.infer<typeof HostFrame>;

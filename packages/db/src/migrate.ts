@@ -1,6 +1,5 @@
 // Applies the committed drizzle-kit migrations at start-up. On Postgres an
 // advisory lock makes concurrent instances take turns.
-import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
@@ -10,13 +9,9 @@ import type { Database } from "./client";
 const MIGRATION_LOCK = 7_240_361;
 
 export function migrationsFolder(): string {
-  // Resolve through the package so it works from source and from a bundle.
-  try {
-    const require = createRequire(import.meta.url);
-    return path.join(path.dirname(require.resolve("@mesh/db/package.json")), "drizzle");
-  } catch {
-    return fileURLToPath(new URL("../drizzle", import.meta.url));
-  }
+  // Resolved through the package, so it works from source and from a bundle.
+  const require = createRequire(import.meta.url);
+  return path.join(path.dirname(require.resolve("@mesh/db/package.json")), "drizzle");
 }
 
 export async function migrate(database: Database): Promise<void> {

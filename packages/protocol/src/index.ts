@@ -7,3 +7,5 @@ export * from "./report";
 export * from "./frames";
 export * from "./enrol";
 export * from "./digest";
+export * from "./role";
+export * from "./describe-error";

@@ -16,6 +16,9 @@ export const LIMITS = {
   ports: 2000,
   mounts: 500,
   reportErrors: 5000,
+  /** Largest frame a host accepts (declarations carry file contents). */
   frameBytes: 4 * 1024 * 1024,
+  /** Largest frame the gateway accepts from a host (reports carry digests only). */
+  hostFrameBytes: 1024 * 1024,
   enrolBodyBytes: 2 * 1024 * 1024,
 } as const;

@@ -54,17 +54,17 @@ export type Resource = z.infer<typeof Resource>;
 export type ResourceInput = z.input<typeof Resource>;
 export type ResourceType = Resource["type"];
 
-/** Resources with unique ids and unique paths. */
-export const ResourceList = z
-  .array(Resource)
-  .max(LIMITS.resources)
-  .superRefine((list, ctx) => {
-    const ids = new Set<string>();
-    const paths = new Set<string>();
-    list.forEach((r, i) => {
-      if (ids.has(r.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate id "${r.id}"` });
-      ids.add(r.id);
-      if (paths.has(r.path)) ctx.addIssue({ code: "custom", path: [i, "path"], message: `duplicate path "${r.path}"` });
-      paths.add(r.path);
-    });
+/** Adds an issue for every repeated id or path: a declaration names each once. */
+export function refineUnique(list: Resource[], ctx: z.RefinementCtx): void {
+  const ids = new Set<string>();
+  const paths = new Set<string>();
+  list.forEach((r, i) => {
+    if (ids.has(r.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate id "${r.id}"` });
+    ids.add(r.id);
+    if (paths.has(r.path)) ctx.addIssue({ code: "custom", path: [i, "path"], message: `duplicate path "${r.path}"` });
+    paths.add(r.path);
   });
+}
+
+/** Resources with unique ids and unique paths. */
+export const ResourceList = z.array(Resource).max(LIMITS.resources).superRefine(refineUnique);

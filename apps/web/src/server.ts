@@ -1,0 +1,121 @@
+// The one server entry: Next.js (dashboard + tRPC + enrol), and the agent gateway,
+// on one port, over exactly one database instance per process.
+import http from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import next from "next";
+import { createDb } from "@mesh/db";
+import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
+import { createLogger, ensureAdminCredentials } from "@mesh/api";
+import { createGateway, type Gateway } from "@mesh/api/gateway";
+import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
+import { loadConfig } from "./server/config";
+import { setRuntime } from "./server/runtime";
+
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+const dev = process.argv.includes("--dev");
+const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+async function main() {
+  const log = createLogger("mesh");
+  let config;
+  try {
+    config = loadConfig(process.env, process.env.INIT_CWD ?? process.cwd());
+  } catch (err) {
+    console.error(`mesh: bad configuration: ${(err as Error).message}`);
+    process.exit(2);
+  }
+
+  let releaseLock = () => {};
+  if (!config.databaseUrl) {
+    try {
+      releaseLock = lockDataDir(config.dataDir);
+    } catch (err) {
+      if (err instanceof DataDirLockedError) {
+        console.error(`mesh: ${err.message}`);
+        process.exit(1);
+      }
+      throw err;
+    }
+  }
+
+  const database = await createDb(
+    config.databaseUrl
+      ? { url: config.databaseUrl, onNotice: (m) => log.debug({ notice: m }, "postgres notice") }
+      : { dataDir: path.join(config.dataDir, "pglite") },
+  );
+  await migrate(database);
+  log.info({ database: database.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, "database ready");
+
+  const generated = await ensureAdminCredentials(database.db, { password: config.adminPassword, apiKey: config.adminApiKey });
+  if (generated.password || generated.apiKey) {
+    // Printed once, to the terminal: only hashes are stored.
+    const lines = ["", "Mesh: first start. Keep these; they are not shown again."];
+    if (generated.password) lines.push(`  dashboard login password: ${generated.password}`);
+    if (generated.apiKey) lines.push(`  admin API key (Authorization: Bearer ...): ${generated.apiKey}`);
+    console.log(lines.join("\n") + "\n");
+  }
+
+  setRuntime({ database, log, config });
+
+  let gateway: Gateway | null = null;
+  if (config.role !== "web") {
+    gateway = await createGateway({
+      deps: { db: database.db, log },
+      bus: database.bus,
+      pingIntervalMs: config.pingIntervalMs,
+      lastSeenFlushMs: config.lastSeenFlushMs,
+    });
+  }
+
+  const app = next({ dev, dir: webDir, hostname: "localhost", port: config.port, turbopack: dev });
+  const handle = app.getRequestHandler();
+  if (config.role !== "gateway") await app.prepare();
+
+  const server = http.createServer((req, res) => {
+    const pathname = (req.url ?? "/").split("?")[0];
+    if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
+    if (config.role === "gateway") {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));
+      return;
+    }
+    handle(req, res).catch((err) => {
+      log.error({ err }, "request failed");
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  // Only the agent path is ours; every other upgrade (Next's HMR) is left to Next.
+  server.on("upgrade", (req, socket, head) => {
+    const pathname = (req.url ?? "/").split("?")[0];
+    if (pathname === AGENT_PATH) {
+      if (gateway) gateway.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    }
+  });
+
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  log.info({ port, role: config.role, gatewayId: gateway?.id }, "control plane listening");
+  console.log(`Mesh control plane on http://localhost:${port} (${database.kind}${config.databaseUrl ? "" : ` in ${config.dataDir}`})`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "stopping");
+    server.close();
+    server.closeAllConnections();
+    await gateway?.close().catch(() => {});
+    await database.close().catch(() => {});
+    releaseLock();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((err) => {
+  console.error("mesh: failed to start:", err);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+// The control plane's settings, read once from the environment and checked.
+import path from "node:path";
+import { z } from "zod";
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  DATABASE_URL: z.string().url().optional(),
+  MESH_DATA_DIR: z.string().default(".mesh"),
+  MESH_ROLE: z.enum(["all", "web", "gateway"]).default("all"),
+  MESH_PUBLIC_URL: z.string().url().optional(),
+  MESH_ADMIN_PASSWORD: z.string().min(8, "MESH_ADMIN_PASSWORD must have at least 8 characters").optional(),
+  MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
+  MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
+  MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  role: "all" | "web" | "gateway";
+  publicUrl?: string;
+  adminPassword?: string;
+  adminApiKey?: string;
+  pingIntervalMs: number;
+  lastSeenFlushMs: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
+  const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== "")));
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(cwd, e.MESH_DATA_DIR),
+    role: e.MESH_ROLE,
+    publicUrl: e.MESH_PUBLIC_URL?.replace(/\/$/, ""),
+    adminPassword: e.MESH_ADMIN_PASSWORD,
+    adminApiKey: e.MESH_ADMIN_API_KEY,
+    pingIntervalMs: e.MESH_PING_INTERVAL_MS,
+    lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+  };
+}

@@ -1,0 +1,40 @@
+// Hands the server entry's one database to the route handlers. Next bundles routes
+// separately from server.ts, so a module singleton is not shared: globalThis under
+// a Symbol.for key is. Read it inside handlers, never at module top level.
+import type { Database } from "@mesh/db";
+import type { Deps, Logger } from "@mesh/api";
+import type { Config } from "./config";
+
+export interface Runtime {
+  database: Database;
+  log: Logger;
+  config: Config;
+}
+
+const KEY = Symbol.for("mesh.runtime");
+type Holder = { [KEY]?: Runtime };
+
+export function setRuntime(runtime: Runtime): void {
+  (globalThis as Holder)[KEY] = runtime;
+}
+
+export function getRuntime(): Runtime {
+  const runtime = (globalThis as Holder)[KEY];
+  if (!runtime) throw new Error("the Mesh runtime is not set: start the control plane with `npm start` (src/server.ts), not `next start`");
+  return runtime;
+}
+
+export function runtimeDeps(): Deps {
+  const { database, log } = getRuntime();
+  return { db: database.db, log };
+}
+
+/** The URL hosts should use: MESH_PUBLIC_URL, else the origin the request came to. */
+export function publicUrlFor(request: Request): string {
+  const configured = getRuntime().config.publicUrl;
+  if (configured) return configured;
+  const url = new URL(request.url);
+  const host = request.headers.get("host") ?? url.host;
+  const proto = request.headers.get("x-forwarded-proto") ?? url.protocol.replace(":", "");
+  return `${proto}://${host}`;
+}

@@ -1,0 +1,12 @@
+// What every service gets: the database and a logger, passed in (never a
+// module-level singleton) so tests hand in PGlite or a fresh Postgres database.
+import type { Db } from "@mesh/db";
+import type { Logger } from "./log";
+
+export interface Deps {
+  db: Db;
+  log: Logger;
+  now?: () => Date;
+}
+
+export const nowOf = (deps: Pick<Deps, "now">): Date => (deps.now ? deps.now() : new Date());

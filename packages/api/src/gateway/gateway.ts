@@ -1,0 +1,183 @@
+// The agent gateway: holds hosts' websocket links, pushes a node's declaration
+// when the bus says it changed, stores the reports it receives. Liveness is kept
+// in memory (ping/pong); the database sees state changes and a batched last_seen.
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket, type RawData } from "ws";
+import { CHANNELS, type ChangeBus } from "@mesh/db";
+import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type ServerFrame } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { SETTING, settingOnce } from "../auth/credentials";
+import { recordReport } from "../services/record-report";
+import { markConnected, markDisconnected, touchLastSeen } from "../services/presence";
+import { currentDeclaration } from "../services/recompile-node";
+import { ChallengeIssuer } from "./challenge";
+import { authenticateLink } from "./link-auth";
+
+export interface GatewayOptions {
+  deps: Deps;
+  bus: ChangeBus;
+  gatewayId?: string;
+  pingIntervalMs?: number;
+  lastSeenFlushMs?: number;
+}
+
+interface Link {
+  nodeId: string;
+  ws: WebSocket;
+  alive: boolean;
+  /** Frames from one host are handled in order. */
+  queue: Promise<void>;
+}
+
+export interface Gateway {
+  readonly id: string;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  handleChallenge(req: IncomingMessage, res: ServerResponse): void;
+  connectedNodes(): string[];
+  close(): Promise<void>;
+}
+
+function refuseUpgrade(socket: Duplex, status: 401 | 403, reason: string) {
+  const body = JSON.stringify({ error: status === 401 ? "UNAUTHORIZED" : "FORBIDDEN", message: reason });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : "Forbidden"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const { deps, bus } = options;
+  const log = deps.log.child({ component: "gateway" });
+  const id = options.gatewayId ?? `gw-${randomBytes(4).toString("hex")}`;
+  const secret = await settingOnce(deps.db, SETTING.linkSecret, randomBytes(32).toString("base64"));
+  const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"));
+  const links = new Map<string, Link>();
+  const seen = new Set<string>();
+  const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
+
+  function send(link: Link, frame: ServerFrame | Buffer) {
+    if (link.ws.readyState !== link.ws.OPEN) return;
+    link.ws.send(Buffer.isBuffer(frame) ? frame : JSON.stringify(frame));
+  }
+
+  async function pushDeclaration(link: Link, hostHas?: number) {
+    const current = await currentDeclaration(deps.db, link.nodeId);
+    if (!current || current.version === hostHas) return;
+    const declaration: Declaration = { version: current.version, hash: current.hash, resources: current.resources as Declaration["resources"] };
+    send(link, Buffer.from(JSON.stringify({ type: "declaration", declaration } satisfies ServerFrame)));
+    log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
+  }
+
+  async function handleFrame(link: Link, data: RawData, isBinary: boolean) {
+    const text = isBinary ? null : data.toString();
+    let json: unknown;
+    try {
+      json = text === null ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const parsed = HostFrame.safeParse(json);
+    if (!parsed.success) {
+      const reason = json === undefined ? "frame is not JSON text" : describeZodError(parsed.error);
+      log.warn({ nodeId: link.nodeId, reason }, "bad frame from host; closing link");
+      link.ws.close(CloseCode.badFrame, `bad frame: ${reason}`.slice(0, 120));
+      return;
+    }
+    const frame = parsed.data;
+    if (frame.type === "report") {
+      const written = await recordReport(deps, link.nodeId, frame.report);
+      seen.add(link.nodeId);
+      send(link, { type: "ack", seq: frame.seq });
+      log.debug({ nodeId: link.nodeId, written, version: frame.report.declarationVersion }, "report");
+    } else {
+      log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message }, "host sent an error");
+    }
+  }
+
+  function onConnection(ws: WebSocket, nodeId: string, hostHas: number, hostVersion: string) {
+    const previous = links.get(nodeId);
+    if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
+    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve() };
+    links.set(nodeId, link);
+    const enqueue = (fn: () => Promise<void>) => {
+      link.queue = link.queue.then(fn).catch((err) => log.error({ err, nodeId }, "link handler failed"));
+    };
+    ws.on("pong", () => {
+      link.alive = true;
+      seen.add(nodeId);
+    });
+    ws.on("message", (data, isBinary) => enqueue(() => handleFrame(link, data, isBinary)));
+    ws.on("error", (err) => log.warn({ nodeId, err: err.message }, "link error"));
+    ws.on("close", (code, reason) => {
+      if (links.get(nodeId) === link) links.delete(nodeId);
+      log.info({ nodeId, code, reason: reason.toString() }, "link closed");
+      if (code !== CloseCode.replaced) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
+    });
+    enqueue(async () => {
+      await markConnected(deps, nodeId, id, hostVersion);
+      await pushDeclaration(link, hostHas);
+    });
+    log.info({ nodeId, hostHas }, "link up");
+  }
+
+  const heartbeat = setInterval(() => {
+    for (const link of links.values()) {
+      if (!link.alive) {
+        log.info({ nodeId: link.nodeId }, "no pong; terminating link");
+        link.ws.terminate();
+        continue;
+      }
+      link.alive = false;
+      link.ws.ping();
+    }
+  }, options.pingIntervalMs ?? 15_000);
+  heartbeat.unref();
+
+  const flush = setInterval(() => {
+    const ids = [...seen];
+    seen.clear();
+    touchLastSeen(deps, ids).catch((err) => log.warn({ err }, "last_seen flush failed"));
+  }, options.lastSeenFlushMs ?? 30_000);
+  flush.unref();
+
+  const unsubscribe = await bus.subscribe(CHANNELS.declaration, (nodeId) => {
+    const link = links.get(nodeId);
+    if (!link) return;
+    link.queue = link.queue.then(() => pushDeclaration(link)).catch((err) => log.error({ err, nodeId }, "push failed"));
+  });
+
+  return {
+    id,
+    handleUpgrade(req, socket, head) {
+      socket.on("error", () => {});
+      authenticateLink(deps.db, challenges, req)
+        .then((result) => {
+          if (!result.ok) {
+            log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress }, "link refused");
+            refuseUpgrade(socket, result.status, result.reason);
+            return;
+          }
+          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.auth.declarationVersion, result.auth.hostVersion));
+        })
+        .catch((err) => {
+          log.error({ err }, "link authentication failed");
+          socket.destroy();
+        });
+    },
+    handleChallenge(_req, res) {
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify(challenges.issue()));
+    },
+    connectedNodes: () => [...links.keys()],
+    async close() {
+      clearInterval(heartbeat);
+      clearInterval(flush);
+      await unsubscribe();
+      const closing = [...links.values()].map((l) => l.queue);
+      for (const link of links.values()) link.ws.close(1001, "control plane shutting down");
+      await Promise.allSettled(closing);
+      touchLastSeen(deps, [...seen]).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { createGateway, type Gateway, type GatewayOptions } from "./gateway";

@@ -1,0 +1,43 @@
+// Authentication at the HTTP upgrade: the auth frame in the x-mesh-auth header,
+// a nonce this control plane issued, and an Ed25519 signature by the node's key.
+import { createPublicKey, verify } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { eq } from "drizzle-orm";
+import { nodes, type DbOrTx } from "@mesh/db";
+import { AUTH_HEADER, AuthFrame, challengeMessage, describeZodError } from "@mesh/protocol";
+import type { ChallengeIssuer } from "./challenge";
+
+export type LinkAuthResult =
+  | { ok: true; auth: AuthFrame; node: { id: string; name: string } }
+  | { ok: false; status: 401 | 403; reason: string };
+
+const REFUSED_STATES = new Set(["revoked", "retired"]);
+
+export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, req: IncomingMessage): Promise<LinkAuthResult> {
+  const header = req.headers[AUTH_HEADER];
+  if (typeof header !== "string" || header.length === 0) return { ok: false, status: 401, reason: `missing ${AUTH_HEADER} header` };
+  if (header.length > 4096) return { ok: false, status: 401, reason: `${AUTH_HEADER} header too long` };
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(header, "base64url").toString("utf8"));
+  } catch {
+    return { ok: false, status: 401, reason: `${AUTH_HEADER} is not base64url JSON` };
+  }
+  const parsed = AuthFrame.safeParse(json);
+  if (!parsed.success) return { ok: false, status: 401, reason: `bad auth frame: ${describeZodError(parsed.error)}` };
+  const auth = parsed.data;
+  const [node] = await db.select({ id: nodes.id, name: nodes.name, state: nodes.state, publicKey: nodes.publicKey }).from(nodes).where(eq(nodes.id, auth.nodeId));
+  if (!node) return { ok: false, status: 401, reason: "unknown node" };
+  let signatureOk = false;
+  try {
+    const key = createPublicKey({ key: Buffer.from(node.publicKey, "base64"), format: "der", type: "spki" });
+    signatureOk = verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
+  } catch {
+    signatureOk = false;
+  }
+  if (!signatureOk) return { ok: false, status: 401, reason: "bad signature" };
+  // Checked after the signature so a stranger cannot burn a node's nonce.
+  if (!challenges.accept(auth.nonce)) return { ok: false, status: 401, reason: "challenge unknown, expired or already used" };
+  if (REFUSED_STATES.has(node.state)) return { ok: false, status: 403, reason: `node is ${node.state}` };
+  return { ok: true, auth, node: { id: node.id, name: node.name } };
+}

@@ -1,0 +1,12 @@
+// The control plane's domain: services, tRPC routers, the agent gateway.
+export { appRouter, createCaller, type AppRouter } from "./root";
+export { createTrpcContext, type TrpcContext } from "./trpc";
+export type { Deps } from "./deps";
+export { createLogger, type Logger } from "./log";
+export { MeshError, type ErrorCode } from "./errors";
+export { handleEnrol } from "./http/enrol-handler";
+export { jsonError, readJsonBody } from "./http/json-body";
+export { ensureAdminCredentials } from "./auth/credentials";
+export { login, logout, sessionCookie, clearedSessionCookie, readCookie, SESSION_COOKIE } from "./auth/sessions";
+export { authenticate } from "./auth/authenticate";
+export { compileDeclaration } from "./compile/compile-declaration";

@@ -1,0 +1,46 @@
+// token.create: issues an enrolment token and the exact command to enrol with it.
+import { z } from "zod";
+import { Labels } from "@mesh/protocol";
+import { enrolmentTokens } from "@mesh/db";
+import { nowOf, type Deps } from "../deps";
+import { generateToken, hashSecret } from "./enrolment-token";
+import { recordEvent } from "./record-event";
+
+export const CreateTokenInput = z.strictObject({
+  ttlSeconds: z.number().int().min(60).max(30 * 24 * 3600).default(3600),
+  labels: Labels.default({}),
+  maxUses: z.number().int().min(1).max(10_000).default(1),
+});
+export type CreateTokenInput = z.input<typeof CreateTokenInput>;
+
+export interface CreatedToken {
+  id: string;
+  token: string;
+  expiresAt: string;
+  command: string;
+}
+
+export function enrolCommand(publicUrl: string, token: string): string {
+  return `mesh-host enrol ${publicUrl} --token ${token}`;
+}
+
+export async function createToken(
+  deps: Deps,
+  opts: { actor: string; publicUrl: string; input: CreateTokenInput },
+): Promise<CreatedToken> {
+  const input = CreateTokenInput.parse(opts.input);
+  const { id, secret, token } = generateToken();
+  const expiresAt = new Date(nowOf(deps).getTime() + input.ttlSeconds * 1000);
+  await deps.db.transaction(async (tx) => {
+    await tx.insert(enrolmentTokens).values({
+      id,
+      secretHash: hashSecret(secret),
+      labels: input.labels,
+      maxUses: input.maxUses,
+      expiresAt,
+      createdBy: opts.actor,
+    });
+    await recordEvent(tx, { actor: opts.actor, action: "token.create", data: { tokenId: id, ttlSeconds: input.ttlSeconds, labels: input.labels, maxUses: input.maxUses } });
+  });
+  return { id, token, expiresAt: expiresAt.toISOString(), command: enrolCommand(opts.publicUrl, token) };
+}

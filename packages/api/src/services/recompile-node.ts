@@ -1,0 +1,74 @@
+// Recompiles one node's declaration from the roles and stores a new version only
+// when the content hash changed; the bus tells every gateway after commit.
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx } from "@mesh/db";
+import { Role } from "@mesh/protocol";
+import { compileDeclaration, type Conflict } from "../compile/compile-declaration";
+import { recordEvent } from "./record-event";
+
+export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
+
+const COMPILER_LOCK = 7_240_362;
+
+/**
+ * Serialises compilers: a transaction that changed a role must not compile with
+ * roles read before another one committed. Call first, then loadRoles.
+ */
+export async function lockCompiler(tx: DbOrTx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${COMPILER_LOCK})`);
+}
+
+export async function loadRoles(db: DbOrTx): Promise<Role[]> {
+  const rows = await db.select().from(rolesTable);
+  return rows.map((r) => Role.parse({ name: r.name, selector: r.selector, resources: r.resources }));
+}
+
+export interface RecompileResult {
+  nodeId: string;
+  version: number;
+  changed: boolean;
+  conflicts: Conflict[];
+}
+
+/** Must run inside a transaction: it locks the node row so versions stay monotonic. */
+export async function recompileNode(tx: DbOrTx, nodeId: string, roles: Role[], actor: string): Promise<RecompileResult> {
+  const [node] = await tx.select().from(nodes).where(eq(nodes.id, nodeId)).for("update");
+  if (!node) throw new Error(`node ${nodeId} vanished`);
+  const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, roles);
+  if (compiled.conflicts.length > 0) {
+    await recordEvent(tx, { actor, action: "declaration.conflict", nodeId, data: { conflicts: compiled.conflicts } });
+    return { nodeId, version: node.declaredVersion, changed: false, conflicts: compiled.conflicts };
+  }
+  const [current] = await tx
+    .select({ hash: declarations.hash })
+    .from(declarations)
+    .where(and(eq(declarations.nodeId, nodeId), eq(declarations.version, node.declaredVersion)));
+  if (current && current.hash === compiled.hash) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
+  const version = node.declaredVersion + 1;
+  await tx.insert(declarations).values({ nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
+  await tx.update(nodes).set({ declaredVersion: version, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
+  await recordEvent(tx, { actor, action: "declaration.compile", nodeId, data: { version, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });
+  await notify(tx, CHANNELS.declaration, nodeId);
+  return { nodeId, version, changed: true, conflicts: [] };
+}
+
+/** Recompiles every node that can still receive a declaration. */
+export async function recompileFleet(tx: DbOrTx, actor: string): Promise<RecompileResult[]> {
+  await lockCompiler(tx);
+  const roles = await loadRoles(tx);
+  const ids = await tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, [...COMPILABLE_STATES])).orderBy(nodes.id);
+  const results: RecompileResult[] = [];
+  for (const { id } of ids) results.push(await recompileNode(tx, id, roles, actor));
+  return results;
+}
+
+export async function currentDeclaration(db: DbOrTx, nodeId: string) {
+  const [row] = await db
+    .select({ version: declarations.version, hash: declarations.hash, resources: declarations.resources, roles: declarations.roles, createdAt: declarations.createdAt })
+    .from(declarations)
+    .innerJoin(nodes, and(eq(nodes.id, declarations.nodeId), eq(nodes.declaredVersion, declarations.version)))
+    .where(eq(declarations.nodeId, nodeId))
+    .orderBy(desc(declarations.version))
+    .limit(1);
+  return row ?? null;
+}

@@ -1,0 +1,18 @@
+// Appends one audit event. Every mutation and every refusal goes through here.
+import { events, type DbOrTx } from "@mesh/db";
+
+export interface EventInput {
+  actor: string;
+  action: string;
+  nodeId?: string | null;
+  data?: Record<string, unknown>;
+}
+
+export async function recordEvent(db: DbOrTx, event: EventInput): Promise<void> {
+  await db.insert(events).values({
+    actor: event.actor,
+    action: event.action,
+    nodeId: event.nodeId ?? null,
+    data: event.data ?? {},
+  });
+}

@@ -1,0 +1,44 @@
+// role.list / role.upsert / role.delete. A change to a role recompiles the fleet
+// in the same transaction, so the new declarations and the role commit together.
+import { asc, eq, sql } from "drizzle-orm";
+import { roles } from "@mesh/db";
+import { Role, type RoleInput } from "@mesh/protocol";
+import { MeshError } from "../errors";
+import type { Deps } from "../deps";
+import { recordEvent } from "./record-event";
+import { recompileFleet, type RecompileResult } from "./recompile-node";
+
+export async function listRoles(deps: Pick<Deps, "db">): Promise<Role[]> {
+  const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
+  return rows.map((r) => ({ name: r.name, selector: r.selector, resources: r.resources }) as Role);
+}
+
+function summarise(results: RecompileResult[]) {
+  return {
+    changed: results.filter((r) => r.changed).length,
+    conflicts: results.filter((r) => r.conflicts.length > 0).map((r) => ({ nodeId: r.nodeId, conflicts: r.conflicts })),
+  };
+}
+
+export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput }) {
+  const role = Role.parse(opts.input);
+  const results = await deps.db.transaction(async (tx) => {
+    await tx
+      .insert(roles)
+      .values({ name: role.name, selector: role.selector, resources: role.resources })
+      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, updatedAt: sql`now()` } });
+    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length } });
+    return recompileFleet(tx, opts.actor);
+  });
+  return { role, ...summarise(results) };
+}
+
+export async function deleteRole(deps: Deps, opts: { actor: string; name: string }) {
+  const results = await deps.db.transaction(async (tx) => {
+    const deleted = await tx.delete(roles).where(eq(roles.name, opts.name)).returning({ name: roles.name });
+    if (deleted.length === 0) throw new MeshError("NOT_FOUND", `no role named ${opts.name}`);
+    await recordEvent(tx, { actor: opts.actor, action: "role.delete", data: { name: opts.name } });
+    return recompileFleet(tx, opts.actor);
+  });
+  return summarise(results);
+}

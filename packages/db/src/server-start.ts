@@ -1,0 +1,3 @@
+// What only the server entry needs at start-up: migrations and the data-dir lock.
+export * from "./migrate";
+export * from "./data-dir-lock";

@@ -1,0 +1,57 @@
+// The dashboard in a real browser: log in, see the fleet, issue a token.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser } from "playwright-core";
+import { ControlPlane, engines } from "../harness/control-plane";
+import { api } from "../harness/api";
+import { connectFake, enrolFake } from "../harness/link";
+import { launchBrowser, logIn } from "../harness/browser";
+import { waitFor } from "../harness/wait";
+
+describe("dashboard in headless Chromium", () => {
+  let cp: ControlPlane;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    cp = await ControlPlane.start({ engine: engines()[0]! });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await cp?.dispose();
+  });
+
+  it("refuses a wrong password", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${cp.url}/login`);
+    await page.getByLabel("Password").fill("wrong-password");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByText("Wrong password.").waitFor();
+    expect(new URL(page.url()).pathname).toBe("/login");
+    await page.close();
+  });
+
+  it("logs in, shows the node in the fleet list, and issues a token with its command", async () => {
+    const { token } = await api(cp.url).mutate("token.create", {});
+    const host = await enrolFake(cp.url, token);
+    const ws = await connectFake(cp.url, host);
+    await waitFor("node enrolled", async () => (await api(cp.url).query("node.get", { id: host.nodeId })).state === "enrolled");
+
+    const page = await browser.newPage();
+    await logIn(page, cp.url);
+    const row = page.getByTestId("fleet-row");
+    await row.first().waitFor();
+    expect(await row.count()).toBe(1);
+    expect(await row.first().textContent()).toContain("enrolled");
+
+    await page.getByRole("button", { name: "Issue token" }).click();
+    const command = page.getByTestId("enrol-command");
+    await command.waitFor();
+    expect(await command.textContent()).toMatch(/^mesh-host enrol http:\/\/127\.0\.0\.1:\d+ --token [a-z0-9]{6}\.[a-z0-9]{24}$/);
+
+    await row.first().getByRole("link").click();
+    await page.waitForURL(/\/nodes\//);
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("fake-");
+    ws.close();
+    await page.close();
+  });
+});

@@ -1,0 +1,29 @@
+// Debian's Chromium driven by playwright-core: never a downloaded browser.
+import { chromium, type Browser } from "playwright-core";
+import { CHROMIUM } from "./paths";
+import { ADMIN_PASSWORD } from "./control-plane";
+
+export async function launchBrowser(): Promise<Browser> {
+  // playwright gives every launch a fresh, temporary profile directory.
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
+
+export async function logIn(page: import("playwright-core").Page, baseUrl: string, password = ADMIN_PASSWORD) {
+  await page.goto(`${baseUrl}/`);
+  await page.waitForURL(/\/login/);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+}

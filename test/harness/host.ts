@@ -1,0 +1,73 @@
+// Runs the real mesh-host (apps/agent/dist/mesh-host.js) against a sandbox root
+// and state directory.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { HOST_BIN } from "./paths";
+
+export class Host {
+  readonly root: string;
+  readonly stateDir: string;
+  output = "";
+  private child?: ChildProcess;
+
+  constructor(readonly name = "host") {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), `mesh-${name}-`));
+    this.root = path.join(base, "root");
+    this.stateDir = path.join(base, "state");
+    fs.mkdirSync(this.root);
+  }
+
+  private flags(interval = 1) {
+    return ["--state-dir", this.stateDir, "--root", this.root, "--interval", String(interval)];
+  }
+
+  /** Runs a mesh-host command to completion. */
+  cli(args: string[], env: Record<string, string> = {}) {
+    const r = spawnSync(process.execPath, [HOST_BIN, ...args, ...this.flags()], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  enrol(url: string, token: string) {
+    return this.cli(["enrol", url, "--token", token]);
+  }
+
+  status(): any {
+    const r = this.cli(["status", "--json"]);
+    return JSON.parse(r.stdout);
+  }
+
+  run(interval = 1, env: Record<string, string> = {}): ChildProcess {
+    const child = spawn(process.execPath, [HOST_BIN, "run", ...this.flags(interval)], {
+      env: { ...process.env, MESH_LOG_LEVEL: "debug", MESH_LINK_TIMEOUT_MS: "5000", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.child = child;
+    child.stdout!.on("data", (d) => (this.output += d));
+    child.stderr!.on("data", (d) => (this.output += d));
+    return child;
+  }
+
+  get pid() {
+    return this.child?.pid;
+  }
+
+  file(p: string) {
+    return path.join(this.root, p);
+  }
+
+  async stop() {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode) return;
+    const done = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    const t = setTimeout(() => child.kill("SIGKILL"), 5000);
+    await done;
+    clearTimeout(t);
+  }
+
+  dispose() {
+    fs.rmSync(path.dirname(this.root), { recursive: true, force: true });
+  }
+}

@@ -7,7 +7,7 @@ import { generateToken, hashSecret } from "./enrolment-token";
 import { recordEvent } from "./record-event";
 
 export const CreateTokenInput = z.strictObject({
-  ttlSeconds: z.number().int().min(60).max(30 * 24 * 3600).default(3600),
+  ttlSeconds: z.number().int().min(1).max(30 * 24 * 3600).default(3600),
   labels: Labels.default({}),
   maxUses: z.number().int().min(1).max(10_000).default(1),
 });

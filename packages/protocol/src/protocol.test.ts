@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { AuthFrame, Declaration, HostFrame, Role, canonicalJson, describeZodError } from "./index";
+
+describe("protocol schemas", () => {
+  it("fills resource defaults and keeps the declared fields", () => {
+    const d = Declaration.parse({ version: 1, resources: [{ type: "file", id: "a", path: "/a", content: "x" }] });
+    expect(d.resources[0]).toEqual({ type: "file", id: "a", path: "/a", content: "x", encoding: "utf8", mode: "0644" });
+  });
+
+  it.each([
+    ["relative path", { type: "file", id: "a", path: "a", content: "" }, "resources.0.path"],
+    ["dot-dot path", { type: "file", id: "a", path: "/a/../b", content: "" }, "resources.0.path"],
+    ["trailing slash", { type: "directory", id: "a", path: "/a/" }, "resources.0.path"],
+    ["bad mode", { type: "directory", id: "a", path: "/a", mode: "rwx" }, "resources.0.mode"],
+    ["unknown type", { type: "teapot", id: "a", path: "/a" }, "resources.0.type"],
+    ["unknown field", { type: "directory", id: "a", path: "/a", owner: 1 }, "resources.0"],
+    ["oversized content", { type: "file", id: "a", path: "/a", content: "x".repeat(256 * 1024 + 1) }, "resources.0.content"],
+  ])("refuses a %s, naming the field", (_name, resource, field) => {
+    const r = Declaration.safeParse({ version: 1, resources: [resource] });
+    expect(r.success).toBe(false);
+    expect(describeZodError(r.error!)).toContain(field);
+  });
+
+  it("refuses repeated ids and paths", () => {
+    const dup = Declaration.safeParse({
+      version: 1,
+      resources: [
+        { type: "directory", id: "a", path: "/a" },
+        { type: "directory", id: "a", path: "/b" },
+        { type: "directory", id: "c", path: "/b" },
+      ],
+    });
+    expect(describeZodError(dup.error!)).toMatch(/duplicate id "a".*duplicate path "\/b"/);
+  });
+
+  it("refuses frames that do not match", () => {
+    expect(HostFrame.safeParse({ type: "report", seq: 1, report: { owned: "lots" } }).success).toBe(false);
+    expect(AuthFrame.safeParse({ type: "auth", nodeId: "not-a-uuid" }).success).toBe(false);
+  });
+
+  it("gives an empty selector to a role without one", () => {
+    expect(Role.parse({ name: "web", resources: [] }).selector).toEqual({});
+    expect(Role.safeParse({ name: "Web Servers", resources: [] }).success).toBe(false);
+  });
+
+  it("writes canonical JSON with sorted keys at every depth", () => {
+    expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[{"y":2,"z":1}]},"b":1}');
+  });
+});

@@ -16,7 +16,8 @@ export class Host {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), `mesh-${name}-`));
     this.root = path.join(base, "root");
     this.stateDir = path.join(base, "state");
-    fs.mkdirSync(this.root);
+    // A sandbox that looks like a machine: the host never creates parents it would not own.
+    fs.mkdirSync(path.join(this.root, "etc"), { recursive: true });
   }
 
   private flags(interval = 1) {

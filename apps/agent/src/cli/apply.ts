@@ -1,0 +1,70 @@
+// `mesh-host apply --file F`: one local reconcile of a declaration file, a
+// summary on stdout, exit 0 when everything applied and 1 when something failed.
+import { promises as fs } from "node:fs";
+import { Declaration, LIMITS } from "@mesh/protocol";
+import { HostError } from "../host-error";
+import { describeIssues } from "../input-error";
+import type { Logger } from "../log";
+import { reconcile } from "../reconcile/reconcile";
+import { Root } from "../resources/root";
+import { loadIdentity } from "../state-dir/identity";
+import { lockStateDir } from "../state-dir/lock";
+import { DiskStore } from "../store/disk-store";
+import type { CommonOptions } from "./options";
+
+export async function readDeclarationFile(file: string): Promise<Declaration> {
+  let text: string;
+  try {
+    const st = await fs.stat(file);
+    if (!st.isFile()) throw new HostError("bad-input", `--file ${file}: not a regular file`);
+    if (st.size > LIMITS.frameBytes) throw new HostError("bad-input", `--file ${file}: larger than ${LIMITS.frameBytes} bytes`);
+    text = await fs.readFile(file, "utf8");
+  } catch (err) {
+    if (err instanceof HostError) throw err;
+    throw new HostError("bad-input", `--file ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new HostError("bad-input", `--file ${file}: not valid JSON (${(err as Error).message})`);
+  }
+  const parsed = Declaration.safeParse(json);
+  if (!parsed.success) throw new HostError("bad-input", `--file ${file}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+export async function applyCommand(opts: CommonOptions & { file?: string; json: boolean; log: Logger }): Promise<number> {
+  if (!opts.file) throw new HostError("usage", "apply: --file F is required");
+  const declaration = await readDeclarationFile(opts.file);
+  const store = new DiskStore(opts.stateDir);
+  await store.init();
+  const unlock = await lockStateDir(opts.stateDir);
+  let outcome;
+  try {
+    const identity = await loadIdentity(store);
+    outcome = await reconcile(
+      { store, root: new Root(opts.root), log: opts.log, enrolled: identity.kind === "ok" },
+      { declaration },
+    );
+  } finally {
+    await unlock();
+  }
+  const { report, changes, unchanged } = outcome;
+  if (opts.json) {
+    process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+  } else {
+    const out: string[] = [];
+    for (const c of changes) out.push(`${c.kind} ${c.type} ${c.id} ${c.path}${c.detail ? `: ${c.detail}` : ""}`);
+    for (const d of report.drift) out.push(`drift ${d.type} ${d.id}: ${d.description}${d.corrected ? " (corrected)" : ""}`);
+    for (const e of report.errors) out.push(`error ${e.id ?? "-"}: ${e.message}`);
+    const count = (k: string) => changes.filter((c) => c.kind === k).length;
+    out.push(
+      `declaration v${declaration.version}: ${count("created")} created, ${count("adopted")} adopted, ${count("updated")} updated, ` +
+        `${count("removed")} removed, ${unchanged} unchanged, ${report.errors.length} errors; ${report.owned.length} owned` +
+        (report.storeLost ? " (store was lost)" : ""),
+    );
+    process.stdout.write(out.join("\n") + "\n");
+  }
+  return report.errors.length ? 1 : 0;
+}

@@ -1,0 +1,190 @@
+// The built dist/mesh-host.js run as a child process, as an operator runs it:
+// apply, enrol, status, and the daemon (hosted idle, then enrolled and linked).
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startControlPlane, waitFor, type FakeControlPlane } from "../link/fake-control-plane";
+
+const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+let base: string;
+let root: string;
+let state: string;
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), "mesh-cli-"));
+  temps.push(base);
+  root = join(base, "root");
+  state = join(base, "state");
+  mkdirSync(root);
+});
+
+/** Run the bundle to completion; async, because the fake control plane lives in this process. */
+function host(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args, "--state-dir", state, "--root", root], {
+      env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+      timeout: 20_000,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function declarationFile(body: unknown): string {
+  const f = join(base, `decl-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(f, typeof body === "string" ? body : JSON.stringify(body));
+  return f;
+}
+
+describe("mesh-host apply", () => {
+  it("applies a good declaration and says what it did", async () => {
+    const f = declarationFile({
+      version: 1,
+      resources: [
+        { type: "directory", id: "site-dir", path: "/srv/site", mode: "0755" },
+        { type: "file", id: "index", path: "/srv/site/index.html", content: "<h1>hello</h1>\n", mode: "0644" },
+        { type: "directory", id: "srv", path: "/srv" },
+      ],
+    });
+    const r = await host("apply", "--file", f);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/declaration v1: 3 created, 0 adopted, 0 updated, 0 removed, 0 unchanged, 0 errors; 3 owned/);
+    expect(readFileSync(join(root, "srv/site/index.html"), "utf8")).toBe("<h1>hello</h1>\n");
+    const again = await host("apply", "--file", f, "--json");
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ declarationVersion: 1, drift: [], errors: [], storeLost: false });
+  });
+
+  it("exits 2 naming the bad field", async () => {
+    const r = await host("apply", "--file", declarationFile({ version: 1, resources: [{ type: "file", id: "x", path: "etc/x", content: "" }] }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/resources\.0\.path: must be absolute/);
+    expect(existsSync(join(state, "store.json"))).toBe(false);
+  });
+
+  it("exits 2 on a file that is not JSON, a missing file and a missing --file", async () => {
+    expect((await host("apply", "--file", declarationFile("{ nope"))).stderr).toMatch(/not valid JSON/);
+    const missing = await host("apply", "--file", join(base, "missing.json"));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/missing\.json: cannot read it \(ENOENT\)/);
+    const none = await host("apply");
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--file F is required/);
+  });
+
+  it("exits 1 when a resource fails", async () => {
+    const r = await host("apply", "--file", declarationFile({ version: 1, resources: [{ type: "file", id: "f", path: "/no/dir/f", content: "x" }] }));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/error f: parent directory of \/no\/dir\/f does not exist/);
+  });
+});
+
+describe("mesh-host usage", () => {
+  it("version prints the package version", async () => {
+    const r = await host("version");
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")).version);
+  });
+
+  it("exits 2 on an unknown command, an unknown flag and a bad --interval", async () => {
+    expect((await host("frobnicate")).code).toBe(2);
+    expect((await host("status", "--bogus")).code).toBe(2);
+    const r = await host("run", "--interval", "soon");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--interval soon/);
+  });
+
+  it("status says hosted before enrolment", async () => {
+    const r = await host("status", "--json");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ state: "hosted", nodeId: null, controlPlaneUrl: null, declarationVersion: 0, owned: 0 });
+    expect((await host("status")).stdout).toMatch(/^state: hosted/);
+  });
+});
+
+describe("mesh-host enrol and run", () => {
+  let cp: FakeControlPlane;
+  let daemon: ChildProcess | null = null;
+  beforeEach(async () => {
+    cp = await startControlPlane(null, (ws, auth) => {
+      if (auth.declarationVersion < 1) {
+        ws.send(JSON.stringify({ type: "declaration", declaration: { version: 1, resources: [{ type: "file", id: "motd", path: "/motd", content: "hi\n", mode: "0600" }] } }));
+      }
+    });
+  });
+  afterEach(async () => {
+    if (daemon && daemon.exitCode === null) daemon.kill("SIGKILL");
+    daemon = null;
+    await cp.close();
+  });
+
+  it("refuses a bad token with the control plane's message", async () => {
+    const r = await host("enrol", cp.url, "--token", "wrong");
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe("enrol refused: token is invalid or expired");
+    expect(existsSync(join(state, "identity.json"))).toBe(false);
+  });
+
+  it("exits 2 without a token or with a bad URL", async () => {
+    expect((await host("enrol", cp.url)).code).toBe(2);
+    expect((await host("enrol", "ftp://x", "--token", "good")).code).toBe(2);
+  });
+
+  it("enrols, keeps the key private, refuses to enrol twice, and the daemon links and applies", async () => {
+    const r = await host("enrol", cp.url, "--token", "good");
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`enrolled as node ${cp.nodeId}`));
+    expect(statSync(join(state, "node.key")).mode & 0o777).toBe(0o600);
+    expect(cp.enrolments[0]!.profile.hostVersion).toBe(JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")).version);
+    expect(cp.enrolments[0]!.profile.machineId).toMatch(/^[0-9a-f]{32}$/);
+    const twice = await host("enrol", cp.url, "--token", "good");
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/already enrolled.*--force/);
+
+    let stderr = "";
+    daemon = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "60"], {
+      env: { ...process.env, MESH_LOG_LEVEL: "info" },
+    });
+    daemon.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+    await waitFor("the report of v1", () => cp.reports.find((rep) => rep.declarationVersion === 1 && rep.owned.length === 1), 10_000);
+    expect(readFileSync(join(root, "motd"), "utf8")).toBe("hi\n");
+    let status: Record<string, unknown> = {};
+    for (let i = 0; i < 50 && !(status.connected === true && status.appliedVersion === 1); i++) {
+      status = JSON.parse((await host("status", "--json")).stdout);
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(status).toMatchObject({ state: "enrolled", nodeId: cp.nodeId, controlPlaneUrl: cp.url, declarationVersion: 1, owned: 1, lastReconcileResult: "ok" });
+    // Logs are JSON lines that carry the node id and never the token or key.
+    const lines = stderr.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.some((l) => l.nodeId === cp.nodeId && l.msg === "link up")).toBe(true);
+    expect(stderr).not.toMatch(/PRIVATE KEY|good/);
+    const exited = new Promise<number | null>((resolve) => daemon!.once("exit", (code) => resolve(code)));
+    daemon.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("a daemon that is not enrolled says so and keeps running until enrolled", async () => {
+    let stderr = "";
+    daemon = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], {
+      env: { ...process.env, MESH_LOG_LEVEL: "info" },
+    });
+    daemon.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+    await waitFor("the hosted log line", () => /not enrolled \(hosted\)/.test(stderr));
+    expect(daemon.exitCode).toBeNull();
+    expect((await host("enrol", cp.url, "--token", "good")).code).toBe(0);
+    await waitFor("the daemon's first report", () => cp.reports.length > 0, 10_000);
+    const exited = new Promise<number | null>((resolve) => daemon!.once("exit", (code) => resolve(code)));
+    daemon.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});

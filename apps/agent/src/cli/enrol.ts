@@ -1,0 +1,108 @@
+// `mesh-host enrol URL --token T [--force]`: make the node's Ed25519 key pair,
+// send profile and inventory with the token, and keep the identity it is given.
+import { generateKeyPairSync } from "node:crypto";
+import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS } from "@mesh/protocol";
+import { HostError, reasonOf } from "../host-error";
+import { describeIssues } from "../input-error";
+import type { Logger } from "../log";
+import { endpoint, httpReason } from "../link/auth";
+import { collectInventory } from "../machine/inventory";
+import { machineId } from "../machine/machine-id";
+import { collectProfile } from "../machine/profile";
+import { loadIdentity, saveIdentity, type Identity } from "../state-dir/identity";
+import { DiskStore } from "../store/disk-store";
+import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "../store/ownership";
+import type { CommonOptions } from "./options";
+
+export function checkControlPlaneUrl(raw: string | undefined): string {
+  if (!raw) throw new HostError("usage", "enrol: the control plane URL is required (mesh-host enrol URL --token T)");
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new HostError("usage", `enrol: URL ${JSON.stringify(raw)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new HostError("usage", `enrol: URL must be http or https, not ${url.protocol.replace(/:$/, "")}`);
+  }
+  url.search = "";
+  url.hash = "";
+  return url.toString().replace(/\/+$/, "");
+}
+
+export async function enrolCommand(
+  opts: CommonOptions & { url?: string; token?: string; force: boolean; log: Logger },
+): Promise<number> {
+  const url = checkControlPlaneUrl(opts.url);
+  if (!opts.token) throw new HostError("usage", "enrol: --token T is required");
+  if (opts.token.length > 256) throw new HostError("usage", "enrol: --token is longer than 256 characters");
+
+  const store = new DiskStore(opts.stateDir);
+  await store.init();
+  const existing = await loadIdentity(store);
+  if (existing.kind === "ok" && !opts.force) {
+    throw new HostError(
+      "refused",
+      `already enrolled as node ${existing.identity.nodeId} with ${existing.identity.controlPlaneUrl}; pass --force to enrol again`,
+    );
+  }
+
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const publicKeyB64 = publicKey.export({ type: "spki", format: "der" }).toString("base64");
+  const privateKeyPem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const profile = await collectProfile(await machineId(opts.root, store));
+  const inventory = await collectInventory(profile);
+  const request = fitBody({ token: opts.token, publicKey: publicKeyB64, profile, inventory });
+  const checked = EnrolRequest.safeParse(request);
+  if (!checked.success) throw new HostError("failure", `enrol: this machine's facts do not fit the protocol: ${describeIssues(checked.error)}`);
+
+  let res: Response;
+  try {
+    res = await fetch(endpoint(url, ENROL_PATH), {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(checked.data),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    throw new HostError("failure", `enrol failed: cannot reach ${url}: ${reasonOf((err as Error).cause ?? err)}`);
+  }
+  const text = await res.text();
+  if (!res.ok) throw new HostError("refused", `enrol refused: ${httpReason(res.status, text)}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new HostError("failure", `enrol failed: the control plane answered ${res.status} without JSON`);
+  }
+  const parsed = EnrolResponse.safeParse(body);
+  if (!parsed.success) throw new HostError("failure", `enrol failed: unexpected answer: ${describeIssues(parsed.error)}`);
+
+  const identity: Identity = {
+    nodeId: parsed.data.nodeId,
+    name: parsed.data.name,
+    labels: parsed.data.labels,
+    controlPlaneUrl: url,
+    publicKey: publicKeyB64,
+    enrolledAt: new Date().toISOString(),
+  };
+  // An empty store from now on, so that a missing store later reads as lost. A store
+  // already there (from `apply`) is kept: what it owns stays owned.
+  if (!(await store.read(OWNERSHIP_KEY))) await saveOwnership(store, emptyOwnership());
+  await saveIdentity(store, identity, privateKeyPem);
+  opts.log.info({ nodeId: identity.nodeId, name: identity.name, controlPlane: url }, "enrolled");
+  process.stdout.write(`enrolled as node ${identity.nodeId} (${identity.name}) with ${url}\n`);
+  return 0;
+}
+
+/** Keep the request under the control plane's body limit by cutting the package list. */
+function fitBody(request: EnrolRequest): EnrolRequest {
+  let r = request;
+  while (Buffer.byteLength(JSON.stringify(r)) > LIMITS.enrolBodyBytes - 4096 && r.inventory.packages.length > 0) {
+    r = {
+      ...r,
+      inventory: { ...r.inventory, packages: r.inventory.packages.slice(0, Math.floor(r.inventory.packages.length / 2)), truncated: true },
+    };
+  }
+  return r;
+}

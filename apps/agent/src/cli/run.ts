@@ -1,0 +1,94 @@
+// `mesh-host run`: the daemon. Idle while hosted (re-reading the identity every
+// interval), then the enrolled host until SIGTERM or SIGINT.
+import { HOST_VERSION } from "../version";
+import { Host } from "../host";
+import { linkTimeoutMs } from "../link/heartbeat";
+import type { Logger } from "../log";
+import { Root } from "../resources/root";
+import { loadIdentity } from "../state-dir/identity";
+import { lockStateDir } from "../state-dir/lock";
+import { writeStatusFile } from "../state-dir/status-file";
+import { DiskStore } from "../store/disk-store";
+import type { CommonOptions } from "./options";
+
+export async function runCommand(opts: CommonOptions & { log: Logger }): Promise<number> {
+  const store = new DiskStore(opts.stateDir);
+  await store.init();
+  const unlock = await lockStateDir(opts.stateDir);
+  try {
+    return await daemon(store, opts);
+  } finally {
+    await unlock();
+  }
+}
+
+async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }): Promise<number> {
+  let stopping = false;
+  let wake: (() => void) | null = null;
+  let host: Host | null = null;
+  const done = new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      opts.log.info({ signal }, "stopping");
+      wake?.();
+      void (host ? host.stop() : Promise.resolve()).then(resolve, resolve);
+    };
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
+  });
+
+  let said = "";
+  while (!stopping) {
+    const loaded = await loadIdentity(store);
+    if (loaded.kind === "ok") {
+      const log = opts.log.child({ nodeId: loaded.identity.nodeId });
+      host = new Host({
+        store,
+        root: new Root(opts.root),
+        identity: loaded.identity,
+        privateKey: loaded.privateKey,
+        intervalMs: opts.intervalMs,
+        linkTimeoutMs: linkTimeoutMs(),
+        hostVersion: HOST_VERSION,
+        log,
+      });
+      await host.start();
+      await done;
+      return 0;
+    }
+    // Hosted: say so once per change, not once per interval.
+    const message = loaded.kind === "none" ? "not enrolled (hosted); idle until `mesh-host enrol URL --token T`" : `identity unusable: ${loaded.reason}; idle`;
+    if (message !== said) {
+      if (loaded.kind === "none") opts.log.info({ stateDir: opts.stateDir }, message);
+      else opts.log.error({ stateDir: opts.stateDir }, message);
+      said = message;
+      await writeStatusFile(store, {
+        state: "hosted",
+        nodeId: null,
+        controlPlaneUrl: null,
+        connected: false,
+        declarationVersion: 0,
+        owned: 0,
+        drift: 0,
+        errors: 0,
+        storeLost: false,
+        lastReconcileAt: null,
+        lastReconcileResult: null,
+        hostVersion: HOST_VERSION.slice(0, 64),
+        pid: process.pid,
+        updatedAt: new Date().toISOString(),
+      }).catch(() => undefined);
+    }
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, opts.intervalMs);
+      wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+    wake = null;
+  }
+  await done;
+  return 0;
+}

@@ -1,0 +1,98 @@
+// `mesh-host status [--json]`: hosted or enrolled, the node, its control plane,
+// the declaration held and what the daemon last reported (from status.json).
+import { loadIdentity } from "../state-dir/identity";
+import { readStatusFile } from "../state-dir/status-file";
+import { loadHeldDeclaration } from "../state-dir/held-declaration";
+import { DiskStore } from "../store/disk-store";
+import { Ownership, OWNERSHIP_KEY } from "../store/ownership";
+import type { Store } from "../store/store";
+import type { Logger } from "../log";
+import { HOST_VERSION } from "../version";
+import type { CommonOptions } from "./options";
+
+export interface StatusView {
+  state: "hosted" | "enrolled";
+  nodeId: string | null;
+  name: string | null;
+  controlPlaneUrl: string | null;
+  /** Version of the declaration held in the state dir (0: none). */
+  declarationVersion: number;
+  /** Version last reconciled by the daemon (null: the daemon has not reconciled yet). */
+  appliedVersion: number | null;
+  owned: number;
+  drift: number | null;
+  errors: number | null;
+  storeLost: boolean | null;
+  connected: boolean | null;
+  lastReconcileAt: string | null;
+  lastReconcileResult: "ok" | "errors" | "failed" | null;
+  identityProblem: string | null;
+  hostVersion: string;
+  stateDir: string;
+}
+
+export async function statusView(store: Store, stateDir: string, log: Logger): Promise<StatusView> {
+  const identity = await loadIdentity(store);
+  const status = await readStatusFile(store);
+  const held = await loadHeldDeclaration(store, log);
+  const enrolled = identity.kind === "ok";
+  // Before the daemon has run, the store itself says how many resources are owned.
+  let owned = status?.state === "enrolled" ? status.owned : 0;
+  if (!status || status.state !== "enrolled") {
+    const raw = await store.read(OWNERSHIP_KEY);
+    try {
+      const parsed = raw ? Ownership.safeParse(JSON.parse(raw.toString("utf8"))) : null;
+      if (parsed?.success) owned = parsed.data.records.filter((r) => !r.pending).length;
+    } catch {
+      owned = 0;
+    }
+  }
+  const fresh = enrolled && status?.state === "enrolled" && status.nodeId === identity.identity.nodeId ? status : null;
+  return {
+    state: enrolled ? "enrolled" : "hosted",
+    nodeId: enrolled ? identity.identity.nodeId : null,
+    name: enrolled ? identity.identity.name : null,
+    controlPlaneUrl: enrolled ? identity.identity.controlPlaneUrl : null,
+    declarationVersion: held?.version ?? 0,
+    appliedVersion: fresh ? fresh.declarationVersion : null,
+    owned,
+    drift: fresh?.drift ?? null,
+    errors: fresh?.errors ?? null,
+    storeLost: fresh?.storeLost ?? null,
+    connected: fresh?.connected ?? null,
+    lastReconcileAt: fresh?.lastReconcileAt ?? null,
+    lastReconcileResult: fresh?.lastReconcileResult ?? null,
+    identityProblem: identity.kind === "bad" ? identity.reason : null,
+    hostVersion: HOST_VERSION,
+    stateDir,
+  };
+}
+
+export async function statusCommand(opts: CommonOptions & { json: boolean; log: Logger }): Promise<number> {
+  const store = new DiskStore(opts.stateDir);
+  const view = await statusView(store, opts.stateDir, opts.log);
+  if (opts.json) {
+    process.stdout.write(JSON.stringify(view, null, 2) + "\n");
+    return 0;
+  }
+  const lines =
+    view.state === "hosted"
+      ? [`state: hosted (not enrolled; run \`mesh-host enrol URL --token T\`)`]
+      : [
+          `state: enrolled`,
+          `node: ${view.nodeId} (${view.name})`,
+          `control plane: ${view.controlPlaneUrl} (${view.connected === null ? "daemon not seen" : view.connected ? "connected" : "disconnected"})`,
+        ];
+  if (view.identityProblem) lines.push(`identity problem: ${view.identityProblem}`);
+  lines.push(`declaration: v${view.declarationVersion} held${view.appliedVersion !== null ? `, v${view.appliedVersion} applied` : ""}`);
+  lines.push(`owned: ${view.owned}`);
+  if (view.lastReconcileAt) {
+    lines.push(`last reconcile: ${view.lastReconcileAt} ${view.lastReconcileResult} (drift ${view.drift}, errors ${view.errors})`);
+  } else {
+    lines.push(`last reconcile: never`);
+  }
+  if (view.storeLost) lines.push(`store: lost (what was owned before it can no longer be removed)`);
+  lines.push(`state dir: ${view.stateDir}`);
+  process.stdout.write(lines.join("\n") + "\n");
+  return 0;
+}

@@ -1,0 +1,188 @@
+// The enrolled host: holds the link, keeps the last good declaration, runs the
+// reconcile loop, sends a report after every reconcile and keeps status.json current.
+import type { KeyObject } from "node:crypto";
+import type { Declaration, Report } from "@mesh/protocol";
+import type { Logger } from "./log";
+import { reasonOf } from "./host-error";
+import { Link } from "./link/link";
+import { ReconcileLoop, type Trigger } from "./reconcile/loop";
+import { reconcile } from "./reconcile/reconcile";
+import type { Root } from "./resources/root";
+import { loadHeldDeclaration, saveHeldDeclaration } from "./state-dir/held-declaration";
+import type { Identity } from "./state-dir/identity";
+import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
+import type { Store } from "./store/store";
+import type { Backoff } from "./link/backoff";
+
+export interface HostOptions {
+  store: Store;
+  root: Root;
+  identity: Identity;
+  privateKey: KeyObject;
+  intervalMs: number;
+  linkTimeoutMs: number;
+  hostVersion: string;
+  log: Logger;
+  backoff?: Backoff;
+}
+
+export class Host {
+  private held: Declaration | null = null;
+  private rejected: { version?: number; reason: string } | null = null;
+  private lastReport: Report | null = null;
+  private lastResult: StatusFile["lastReconcileResult"] = null;
+  /** Seq of the first report that said storeLost; an ack at or past it ends the saying. */
+  private lostSeq: number | null = null;
+  private lostAcked = false;
+  private declarationWrites: Promise<void> = Promise.resolve();
+  private statusWrites: Promise<void> = Promise.resolve();
+  private readonly loop: ReconcileLoop;
+  private readonly link: Link;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: HostOptions) {
+    this.log = opts.log;
+    this.loop = new ReconcileLoop((t) => this.reconcileNow(t), { intervalMs: opts.intervalMs, log: this.log });
+    this.link = new Link(
+      {
+        controlPlaneUrl: opts.identity.controlPlaneUrl,
+        nodeId: opts.identity.nodeId,
+        privateKey: opts.privateKey,
+        hostVersion: opts.hostVersion,
+        log: this.log,
+        timeoutMs: opts.linkTimeoutMs,
+        backoff: opts.backoff,
+      },
+      {
+        declarationVersion: () => this.held?.version ?? 0,
+        onOpen: () => {
+          this.writeStatus();
+          // Re-observe and report at once on every (re)connect.
+          this.loop.trigger("reconnect");
+        },
+        onClose: () => this.writeStatus(),
+        onDeclaration: (d) => this.receive(d),
+        onRejectedDeclaration: (version, reason) => {
+          this.log.warn({ version, reason }, "declaration rejected; keeping the one held");
+          this.rejected = { version, reason };
+          this.loop.trigger("rejected");
+        },
+        onAck: (seq) => {
+          if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
+        },
+      },
+    );
+  }
+
+  async start(): Promise<void> {
+    this.held = await loadHeldDeclaration(this.opts.store, this.log);
+    this.log.info({ declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity.controlPlaneUrl }, "host starting");
+    this.loop.start();
+    this.link.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.link.stop();
+    await this.declarationWrites;
+    await this.loop.stop();
+    this.writeStatus();
+    await this.statusWrites;
+  }
+
+  /** For tests: resolves once no reconcile is running or queued. */
+  idle(): Promise<void> {
+    return this.loop.idle();
+  }
+
+  get connected(): boolean {
+    return this.link.connected;
+  }
+
+  private receive(declaration: Declaration): void {
+    // Written in arrival order, each durably before the reconcile that uses it.
+    this.declarationWrites = this.declarationWrites.then(async () => {
+      const held = this.held?.version ?? -1;
+      if (declaration.version <= held && this.held) {
+        this.log.debug({ version: declaration.version, held }, "declaration not newer than the one held; ignored");
+        return;
+      }
+      try {
+        await saveHeldDeclaration(this.opts.store, declaration);
+      } catch (err) {
+        this.log.error({ version: declaration.version, reason: reasonOf(err) }, "cannot keep the new declaration; keeping the old one");
+        return;
+      }
+      this.held = declaration;
+      this.rejected = null;
+      this.log.info({ version: declaration.version, resources: declaration.resources.length }, "new declaration");
+      this.loop.trigger("declaration");
+    });
+  }
+
+  private async reconcileNow(triggers: Trigger[]): Promise<void> {
+    const clearLost = this.lostAcked;
+    const rejected = this.rejected;
+    try {
+      const outcome = await reconcile(
+        { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true },
+        {
+          declaration: this.held,
+          extraErrors: rejected
+            ? [{ id: null, message: `declaration${rejected.version !== undefined ? ` v${rejected.version}` : ""} rejected: ${rejected.reason}`.slice(0, 1024) }]
+            : [],
+          rejectedVersion: rejected?.version,
+          clearLost,
+        },
+      );
+      const { report } = outcome;
+      this.lastReport = report;
+      this.lastResult = report.errors.length ? "errors" : "ok";
+      if (clearLost && !report.storeLost) {
+        this.lostAcked = false;
+        this.lostSeq = null;
+      }
+      this.log.info(
+        {
+          triggers,
+          declarationVersion: report.declarationVersion,
+          owned: report.owned.length,
+          drift: report.drift.length,
+          errors: report.errors.length,
+          changes: outcome.changes.length,
+        },
+        "reconciled",
+      );
+      for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
+      const seq = this.link.send(report);
+      if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
+    } catch (err) {
+      this.lastResult = "failed";
+      this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");
+    } finally {
+      this.writeStatus();
+    }
+  }
+
+  private writeStatus(): void {
+    const r = this.lastReport;
+    const status: StatusFile = {
+      state: "enrolled",
+      nodeId: this.opts.identity.nodeId,
+      controlPlaneUrl: this.opts.identity.controlPlaneUrl,
+      connected: this.link.connected,
+      declarationVersion: r?.declarationVersion ?? 0,
+      owned: r?.owned.length ?? 0,
+      drift: r?.drift.length ?? 0,
+      errors: r?.errors.length ?? 0,
+      storeLost: r?.storeLost ?? false,
+      lastReconcileAt: r?.reconciledAt ?? null,
+      lastReconcileResult: this.lastResult,
+      hostVersion: this.opts.hostVersion.slice(0, 64),
+      pid: process.pid,
+      updatedAt: new Date().toISOString(),
+    };
+    this.statusWrites = this.statusWrites
+      .then(() => writeStatusFile(this.opts.store, status))
+      .catch((err) => this.log.error({ reason: reasonOf(err) }, "cannot write status.json"));
+  }
+}

@@ -1,0 +1,76 @@
+// Link authentication: fetch a challenge, sign it with the node's Ed25519 key,
+// and carry the signed auth frame in the upgrade request's header.
+import { sign, type KeyObject } from "node:crypto";
+import { AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage } from "@mesh/protocol";
+import { describeIssues } from "../input-error";
+
+/** `path` under the control plane's base URL (which may carry a path prefix). */
+export function endpoint(base: string, path: string, scheme?: "ws"): string {
+  const url = new URL(base);
+  url.pathname = url.pathname.replace(/\/+$/, "") + path;
+  url.search = "";
+  url.hash = "";
+  if (scheme === "ws") url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.toString();
+}
+
+export class LinkRefused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "LinkRefused";
+  }
+}
+
+export async function fetchChallenge(base: string, signal?: AbortSignal): Promise<ChallengeFrame> {
+  const res = await fetch(endpoint(base, CHALLENGE_PATH), {
+    headers: { accept: "application/json" },
+    signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error("challenge: the response is not JSON");
+  }
+  const parsed = ChallengeFrame.safeParse(body);
+  if (!parsed.success) throw new Error(`challenge: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+export function signChallenge(opts: {
+  nodeId: string;
+  nonce: string;
+  privateKey: KeyObject;
+  declarationVersion: number;
+  hostVersion: string;
+}): AuthFrame {
+  const signature = sign(null, Buffer.from(challengeMessage(opts.nodeId, opts.nonce)), opts.privateKey).toString("base64");
+  return {
+    type: "auth",
+    nodeId: opts.nodeId,
+    nonce: opts.nonce,
+    signature,
+    declarationVersion: opts.declarationVersion,
+    hostVersion: opts.hostVersion.slice(0, 64),
+  };
+}
+
+export function authHeaderValue(frame: AuthFrame): string {
+  return Buffer.from(JSON.stringify(frame)).toString("base64url");
+}
+
+/** The control plane's reason from an HttpError body, else the status. */
+export function httpReason(status: number, body: string): string {
+  try {
+    const parsed = HttpError.safeParse(JSON.parse(body));
+    if (parsed.success) return parsed.data.message;
+  } catch {
+    // not JSON: say the status
+  }
+  return `HTTP ${status}`;
+}

@@ -1,0 +1,45 @@
+// One link attempt: open the websocket with the signed auth header. A refusal
+// at the upgrade (401, 403) comes back as LinkRefused with the server's reason.
+import WebSocket from "ws";
+import { AUTH_HEADER, LIMITS } from "@mesh/protocol";
+import { LinkRefused, httpReason } from "./auth";
+
+/**
+ * `prepare` runs before the upgrade completes: a frame sent together with the
+ * 101 response is emitted before any promise continuation could attach a listener.
+ */
+export function openSocket(url: string, authHeader: string, prepare: (ws: WebSocket) => void): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, {
+      headers: { [AUTH_HEADER]: authHeader },
+      perMessageDeflate: false,
+      maxPayload: LIMITS.frameBytes,
+      handshakeTimeout: 15_000,
+    });
+    prepare(ws);
+    let settled = false;
+    const settle = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      if (err) reject(err);
+      else resolve(ws);
+    };
+    // Keep a listener for good: ws emits late errors after an aborted handshake.
+    ws.on("error", (err) => settle(err));
+    ws.once("open", () => settle(null));
+    ws.once("unexpected-response", (_req, res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size <= 8192) chunks.push(c);
+      });
+      const done = () => {
+        settle(new LinkRefused(res.statusCode ?? 0, httpReason(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"))));
+        ws.terminate();
+      };
+      res.once("end", done);
+      res.once("error", done);
+    });
+  });
+}

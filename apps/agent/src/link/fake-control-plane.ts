@@ -1,0 +1,105 @@
+// A tiny control plane for tests (node:http + ws on 127.0.0.1, port 0): enrol,
+// challenge, and the /agent upgrade with real signature checks; it records what hosts send.
+import { createPublicKey, randomBytes, randomUUID, verify, type KeyObject } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
+import { AuthFrame, EnrolRequest, HostFrame, challengeMessage, type Report } from "@mesh/protocol";
+
+export interface FakeControlPlane {
+  url: string;
+  reports: Report[];
+  sockets: WebSocket[];
+  auths: AuthFrame[];
+  refuse: number | null;
+  /** Enrolment requests received; the token "good" is accepted once per request. */
+  enrolments: EnrolRequest[];
+  nodeId: string;
+  close(): Promise<void>;
+}
+
+export async function startControlPlane(publicKey: KeyObject | null, onConnect: (ws: WebSocket, auth: AuthFrame) => void): Promise<FakeControlPlane> {
+  const nonces = new Set<string>();
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID() };
+  let key = publicKey;
+  const server: Server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/api/agent/challenge") {
+      const nonce = randomBytes(24).toString("hex");
+      nonces.add(nonce);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ type: "challenge", nonce, expiresAt: new Date(Date.now() + 60_000).toISOString() }));
+      return;
+    }
+    if (req.method === "POST" && req.url === "/api/enrol") {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const parsed = EnrolRequest.safeParse(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        const send = (status: number, body: unknown) => {
+          res.writeHead(status, { "content-type": "application/json" });
+          res.end(JSON.stringify(body));
+        };
+        if (!parsed.success) return send(400, { error: "bad_request", message: parsed.error.issues[0]?.message ?? "bad" });
+        if (parsed.data.token !== "good") return send(401, { error: "token_invalid", message: "token is invalid or expired" });
+        cp.enrolments!.push(parsed.data);
+        key = createPublicKey({ key: Buffer.from(parsed.data.publicKey, "base64"), format: "der", type: "spki" });
+        send(201, { nodeId: cp.nodeId, name: parsed.data.profile.hostname, labels: { env: "test" } });
+      });
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  const refuse = (socket: Duplex, status: number, message: string) => {
+    const body = JSON.stringify({ error: status === 403 ? "revoked" : "unauthorized", message });
+    socket.end(`HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  };
+  server.on("upgrade", (req, socket, head) => {
+    if (cp.refuse) return refuse(socket, cp.refuse, "node revoked");
+    const header = req.headers["x-mesh-auth"];
+    let auth: AuthFrame;
+    try {
+      auth = AuthFrame.parse(JSON.parse(Buffer.from(String(header), "base64url").toString("utf8")));
+    } catch {
+      return refuse(socket, 401, "bad auth frame");
+    }
+    const ok =
+      key !== null &&
+      nonces.delete(auth.nonce) &&
+      verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
+    if (!ok) return refuse(socket, 401, "bad signature");
+    cp.auths!.push(auth);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      cp.sockets!.push(ws);
+      ws.on("message", (data) => {
+        const frame = HostFrame.parse(JSON.parse(data.toString()));
+        if (frame.type === "report") {
+          cp.reports!.push(frame.report);
+          ws.send(JSON.stringify({ type: "ack", seq: frame.seq }));
+        }
+      });
+      onConnect(ws, auth);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  cp.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cp.close = async () => {
+    for (const ws of cp.sockets!) ws.terminate();
+    wss.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  };
+  return cp as FakeControlPlane;
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | null | false, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+

@@ -1,0 +1,118 @@
+// The link against a tiny in-test control plane (node:http + ws on 127.0.0.1):
+// the challenge is signed, a pushed declaration is applied and reported, and
+// garbage from the server, a refusal or a silent link never crash the host.
+import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { WebSocket } from "ws";
+import type { AuthFrame } from "@mesh/protocol";
+import { Host } from "../host";
+import { silentLogger } from "../log";
+import { Root } from "../resources/root";
+import { DiskStore } from "../store/disk-store";
+import { Backoff } from "./backoff";
+import { startControlPlane, waitFor } from "./fake-control-plane";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000) {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const cp = await startControlPlane(publicKey, onConnect);
+  cleanups.push(() => cp.close());
+  const base = mkdtempSync(join(tmpdir(), "mesh-link-"));
+  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+  const rootDir = join(base, "root");
+  mkdirSync(rootDir);
+  const store = new DiskStore(join(base, "state"));
+  await store.init();
+  const host = new Host({
+    store,
+    root: new Root(rootDir),
+    identity: {
+      nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60",
+      name: "test-node",
+      labels: {},
+      controlPlaneUrl: cp.url,
+      publicKey: createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64"),
+      enrolledAt: new Date().toISOString(),
+    },
+    privateKey,
+    intervalMs: 60_000,
+    linkTimeoutMs,
+    hostVersion: "test",
+    log: silentLogger(),
+    backoff: new Backoff({ baseMs: 20, capMs: 100 }),
+  });
+  cleanups.push(() => host.stop());
+  return { cp, host, rootDir, stateDir: join(base, "state") };
+}
+
+const declaration = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
+const site = { type: "directory", id: "site", path: "/srv", mode: "0755" };
+const index = { type: "file", id: "index", path: "/srv/index.html", content: "hello\n", mode: "0644" };
+
+describe("link", () => {
+  it("authenticates, applies a pushed declaration and reports what it owns", async () => {
+    const { cp, host, rootDir, stateDir } = await setup((ws) => ws.send(declaration(1, [site, index])));
+    await host.start();
+    const report = await waitFor("a report of v1", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 2));
+    expect(report.owned.map((o) => o.id).sort()).toEqual(["index", "site"]);
+    expect(report.errors).toEqual([]);
+    expect(readFileSync(join(rootDir, "srv/index.html"), "utf8")).toBe("hello\n");
+    expect(cp.auths[0]).toMatchObject({ nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60", declarationVersion: 0, hostVersion: "test" });
+    // Kept durably before it was applied: the next start holds it.
+    expect(JSON.parse(readFileSync(join(stateDir, "declaration.json"), "utf8")).version).toBe(1);
+    await waitFor("status.json", () => existsSync(join(stateDir, "status.json")) && JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8")).owned === 2);
+    expect(JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"))).toMatchObject({ state: "enrolled", connected: true, declarationVersion: 1 });
+  });
+
+  it("survives garbage frames, reports a rejected declaration and ignores an older one", async () => {
+    const { cp, host, rootDir } = await setup((ws) => ws.send(declaration(1, [site])));
+    await host.start();
+    await waitFor("v1 applied", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 1));
+    const ws = cp.sockets[0]!;
+    ws.send("not json {");
+    ws.send(JSON.stringify({ type: "surprise" }));
+    ws.send(Buffer.from([0, 1, 2, 3]));
+    ws.send(declaration(2, [{ type: "file", id: "bad", path: "relative/path", content: "x" }]));
+    const rejected = await waitFor("a rejection", () => cp.reports.find((r) => r.rejectedVersion === 2));
+    expect(rejected.declarationVersion).toBe(1);
+    expect(rejected.errors).toEqual([{ id: null, message: expect.stringMatching(/declaration v2 rejected: declaration\.resources\.0\.path: must be absolute/) }]);
+    ws.send(declaration(3, [site, index]));
+    await waitFor("v3 applied", () => cp.reports.find((r) => r.declarationVersion === 3 && r.owned.length === 2 && r.rejectedVersion === undefined));
+    ws.send(declaration(2, []));
+    await new Promise((r) => setTimeout(r, 100));
+    await host.idle();
+    expect(existsSync(join(rootDir, "srv/index.html"))).toBe(true);
+    expect(host.connected).toBe(true);
+  });
+
+  it("sends the held declaration version on reconnect and reconnects after silence", async () => {
+    const { cp, host } = await setup((ws, auth) => {
+      if (auth.declarationVersion < 1) ws.send(declaration(1, [site]));
+    }, 300);
+    await host.start();
+    // The fake never pings: the host gives up on the silent link and comes back.
+    await waitFor("a second connection", () => cp.auths.length >= 2, 5000);
+    expect(cp.auths[1]!.declarationVersion).toBe(1);
+    await waitFor("a report after reconnecting", () => cp.reports.filter((r) => r.declarationVersion === 1).length >= 2);
+  });
+
+  it("keeps reconciling locally while the control plane refuses the link", async () => {
+    const { cp, host, stateDir } = await setup(() => undefined);
+    cp.refuse = 403;
+    await host.start();
+    await host.idle();
+    await new Promise((r) => setTimeout(r, 250));
+    expect(cp.auths).toEqual([]);
+    const status = JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"));
+    expect(status).toMatchObject({ state: "enrolled", connected: false, lastReconcileResult: "ok" });
+    cp.refuse = null;
+    await waitFor("the link once refusal ends", () => cp.auths.length >= 1, 3000);
+  });
+});

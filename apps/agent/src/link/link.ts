@@ -1,0 +1,213 @@
+// The link to the control plane: connect, hold, and reconnect with backoff for
+// as long as the host runs. Frames are parsed here; what they mean is the host's business.
+import type { KeyObject } from "node:crypto";
+import type WebSocket from "ws";
+import { AGENT_PATH, CloseCode, ReportFrame, ServerFrame, type Declaration, type Report } from "@mesh/protocol";
+import type { Logger } from "../log";
+import { reasonOf } from "../host-error";
+import { describeIssues } from "../input-error";
+import { LinkRefused, authHeaderValue, endpoint, fetchChallenge, signChallenge } from "./auth";
+import { Backoff } from "./backoff";
+import { openSocket } from "./connect";
+import { Heartbeat } from "./heartbeat";
+
+export interface LinkEvents {
+  /** The declaration version held, sent in the auth frame. */
+  declarationVersion(): number;
+  onOpen(): void;
+  onClose(): void;
+  onDeclaration(declaration: Declaration): void;
+  /** A declaration frame that failed validation; version when it could be read. */
+  onRejectedDeclaration(version: number | undefined, reason: string): void;
+  onAck(seq: number): void;
+}
+
+export interface LinkOptions {
+  controlPlaneUrl: string;
+  nodeId: string;
+  privateKey: KeyObject;
+  hostVersion: string;
+  log: Logger;
+  timeoutMs: number;
+  backoff?: Backoff;
+  /** A link up this long resets the backoff. */
+  stableMs?: number;
+}
+
+export class Link {
+  private socket: WebSocket | null = null;
+  private stopped = false;
+  private seq = 0;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+  private connecting: WebSocket | null = null;
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly opts: LinkOptions,
+    private readonly events: LinkEvents,
+  ) {
+    this.backoff = opts.backoff ?? new Backoff();
+  }
+
+  get connected(): boolean {
+    return this.socket !== null;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.wake?.();
+    this.connecting?.terminate();
+    this.socket?.close(1001, "host stopping");
+    await this.loop;
+  }
+
+  /** Send a report; returns its seq, or null when there is no link (the next connect re-sends). */
+  send(report: Report): number | null {
+    const ws = this.socket;
+    if (!ws) return null;
+    const frame = ReportFrame.safeParse({ type: "report", seq: this.seq, report });
+    if (!frame.success) {
+      this.opts.log.error({ issues: describeIssues(frame.error) }, "report does not fit the protocol; not sent");
+      return null;
+    }
+    ws.send(JSON.stringify(frame.data));
+    return this.seq++;
+  }
+
+  private async run(): Promise<void> {
+    const { log } = this.opts;
+    while (!this.stopped) {
+      try {
+        const challenge = await fetchChallenge(this.opts.controlPlaneUrl, this.abort.signal);
+        const auth = signChallenge({
+          nodeId: this.opts.nodeId,
+          nonce: challenge.nonce,
+          privateKey: this.opts.privateKey,
+          declarationVersion: this.events.declarationVersion(),
+          hostVersion: this.opts.hostVersion,
+        });
+        if (this.stopped) break;
+        let heartbeat: Heartbeat | null = null;
+        const ws = await openSocket(endpoint(this.opts.controlPlaneUrl, AGENT_PATH, "ws"), authHeaderValue(auth), (w) => {
+          this.connecting = w;
+          heartbeat = this.prepare(w);
+        }).finally(() => {
+          this.connecting = null;
+        });
+        await this.hold(ws, heartbeat!);
+      } catch (err) {
+        if (this.stopped) break;
+        if (err instanceof LinkRefused && err.status === 403) {
+          // Revoked: nothing will change soon; keep trying at the cap while reconciling locally.
+          this.backoff.pinToCap();
+          log.warn({ status: err.status, reason: err.message }, "link refused: node revoked");
+        } else if (err instanceof LinkRefused) {
+          log.warn({ status: err.status, reason: err.message }, "link refused");
+        } else {
+          log.warn({ reason: reasonOf(err) }, "link failed");
+        }
+      }
+      if (this.stopped) break;
+      const delay = this.backoff.next();
+      log.debug({ delayMs: delay }, "reconnecting after backoff");
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  /** Listeners that must be on the socket before it opens (see openSocket). */
+  private prepare(ws: WebSocket): Heartbeat {
+    const heartbeat = new Heartbeat(this.opts.timeoutMs, () => {
+      this.opts.log.warn({ timeoutMs: this.opts.timeoutMs }, "link silent; reconnecting");
+      ws.terminate();
+    });
+    ws.on("ping", () => heartbeat.beat());
+    ws.on("pong", () => heartbeat.beat());
+    ws.on("message", (data) => {
+      heartbeat.beat();
+      this.handle(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer));
+    });
+    return heartbeat;
+  }
+
+  private hold(ws: WebSocket, heartbeat: Heartbeat): Promise<void> {
+    const { log } = this.opts;
+    return new Promise<void>((resolve) => {
+      this.socket = ws;
+      const stable = setTimeout(() => this.backoff.reset(), this.opts.stableMs ?? 10_000);
+      heartbeat.beat();
+      ws.on("error", (err) => log.warn({ reason: err.message }, "link error"));
+      ws.once("close", (code, reason) => {
+        heartbeat.stop();
+        clearTimeout(stable);
+        this.socket = null;
+        if (code === CloseCode.revoked) this.backoff.pinToCap();
+        log.info({ code, reason: reason.toString("utf8").slice(0, 200) }, "link down");
+        this.events.onClose();
+        resolve();
+      });
+      if (ws.readyState === ws.CLOSED) {
+        // Closed between open and here: the close event is already gone.
+        heartbeat.stop();
+        clearTimeout(stable);
+        this.socket = null;
+        resolve();
+        return;
+      }
+      log.info({}, "link up");
+      try {
+        this.events.onOpen();
+      } catch (err) {
+        log.error({ reason: reasonOf(err) }, "link up handler failed");
+      }
+    });
+  }
+
+  private handle(raw: Buffer): void {
+    const { log } = this.opts;
+    let data: unknown;
+    try {
+      data = JSON.parse(raw.toString("utf8"));
+    } catch {
+      log.warn({ bytes: raw.length }, "unparseable frame from the control plane; ignored");
+      return;
+    }
+    const parsed = ServerFrame.safeParse(data);
+    if (!parsed.success) {
+      const obj = data as { type?: unknown; declaration?: { version?: unknown } } | null;
+      if (obj && typeof obj === "object" && obj.type === "declaration") {
+        const v = obj.declaration?.version;
+        const version = typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
+        this.events.onRejectedDeclaration(version, describeIssues(parsed.error));
+      } else {
+        log.warn({ issues: describeIssues(parsed.error) }, "frame from the control plane does not fit the protocol; ignored");
+      }
+      return;
+    }
+    const frame = parsed.data;
+    switch (frame.type) {
+      case "declaration":
+        this.events.onDeclaration(frame.declaration);
+        return;
+      case "ack":
+        this.events.onAck(frame.seq);
+        return;
+      case "error":
+        log.warn({ code: frame.code, message: frame.message }, "control plane reported an error");
+        return;
+    }
+  }
+}

@@ -1,0 +1,116 @@
+// mesh-host: the host's command line. Parses arguments, dispatches to one file
+// per command in cli/, and turns errors into exit codes (0 ok, 1 failure, 2 bad usage or input).
+import { parseArgs } from "node:util";
+import { HostError, reasonOf } from "./host-error";
+import { createLogger } from "./log";
+import { applyCommand } from "./cli/apply";
+import { enrolCommand } from "./cli/enrol";
+import { commonOptions } from "./cli/options";
+import { runCommand } from "./cli/run";
+import { statusCommand } from "./cli/status";
+import { versionCommand } from "./cli/version";
+
+const USAGE = `usage: mesh-host <command> [options]
+
+commands:
+  enrol URL --token T [--force]   enrol this machine with a control plane
+  run                             the daemon: hold the link and reconcile
+  status [--json]                 hosted or enrolled, and what was last reconciled
+  apply --file F [--json]         reconcile a local declaration once
+  version                         print the host's version
+
+options:
+  --state-dir DIR      state directory (env MESH_STATE_DIR, default /var/lib/mesh-host)
+  --root DIR           prefix for every path resources touch (env MESH_ROOT, default /)
+  --interval SECONDS   timer reconcile interval (default 300)
+`;
+
+const ALLOWED: Record<string, string[]> = {
+  enrol: ["token", "force"],
+  run: [],
+  status: ["json"],
+  apply: ["file", "json"],
+  version: [],
+};
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        "state-dir": { type: "string" },
+        root: { type: "string" },
+        interval: { type: "string" },
+        token: { type: "string" },
+        force: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        file: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`mesh-host: ${reasonOf(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (!command) {
+    process.stderr.write(`mesh-host: a command is required\n\n${USAGE}`);
+    return 2;
+  }
+  if (command === "version") return versionCommand();
+
+  const log = createLogger();
+  try {
+    const allowed = ALLOWED[command];
+    if (!allowed) throw new HostError("usage", `unknown command ${JSON.stringify(command)}`);
+    for (const key of ["token", "force", "json", "file"] as const) {
+      const v = values[key];
+      if (v !== undefined && v !== false && !allowed.includes(key)) {
+        throw new HostError("usage", `--${key} does not apply to ${command}`);
+      }
+    }
+    const expectedPositionals = command === "enrol" ? 1 : 0;
+    if (rest.length > expectedPositionals) throw new HostError("usage", `${command}: unexpected argument ${JSON.stringify(rest[expectedPositionals])}`);
+    const common = commonOptions(values);
+    switch (command) {
+      case "enrol":
+        return await enrolCommand({ ...common, url: rest[0], token: values.token, force: values.force ?? false, log });
+      case "run":
+        return await runCommand({ ...common, log });
+      case "status":
+        return await statusCommand({ ...common, json: values.json ?? false, log });
+      case "apply":
+        return await applyCommand({ ...common, file: values.file, json: values.json ?? false, log });
+    }
+    return 2;
+  } catch (err) {
+    if (err instanceof HostError) {
+      process.stderr.write(`${err.code === "usage" ? "mesh-host: " : ""}${err.message}\n`);
+      if (err.code === "usage") process.stderr.write(`run \`mesh-host --help\` for usage\n`);
+      return err.exitCode;
+    }
+    log.error({ err }, "unexpected failure");
+    process.stderr.write(`mesh-host: ${reasonOf(err)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`mesh-host: ${reasonOf(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,11 @@
+// The names of everything the host keeps in its state dir, in one place, so a
+// reader of the state dir (and of this code) sees the whole layout at once.
+export const KEYS = {
+  identity: "identity.json",
+  privateKey: "node.key",
+  declaration: "declaration.json",
+  status: "status.json",
+  machineId: "machine-id",
+} as const;
+
+export const DEFAULT_STATE_DIR = "/var/lib/mesh-host";

@@ -1,0 +1,40 @@
+// status.json: what the daemon last did, written after every reconcile and link
+// change so that `mesh-host status` can answer without talking to the daemon.
+import { z } from "zod";
+import { NodeId } from "@mesh/protocol";
+import type { Store } from "../store/store";
+import { KEYS } from "./keys";
+
+export const StatusFile = z.strictObject({
+  state: z.enum(["hosted", "enrolled"]),
+  nodeId: NodeId.nullable(),
+  controlPlaneUrl: z.string().max(2048).nullable(),
+  connected: z.boolean(),
+  /** Version of the declaration last reconciled (0: none yet). */
+  declarationVersion: z.number().int().min(0),
+  owned: z.number().int().min(0),
+  drift: z.number().int().min(0),
+  errors: z.number().int().min(0),
+  storeLost: z.boolean(),
+  lastReconcileAt: z.iso.datetime().nullable(),
+  lastReconcileResult: z.enum(["ok", "errors", "failed"]).nullable(),
+  hostVersion: z.string().max(64),
+  pid: z.number().int(),
+  updatedAt: z.iso.datetime(),
+});
+export type StatusFile = z.infer<typeof StatusFile>;
+
+export async function readStatusFile(store: Store): Promise<StatusFile | null> {
+  const raw = await store.read(KEYS.status);
+  if (!raw) return null;
+  try {
+    const parsed = StatusFile.safeParse(JSON.parse(raw.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function writeStatusFile(store: Store, status: StatusFile): Promise<void> {
+  await store.write(KEYS.status, JSON.stringify(status) + "\n", { mode: 0o644 });
+}

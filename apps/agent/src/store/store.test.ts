@@ -1,0 +1,135 @@
+// One conformance suite over every Store (disk and memory), plus the ownership
+// file on top: a truncated or garbage store.json is treated as lost, never a crash.
+import { mkdtempSync, promises as fs, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DiskStore } from "./disk-store";
+import { MemoryStore } from "./memory-store";
+import { OWNERSHIP_KEY, loadOwnership, saveOwnership, type Ownership } from "./ownership";
+import type { Store } from "./store";
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const kinds: [string, () => Promise<Store>][] = [
+  ["memory", async () => new MemoryStore()],
+  [
+    "disk",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "mesh-store-"));
+      dirs.push(dir);
+      const store = new DiskStore(join(dir, "state"));
+      await store.init();
+      return store;
+    },
+  ],
+];
+
+const sample: Ownership = {
+  format: 1,
+  records: [{ id: "site", type: "directory", path: "/srv/site", applied: "a".repeat(64) }],
+};
+
+describe.each(kinds)("%s store", (_kind, make) => {
+  it("reads null for a key never written", async () => {
+    const store = await make();
+    expect(await store.read("nothing.json")).toBeNull();
+  });
+
+  it("reads back what it wrote, and the last write wins", async () => {
+    const store = await make();
+    await store.write("a.json", "one");
+    expect((await store.read("a.json"))?.toString()).toBe("one");
+    await store.write("a.json", Buffer.from("two"));
+    expect((await store.read("a.json"))?.toString()).toBe("two");
+  });
+
+  it("sets a key aside and removes keys; both are no-ops when absent", async () => {
+    const store = await make();
+    await store.write("a.json", "one");
+    await store.setAside("a.json", "a.json.lost-1");
+    expect(await store.read("a.json")).toBeNull();
+    expect((await store.read("a.json.lost-1"))?.toString()).toBe("one");
+    await store.setAside("missing", "missing.lost");
+    await store.remove("a.json.lost-1");
+    await store.remove("a.json.lost-1");
+    expect(await store.read("a.json.lost-1")).toBeNull();
+  });
+
+  it("refuses keys that could leave the state dir", async () => {
+    const store = await make();
+    await expect(store.write("../escape", "x")).rejects.toThrow(/invalid store key/);
+    await expect(store.read("a/b")).rejects.toThrow(/invalid store key/);
+  });
+
+  it("ownership: fresh when missing and not enrolled", async () => {
+    const store = await make();
+    const loaded = await loadOwnership(store, { enrolled: false });
+    expect(loaded.lostNow).toBe(false);
+    expect(loaded.ownership.records).toEqual([]);
+  });
+
+  it("ownership: round-trips", async () => {
+    const store = await make();
+    await saveOwnership(store, sample);
+    const loaded = await loadOwnership(store, { enrolled: true });
+    expect(loaded).toMatchObject({ lostNow: false, ownership: sample });
+  });
+
+  it("ownership: missing while enrolled is lost", async () => {
+    const store = await make();
+    const loaded = await loadOwnership(store, { enrolled: true });
+    expect(loaded.lostNow).toBe(true);
+    expect(loaded.ownership.lostAt).toBeDefined();
+    // Lost once: the next load reads the fresh store and still says so until cleared.
+    const again = await loadOwnership(store, { enrolled: true });
+    expect(again.lostNow).toBe(false);
+    expect(again.ownership.lostAt).toBe(loaded.ownership.lostAt);
+  });
+
+  for (const [name, bytes] of [
+    ["truncated", JSON.stringify(sample).slice(0, 30)],
+    ["garbage", "\u0000\u0001 not json at all"],
+    ["the wrong shape", JSON.stringify({ format: 1, records: [{ id: "x" }] })],
+  ] as const) {
+    it(`ownership: a ${name} store is lost and kept aside, not a crash`, async () => {
+      const store = await make();
+      await store.write(OWNERSHIP_KEY, bytes);
+      const now = new Date("2030-01-02T03:04:05.678Z");
+      const loaded = await loadOwnership(store, { enrolled: true, now });
+      expect(loaded.lostNow).toBe(true);
+      expect(loaded.ownership.records).toEqual([]);
+      expect(loaded.keptAs).toBe("store.json.lost-20300102T030405678Z");
+      expect((await store.read(loaded.keptAs!))?.toString()).toBe(bytes);
+      const reread = await loadOwnership(store, { enrolled: true });
+      expect(reread.lostNow).toBe(false);
+      expect(reread.ownership.lostAt).toBe(now.toISOString());
+    });
+  }
+});
+
+describe("disk store on disk", () => {
+  it("writes with the mode asked for and leaves no temp files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mesh-store-"));
+    dirs.push(dir);
+    const store = new DiskStore(dir);
+    await store.write("node.key", "secret", { mode: 0o600 });
+    await store.write("status.json", "{}", { mode: 0o644 });
+    expect(statSync(join(dir, "node.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, "status.json")).mode & 0o777).toBe(0o644);
+    expect(readdirSync(dir).sort()).toEqual(["node.key", "status.json"]);
+  });
+
+  it("a failed write leaves the old file whole", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mesh-store-"));
+    dirs.push(dir);
+    const store = new DiskStore(dir);
+    await store.write("a.json", "old");
+    // A directory in the way of the rename makes the write fail after the temp file exists.
+    await fs.mkdir(join(dir, "b.json"));
+    await expect(store.write("b.json", "new")).rejects.toThrow();
+    expect((await store.read("a.json"))?.toString()).toBe("old");
+    expect(readdirSync(dir).sort()).toEqual(["a.json", "b.json"]);
+  });
+});

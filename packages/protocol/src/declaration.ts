@@ -3,8 +3,9 @@
 // an equal hash on both sides.
 import { z } from "zod";
 import { ResourceList } from "./resources";
+import { Sha256Hex } from "./sha256";
 
-export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in lower-case hex");
+export { Sha256Hex };
 
 export const Declaration = z.strictObject({
   version: z.number().int().min(0),

@@ -9,3 +9,4 @@ export * from "./enrol";
 export * from "./digest";
 export * from "./role";
 export * from "./describe-error";
+export * from "./sha256";

@@ -4,7 +4,7 @@ import { AuthFrame, Declaration, HostFrame, Role, canonicalJson, describeZodErro
 describe("protocol schemas", () => {
   it("fills resource defaults and keeps the declared fields", () => {
     const d = Declaration.parse({ version: 1, resources: [{ type: "file", id: "a", path: "/a", content: "x" }] });
-    expect(d.resources[0]).toEqual({ type: "file", id: "a", path: "/a", content: "x", encoding: "utf8", mode: "0644" });
+    expect(d.resources[0]).toEqual({ type: "file", id: "a", path: "/a", content: "x", encoding: "utf8", mode: "0644", onDrift: "correct" });
   });
 
   it.each([
@@ -30,7 +30,41 @@ describe("protocol schemas", () => {
         { type: "directory", id: "c", path: "/b" },
       ],
     });
-    expect(describeZodError(dup.error!)).toMatch(/duplicate id "a".*duplicate path "\/b"/);
+    expect(describeZodError(dup.error!)).toMatch(/duplicate id "a".*duplicate path \/b/);
+  });
+
+  it("refuses two resources managing one package or unit", () => {
+    const r = Declaration.safeParse({
+      version: 1,
+      resources: [
+        { type: "package", id: "a", name: "curl" },
+        { type: "package", id: "b", name: "curl", state: "absent" },
+        { type: "service", id: "c", unit: "x.service" },
+        { type: "service", id: "d", unit: "x.service" },
+      ],
+    });
+    expect(describeZodError(r.error!)).toMatch(/duplicate package curl.*duplicate service x.service/);
+  });
+
+  it("refuses an after that names nothing, and a dependency cycle", () => {
+    const dangling = Declaration.safeParse({ version: 1, resources: [{ type: "directory", id: "a", path: "/a", after: ["nope"] }] });
+    expect(describeZodError(dangling.error!)).toContain('resources.0.after.0: names no resource "nope"');
+    const cycle = Declaration.safeParse({
+      version: 1,
+      resources: [
+        { type: "directory", id: "a", path: "/a", after: ["c"] },
+        { type: "directory", id: "b", path: "/b", after: ["a"] },
+        { type: "directory", id: "c", path: "/c", after: ["b"] },
+      ],
+    });
+    expect(describeZodError(cycle.error!)).toMatch(/dependency cycle: a -> c -> b -> a/);
+  });
+
+  it("takes a file with exactly one of content or source", () => {
+    const sha256 = "a".repeat(64);
+    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f", source: { url: "/api/files/x", sha256 } }] }).success).toBe(true);
+    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f" }] }).success).toBe(false);
+    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f", content: "", source: { url: "/x", sha256 } }] }).success).toBe(false);
   });
 
   it("refuses frames that do not match", () => {

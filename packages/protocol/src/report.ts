@@ -2,15 +2,17 @@
 // the machine drifted, and what failed.
 import { z } from "zod";
 import { LIMITS } from "./limits";
-import { ResourceId, Resource } from "./resources";
-import { Sha256Hex } from "./declaration";
+import { ResourceId, RESOURCE_TYPES } from "./resources";
+import { Sha256Hex } from "./sha256";
 
-const ResourceType = z.enum(Resource.options.map((o) => o.shape.type.value) as [string, ...string[]]);
+const ResourceType = z.enum(RESOURCE_TYPES);
 
 export const OwnedResource = z.strictObject({
   id: ResourceId,
   type: ResourceType,
   digest: Sha256Hex,
+  /** It stood there before the host took it over; leaving the declaration restores it. */
+  adopted: z.boolean().optional(),
 });
 export type OwnedResource = z.infer<typeof OwnedResource>;
 
@@ -30,6 +32,12 @@ export const ResourceError = z.strictObject({
 });
 export type ResourceError = z.infer<typeof ResourceError>;
 
+export const SkippedResource = z.strictObject({
+  id: ResourceId,
+  reason: z.string().max(LIMITS.message),
+});
+export type SkippedResource = z.infer<typeof SkippedResource>;
+
 export const Report = z.strictObject({
   declarationVersion: z.number().int().min(0),
   /** Version of the declaration the host refused as a whole, if any. */
@@ -37,6 +45,8 @@ export const Report = z.strictObject({
   owned: z.array(OwnedResource).max(LIMITS.resources),
   drift: z.array(Drift).max(LIMITS.resources),
   errors: z.array(ResourceError).max(LIMITS.reportErrors),
+  /** Resources not attempted because one they depend on failed. */
+  skipped: z.array(SkippedResource).max(LIMITS.resources).default([]),
   storeLost: z.boolean().default(false),
   reconciledAt: z.iso.datetime(),
 });

@@ -1,7 +1,8 @@
 // The resources a declaration may hold: a discriminated union on `type`.
-// Later resource types (symlink, package, service, host) join the union here.
+// A new resource type joins the union here, and gets a subject (what it manages).
 import { z } from "zod";
 import { LIMITS } from "./limits";
+import { Sha256Hex } from "./sha256";
 
 export const ResourceId = z
   .string()
@@ -22,23 +23,44 @@ export const AbsolutePath = z
     "must be normalised (no empty, '.' or '..' segments)",
   );
 
-export const FileMode = z
-  .string()
-  .regex(/^0?[0-7]{3,4}$/, "an octal mode such as \"0644\"");
+export const FileMode = z.string().regex(/^0?[0-7]{3,4}$/, "an octal mode such as \"0644\"");
+
+/** A user or group by name, as in /etc/passwd. */
+export const AccountName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user or group name");
+
+/** A file the control plane serves, checked by its sha256 before use. */
+export const RemoteSource = z.strictObject({
+  /** A path on the control plane (e.g. /api/files/<sha256>) or an absolute http(s) URL. */
+  url: z.string().min(1).max(2048).refine((u) => u.startsWith("/") || /^https?:\/\//.test(u), "a path on the control plane or an http(s) URL"),
+  sha256: Sha256Hex,
+});
+export type RemoteSource = z.infer<typeof RemoteSource>;
+
+export const OnDrift = z.enum(["correct", "report"]);
+export type OnDrift = z.infer<typeof OnDrift>;
 
 const common = {
   id: ResourceId,
+  /** Ids that must be applied before this one (and removed after it). */
   after: z.array(ResourceId).max(64).optional(),
+  /** What the host does when the machine moved away from the declaration. */
+  onDrift: OnDrift.default("correct"),
 };
 
-export const FileResource = z.strictObject({
-  type: z.literal("file"),
-  ...common,
-  path: AbsolutePath,
-  content: z.string().max(LIMITS.fileContent),
-  encoding: z.enum(["utf8", "base64"]).default("utf8"),
-  mode: FileMode.default("0644"),
-});
+export const FileResource = z
+  .strictObject({
+    type: z.literal("file"),
+    ...common,
+    path: AbsolutePath,
+    /** Inline content (text, or base64 with encoding "base64"), or a source. */
+    content: z.string().max(LIMITS.fileContent).optional(),
+    encoding: z.enum(["utf8", "base64"]).default("utf8"),
+    source: RemoteSource.optional(),
+    mode: FileMode.default("0644"),
+    owner: AccountName.optional(),
+    group: AccountName.optional(),
+  })
+  .refine((f) => (f.content === undefined) !== (f.source === undefined), { message: "give exactly one of content or source", path: ["content"] });
 export type FileResource = z.infer<typeof FileResource>;
 
 export const DirectoryResource = z.strictObject({
@@ -46,25 +68,111 @@ export const DirectoryResource = z.strictObject({
   ...common,
   path: AbsolutePath,
   mode: FileMode.default("0755"),
+  owner: AccountName.optional(),
+  group: AccountName.optional(),
+  /** Remove children the host does not own. Off by default: the host removes only what it owns. */
+  purge: z.boolean().default(false),
 });
 export type DirectoryResource = z.infer<typeof DirectoryResource>;
 
-export const Resource = z.discriminatedUnion("type", [FileResource, DirectoryResource]);
+export const SymlinkResource = z.strictObject({
+  type: z.literal("symlink"),
+  ...common,
+  path: AbsolutePath,
+  target: z.string().min(1).max(LIMITS.path).refine((t) => !t.includes("\0"), "must not contain NUL"),
+});
+export type SymlinkResource = z.infer<typeof SymlinkResource>;
+
+export const PackageName = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,127}$/, "a Debian package name");
+
+export const PackageResource = z.strictObject({
+  type: z.literal("package"),
+  ...common,
+  name: PackageName,
+  state: z.enum(["installed", "absent"]).default("installed"),
+  /** An exact Debian version; without it any installed version is fine. */
+  version: z.string().min(1).max(128).regex(/^[A-Za-z0-9.+~:-]+$/, "a Debian version").optional(),
+  /** A .deb served by the control plane, installed with dpkg -i. */
+  source: RemoteSource.optional(),
+});
+export type PackageResource = z.infer<typeof PackageResource>;
+
+export const UnitName = z.string().max(256).regex(/^[A-Za-z0-9@._:\\-]+\.(service|socket|timer|path|target|mount)$/, "a systemd unit name such as nginx.service");
+
+export const ServiceResource = z.strictObject({
+  type: z.literal("service"),
+  ...common,
+  unit: UnitName,
+  /** Unit file content, written to /etc/systemd/system/<unit>. */
+  content: z.string().max(LIMITS.fileContent).optional(),
+  enabled: z.boolean().optional(),
+  state: z.enum(["running", "stopped"]).optional(),
+});
+export type ServiceResource = z.infer<typeof ServiceResource>;
+
+export const Resource = z.discriminatedUnion("type", [FileResource, DirectoryResource, SymlinkResource, PackageResource, ServiceResource]);
 export type Resource = z.infer<typeof Resource>;
 export type ResourceInput = z.input<typeof Resource>;
 export type ResourceType = Resource["type"];
+export const RESOURCE_TYPES = ["file", "directory", "symlink", "package", "service"] as const satisfies readonly ResourceType[];
 
-/** Adds an issue for every repeated id or path: a declaration names each once. */
-export function refineUnique(list: Resource[], ctx: z.RefinementCtx): void {
-  const ids = new Set<string>();
-  const paths = new Set<string>();
-  list.forEach((r, i) => {
-    if (ids.has(r.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate id "${r.id}"` });
-    ids.add(r.id);
-    if (paths.has(r.path)) ctx.addIssue({ code: "custom", path: [i, "path"], message: `duplicate path "${r.path}"` });
-    paths.add(r.path);
-  });
+/** What a resource manages on the machine; two resources may not share one. */
+export function resourceSubject(r: Resource): string {
+  switch (r.type) {
+    case "package":
+      return `package:${r.name}`;
+    case "service":
+      return `service:${r.unit}`;
+    default:
+      return `path:${r.path}`;
+  }
 }
 
-/** Resources with unique ids and unique paths. */
-export const ResourceList = z.array(Resource).max(LIMITS.resources).superRefine(refineUnique);
+/** Adds an issue for every repeated id or subject, and every `after` naming no resource or forming a cycle. */
+export function refineResources(list: Resource[], ctx: z.RefinementCtx): void {
+  const ids = new Map<string, number>();
+  const subjects = new Set<string>();
+  list.forEach((r, i) => {
+    if (ids.has(r.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate id "${r.id}"` });
+    ids.set(r.id, i);
+    const subject = resourceSubject(r);
+    if (subjects.has(subject)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate ${subject.replace(":", " ")}` });
+    subjects.add(subject);
+  });
+  list.forEach((r, i) => {
+    (r.after ?? []).forEach((dep, j) => {
+      if (!ids.has(dep)) ctx.addIssue({ code: "custom", path: [i, "after", j], message: `names no resource "${dep}"` });
+    });
+  });
+  const cycle = findCycle(list);
+  if (cycle) ctx.addIssue({ code: "custom", path: [ids.get(cycle[0]!)!, "after"], message: `dependency cycle: ${cycle.join(" -> ")}` });
+}
+
+/** A cycle in the `after` graph, as the ids along it, or null. */
+export function findCycle(list: Resource[]): string[] | null {
+  const deps = new Map(list.map((r) => [r.id, r.after ?? []]));
+  const state = new Map<string, 1 | 2>();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | null => {
+    if (state.get(id) === 2) return null;
+    if (state.get(id) === 1) return [...stack.slice(stack.indexOf(id)), id];
+    state.set(id, 1);
+    stack.push(id);
+    for (const d of deps.get(id) ?? []) {
+      if (!deps.has(d)) continue;
+      const c = visit(d);
+      if (c) return c;
+    }
+    stack.pop();
+    state.set(id, 2);
+    return null;
+  };
+  for (const id of deps.keys()) {
+    const c = visit(id);
+    if (c) return c;
+  }
+  return null;
+}
+
+/** Resources with unique ids and subjects and an acyclic `after` graph. */
+export const ResourceList = z.array(Resource).max(LIMITS.resources).superRefine(refineResources);

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { LIMITS } from "./limits";
 import { Labels } from "./labels";
-import { Resource, refineUnique } from "./resources";
+import { Resource, refineResources } from "./resources";
 
 export const RoleName = z
   .string()
@@ -20,7 +20,7 @@ export const Selector = z.strictObject({
 });
 export type Selector = z.infer<typeof Selector>;
 
-export const RoleResources = z.array(Resource).max(LIMITS.resourcesPerRole).superRefine(refineUnique);
+export const RoleResources = z.array(Resource).max(LIMITS.resourcesPerRole).superRefine(refineResources);
 
 export const Role = z.strictObject({
   name: RoleName,

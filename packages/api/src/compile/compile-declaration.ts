@@ -1,12 +1,12 @@
 // The declaration compiler: pure. The union of the resources of every role whose
 // selector matches the node, in a deterministic order, with a content hash.
 import type { Resource, Role } from "@mesh/protocol";
-import { canonicalJson } from "@mesh/protocol";
+import { canonicalJson, resourceSubject } from "@mesh/protocol";
 import { contentHash } from "./hash";
 import { matchesSelector, type NodeFacts } from "./selector";
 
 export interface Conflict {
-  /** The resource id or path two roles declare differently. */
+  /** The resource id or subject (path, package, unit) two roles declare differently. */
   key: string;
   roles: [string, string];
 }
@@ -25,7 +25,7 @@ export function declarationHash(resources: Resource[]): string {
 export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDeclaration {
   const matched = roles.filter((r) => matchesSelector(r.selector, node)).sort((a, b) => a.name.localeCompare(b.name));
   const byId = new Map<string, { resource: Resource; role: string; json: string }>();
-  const byPath = new Map<string, { id: string; role: string }>();
+  const bySubject = new Map<string, { id: string; role: string }>();
   const conflicts: Conflict[] = [];
   for (const role of matched) {
     for (const resource of role.resources) {
@@ -35,17 +35,23 @@ export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDecl
         if (seen.json !== json) conflicts.push({ key: resource.id, roles: [seen.role, role.name] });
         continue;
       }
-      const samePath = byPath.get(resource.path);
-      if (samePath) {
-        conflicts.push({ key: resource.path, roles: [samePath.role, role.name] });
+      const subject = resourceSubject(resource);
+      const sameSubject = bySubject.get(subject);
+      if (sameSubject) {
+        conflicts.push({ key: subject, roles: [sameSubject.role, role.name] });
         continue;
       }
       byId.set(resource.id, { resource, role: role.name, json });
-      byPath.set(resource.path, { id: resource.id, role: role.name });
+      bySubject.set(subject, { id: resource.id, role: role.name });
     }
   }
+  // Sorted by subject then id: deterministic whatever order the roles came in.
   const resources = [...byId.values()]
     .map((e) => e.resource)
-    .sort((a, b) => (a.path === b.path ? a.id.localeCompare(b.id) : a.path < b.path ? -1 : 1));
+    .sort((a, b) => {
+      const sa = resourceSubject(a);
+      const sb = resourceSubject(b);
+      return sa === sb ? a.id.localeCompare(b.id) : sa < sb ? -1 : 1;
+    });
   return { resources, hash: declarationHash(resources), roles: matched.map((r) => r.name), conflicts };
 }

@@ -60,7 +60,7 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
 
   it("writes a report once, and again only when it changes", async () => {
     const { nodeId } = await enrol();
-    const report = { declarationVersion: 1, owned: [], drift: [], errors: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
     expect(await recordReport(deps, nodeId, report)).toBe(true);
     expect(await recordReport(deps, nodeId, { ...report, reconciledAt: new Date(Date.now() + 1000).toISOString() })).toBe(false);
     expect(await recordReport(deps, nodeId, { ...report, storeLost: true })).toBe(true);

@@ -7,6 +7,7 @@ import { StateBadge } from "@/components/state-badge";
 import { RelativeTime } from "@/components/relative-time";
 import { AutoRefresh } from "@/components/auto-refresh";
 import type { ReactNode } from "react";
+import { resourceSubject, type Resource } from "@mesh/protocol";
 
 export const dynamic = "force-dynamic";
 
@@ -31,7 +32,7 @@ export default async function NodePage({ params }: { params: Promise<{ id: strin
   }
   const profile = node.profile as Record<string, string | number>;
   const inventory = node.inventory as { packages: unknown[]; units: unknown[]; ports: unknown[]; mounts: unknown[] };
-  const resources = (node.declaration?.resources ?? []) as Array<{ id: string; type: string; path: string }>;
+  const resources = (node.declaration?.resources ?? []) as Resource[];
   return (
     <Shell>
       <AutoRefresh />
@@ -78,7 +79,7 @@ export default async function NodePage({ params }: { params: Promise<{ id: strin
             <ul className="space-y-1 text-sm">
               {resources.map((r) => (
                 <li key={r.id} className="font-mono">
-                  <span className="text-slate-500">{r.type}</span> {r.path} <span className="text-slate-400">({r.id})</span>
+                  <span className="text-slate-500">{r.type}</span> {resourceSubject(r).replace(/^\w+:/, "")} <span className="text-slate-400">({r.id})</span>
                 </li>
               ))}
             </ul>

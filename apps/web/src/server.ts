@@ -6,11 +6,11 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { createLogger, ensureAdminCredentials } from "@mesh/api";
+import { createEnrolLimits, createLogger, ensureAdminCredentials } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
-import { setRuntime } from "./server/runtime";
+import { REMOTE_ADDRESS_HEADER, setRuntime } from "./server/runtime";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dev = process.argv.includes("--dev");
@@ -56,7 +56,7 @@ async function main() {
     console.log(lines.join("\n") + "\n");
   }
 
-  setRuntime({ database, log, config });
+  setRuntime({ database, log, config, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken) });
 
   let gateway: Gateway | null = null;
   if (config.role !== "web") {
@@ -74,6 +74,8 @@ async function main() {
 
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? "/").split("?")[0];
+    // Routes learn the peer's address from us only; a client-sent value is dropped.
+    req.headers[REMOTE_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   CONFLICT: { http: 409, trpc: "CONFLICT" },
   TOO_LARGE: { http: 413, trpc: "PAYLOAD_TOO_LARGE" },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
+  RATE_LIMITED: { http: 429, trpc: "TOO_MANY_REQUESTS" },
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

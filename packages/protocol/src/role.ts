@@ -2,7 +2,6 @@
 // the resources every matching node gets. An empty selector matches every node.
 import { z } from "zod";
 import { LIMITS } from "./limits";
-import { Labels } from "./labels";
 import { Resource, refineResources } from "./resources";
 
 export const RoleName = z
@@ -11,12 +10,33 @@ export const RoleName = z
   .max(LIMITS.name)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, "lower-case letters, digits and '-'");
 
-const ProfileFact = z.union([z.string().max(256), z.number(), z.boolean()]);
+const Scalar = z.union([z.string().max(256), z.number(), z.boolean()]);
+
+/**
+ * One condition on a label or profile fact: a bare value means equals; otherwise
+ * { in: [...] }, { notIn: [...] }, { exists: bool }, { ne: v } or numeric { gt, gte, lt, lte }.
+ */
+export const Match = z.union([
+  Scalar,
+  z.strictObject({ in: z.array(Scalar).min(1).max(256) }),
+  z.strictObject({ notIn: z.array(Scalar).min(1).max(256) }),
+  z.strictObject({ exists: z.boolean() }),
+  z.strictObject({ ne: Scalar }),
+  z
+    .strictObject({ gt: z.number().optional(), gte: z.number().optional(), lt: z.number().optional(), lte: z.number().optional() })
+    .refine((m) => Object.keys(m).length > 0, "give at least one of gt, gte, lt, lte"),
+]);
+export type Match = z.infer<typeof Match>;
+
+const Conditions = z
+  .record(z.string().min(1).max(64), Match)
+  .refine((c) => Object.keys(c).length <= 64, "at most 64 conditions");
 
 export const Selector = z.strictObject({
-  labels: Labels.optional(),
-  /** Profile facts that must be equal, e.g. { "arch": "x86_64" }. */
-  profile: z.record(z.string().max(64), ProfileFact).optional(),
+  /** Conditions on node labels, e.g. { "tier": "web", "zone": { "in": ["a", "b"] } }. */
+  labels: Conditions.optional(),
+  /** Conditions on profile facts, e.g. { "arch": "x86_64", "cpus": { "gte": 4 } }. */
+  profile: Conditions.optional(),
 });
 export type Selector = z.infer<typeof Selector>;
 

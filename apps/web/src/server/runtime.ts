@@ -2,13 +2,14 @@
 // separately from server.ts, so a module singleton is not shared: globalThis under
 // a Symbol.for key is. Read it inside handlers, never at module top level.
 import type { Database } from "@mesh/db";
-import type { Deps, Logger } from "@mesh/api";
+import type { Deps, EnrolLimits, Logger } from "@mesh/api";
 import type { Config } from "./config";
 
 export interface Runtime {
   database: Database;
   log: Logger;
   config: Config;
+  enrolLimits: EnrolLimits;
 }
 
 const KEY = Symbol.for("mesh.runtime");
@@ -28,6 +29,13 @@ export function runtimeDeps(): Deps {
   const { database, log } = getRuntime();
   return { db: database.db, log };
 }
+
+/** The peer address, as the server entry recorded it (never a client-sent header). */
+export function remoteAddress(request: Request): string | undefined {
+  return request.headers.get(REMOTE_ADDRESS_HEADER) ?? undefined;
+}
+
+export const REMOTE_ADDRESS_HEADER = "x-mesh-remote-address";
 
 /** The URL hosts should use: MESH_PUBLIC_URL, else the origin the request came to. */
 export function publicUrlFor(request: Request): string {

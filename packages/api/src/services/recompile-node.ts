@@ -34,11 +34,16 @@ export interface RecompileResult {
 export async function recompileNode(tx: DbOrTx, nodeId: string, roles: Role[], actor: string): Promise<RecompileResult> {
   const [node] = await tx.select().from(nodes).where(eq(nodes.id, nodeId)).for("update");
   if (!node) throw new Error(`node ${nodeId} vanished`);
+  // Retiring, retired and revoked nodes keep the declaration they were given last.
+  if (!(COMPILABLE_STATES as readonly string[]).includes(node.state)) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
   const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, roles);
-  if (compiled.conflicts.length > 0) {
-    await recordEvent(tx, { actor, action: "declaration.conflict", nodeId, data: { conflicts: compiled.conflicts } });
-    return { nodeId, version: node.declaredVersion, changed: false, conflicts: compiled.conflicts };
+  if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) {
+    await tx.update(nodes).set({ conflicts: compiled.conflicts, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
+    if (compiled.conflicts.length > 0) await recordEvent(tx, { actor, action: "declaration.conflict", nodeId, result: "refused", data: { conflicts: compiled.conflicts } });
+    await notify(tx, CHANNELS.node, nodeId);
   }
+  // A conflict pushes nothing: the node keeps its last good declaration.
+  if (compiled.conflicts.length > 0) return { nodeId, version: node.declaredVersion, changed: false, conflicts: compiled.conflicts };
   const [current] = await tx
     .select({ hash: declarations.hash })
     .from(declarations)

@@ -5,6 +5,8 @@ export interface EventInput {
   actor: string;
   action: string;
   nodeId?: string | null;
+  target?: string | null;
+  result?: "ok" | "refused" | "failed";
   data?: Record<string, unknown>;
 }
 
@@ -13,6 +15,8 @@ export async function recordEvent(db: DbOrTx, event: EventInput): Promise<void> 
     actor: event.actor,
     action: event.action,
     nodeId: event.nodeId ?? null,
+    target: event.target ?? null,
+    result: event.result ?? "ok",
     data: event.data ?? {},
   });
 }

@@ -9,6 +9,9 @@ export const events = pgTable(
     actor: text("actor").notNull(),
     action: text("action").notNull(),
     nodeId: uuid("node_id"),
+    /** What the action was about when not a node: a token id, a role name, a grant. */
+    target: text("target"),
+    result: text("result").notNull().default("ok"),
     data: jsonb("data").notNull().default({}),
   },
   (t) => [index("events_node_idx").on(t.nodeId, t.id)],

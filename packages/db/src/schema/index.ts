@@ -5,3 +5,6 @@ export * from "./declarations";
 export * from "./reports";
 export * from "./events";
 export * from "./auth";
+export * from "./gateways";
+export * from "./blobs";
+export * from "./grants";

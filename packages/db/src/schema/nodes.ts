@@ -23,6 +23,13 @@ export const nodes = pgTable(
     driftCount: integer("drift_count").notNull().default(0),
     errorCount: integer("error_count").notNull().default(0),
     storeLost: boolean("store_lost").notNull().default(false),
+    /** Roles that declare one resource differently: nothing new is pushed while any remain. */
+    conflicts: jsonb("conflicts").$type<Array<{ key: string; roles: [string, string] }>>().notNull().default([]),
+    /** "remove" or "forget" while retiring (keepResources forgets). */
+    retireMode: text("retire_mode").$type<"remove" | "forget">(),
+    inventoryHash: text("inventory_hash"),
+    retiredAt: timestamp("retired_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
     hostVersion: text("host_version"),
     gatewayId: text("gateway_id"),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),

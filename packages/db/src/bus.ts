@@ -10,6 +10,8 @@ export const CHANNELS = {
   declaration: "mesh_declaration",
   /** payload: node id whose record changed (state, report, labels) */
   node: "mesh_node",
+  /** payload: "<node id> <reason>": close that node's link at once (revoked, retired, re-enrolled) */
+  link: "mesh_link",
 } as const;
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 

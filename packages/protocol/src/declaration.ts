@@ -11,5 +11,11 @@ export const Declaration = z.strictObject({
   version: z.number().int().min(0),
   hash: Sha256Hex.optional(),
   resources: ResourceList,
+  /**
+   * Set on the last declaration a retiring node gets (with no resources):
+   * "remove" takes away everything the host owns, "forget" drops ownership and
+   * leaves the machine as it is.
+   */
+  final: z.enum(["remove", "forget"]).optional(),
 });
 export type Declaration = z.infer<typeof Declaration>;

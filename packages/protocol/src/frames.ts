@@ -6,6 +6,7 @@ import { z } from "zod";
 import { LIMITS } from "./limits";
 import { Declaration } from "./declaration";
 import { Report } from "./report";
+import { Profile, Inventory } from "./profile";
 
 export const AGENT_PATH = "/agent";
 export const CHALLENGE_PATH = "/api/agent/challenge";
@@ -18,6 +19,7 @@ export const CloseCode = {
   unauthorized: 4401,
   revoked: 4403,
   replaced: 4409,
+  retired: 4410,
   tooBig: 1009,
 } as const;
 
@@ -73,10 +75,25 @@ export const ErrorFrame = z.strictObject({
 });
 export type ErrorFrame = z.infer<typeof ErrorFrame>;
 
+/** The node is retired: the host forgets its identity and goes back to `hosted`. */
+export const RetiredFrame = z.strictObject({
+  type: z.literal("retired"),
+  nodeId: NodeId,
+});
+export type RetiredFrame = z.infer<typeof RetiredFrame>;
+
+/** The host's profile and inventory, sent on connect when their hash changed since last sent. */
+export const FactsFrame = z.strictObject({
+  type: z.literal("facts"),
+  profile: Profile,
+  inventory: Inventory,
+});
+export type FactsFrame = z.infer<typeof FactsFrame>;
+
 /** Frames the control plane sends to a host. */
-export const ServerFrame = z.discriminatedUnion("type", [DeclarationFrame, AckFrame, ErrorFrame]);
+export const ServerFrame = z.discriminatedUnion("type", [DeclarationFrame, AckFrame, ErrorFrame, RetiredFrame]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 /** Frames a host sends to the control plane. */
-export const HostFrame = z.discriminatedUnion("type", [ReportFrame, ErrorFrame]);
+export const HostFrame = z.discriminatedUnion("type", [ReportFrame, ErrorFrame, FactsFrame]);
 export type HostFrame = z.infer<typeof HostFrame>;

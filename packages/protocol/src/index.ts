@@ -10,3 +10,4 @@ export * from "./digest";
 export * from "./role";
 export * from "./describe-error";
 export * from "./sha256";
+export * from "./http-signature";

@@ -10,7 +10,9 @@ import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type 
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { recordReport } from "../services/record-report";
-import { markConnected, markDisconnected, touchLastSeen } from "../services/presence";
+import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
+import { updateFacts } from "../services/update-facts";
+import { completeRetirement } from "../services/lifecycle";
 import { currentDeclaration } from "../services/recompile-node";
 import { ChallengeIssuer } from "./challenge";
 import { authenticateLink } from "./link-auth";
@@ -21,6 +23,8 @@ export interface GatewayOptions {
   gatewayId?: string;
   pingIntervalMs?: number;
   lastSeenFlushMs?: number;
+  /** How often this instance says it is alive; three missed beats and others take over. */
+  heartbeatMs?: number;
 }
 
 interface Link {
@@ -90,6 +94,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       seen.add(link.nodeId);
       send(link, { type: "ack", seq: frame.seq });
       log.debug({ nodeId: link.nodeId, written, version: frame.report.declarationVersion }, "report");
+      if (written && frame.report.owned.length === 0) await completeRetirement(deps, link.nodeId, frame.report);
+    } else if (frame.type === "facts") {
+      const changed = await updateFacts(deps, link.nodeId, frame);
+      log.info({ nodeId: link.nodeId, changed }, "facts");
     } else {
       log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message }, "host sent an error");
     }
@@ -112,7 +120,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ws.on("close", (code, reason) => {
       if (links.get(nodeId) === link) links.delete(nodeId);
       log.info({ nodeId, code, reason: reason.toString() }, "link closed");
-      if (code !== CloseCode.replaced) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
+      // A link replaced by a newer one from the same node leaves the node connected.
+      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
     });
     enqueue(async () => {
       await markConnected(deps, nodeId, id, hostVersion);
@@ -141,11 +150,39 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }, options.lastSeenFlushMs ?? 30_000);
   flush.unref();
 
-  const unsubscribe = await bus.subscribe(CHANNELS.declaration, (nodeId) => {
+  const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (nodeId) => {
     const link = links.get(nodeId);
     if (!link) return;
     link.queue = link.queue.then(() => pushDeclaration(link)).catch((err) => log.error({ err, nodeId }, "push failed"));
   });
+  // Revoked, retired or re-enrolled: whichever instance holds the link closes it now.
+  const unsubscribeLinks = await bus.subscribe(CHANNELS.link, (payload) => {
+    const [nodeId, reason] = payload.split(" ");
+    const link = nodeId ? links.get(nodeId) : undefined;
+    if (!link) return;
+    log.info({ nodeId, reason }, "closing link");
+    if (reason === "retired") {
+      link.queue = link.queue.then(() => {
+        send(link, { type: "retired", nodeId: link.nodeId });
+        link.ws.close(CloseCode.retired, "node retired");
+      });
+    } else if (reason === "replaced") {
+      link.ws.close(CloseCode.replaced, "node re-enrolled with a new key");
+    } else {
+      link.ws.close(CloseCode.revoked, "node revoked");
+      // A revoked host gets no grace: drop the socket even if it does not answer the close.
+      setTimeout(() => link.ws.terminate(), 1000).unref();
+    }
+  });
+
+  const heartbeatMs = options.heartbeatMs ?? 5_000;
+  await beatGateway(deps, id);
+  const gatewayBeat = setInterval(() => {
+    beatGateway(deps, id)
+      .then(() => sweepDeadGateways(deps, heartbeatMs * 3))
+      .catch((err) => log.warn({ err }, "gateway heartbeat failed"));
+  }, heartbeatMs);
+  gatewayBeat.unref();
 
   return {
     id,
@@ -173,11 +210,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async close() {
       clearInterval(heartbeat);
       clearInterval(flush);
-      await unsubscribe();
+      clearInterval(gatewayBeat);
+      await unsubscribeDeclarations();
+      await unsubscribeLinks();
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");
       await Promise.allSettled(closing);
-      touchLastSeen(deps, [...seen]).catch(() => {});
+      await touchLastSeen(deps, [...seen]).catch(() => {});
+      await retireGateway(deps, id).catch((err) => log.warn({ err }, "could not hand back nodes"));
     },
   };
 }

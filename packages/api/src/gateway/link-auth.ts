@@ -38,6 +38,6 @@ export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, 
   if (!signatureOk) return { ok: false, status: 401, reason: "bad signature" };
   // Checked after the signature so a stranger cannot burn a node's nonce.
   if (!challenges.accept(auth.nonce)) return { ok: false, status: 401, reason: "challenge unknown, expired or already used" };
-  if (REFUSED_STATES.has(node.state)) return { ok: false, status: 403, reason: `node is ${node.state}` };
+  if (REFUSED_STATES.has(node.state)) return { ok: false, status: 401, reason: `node is ${node.state}` };
   return { ok: true, auth, node: { id: node.id, name: node.name } };
 }

@@ -1,7 +1,7 @@
 // POST /api/enrol: consumes a token and creates the node in one transaction, then
 // compiles its first declaration from the profile it reported (invariant 4).
 import { createPublicKey } from "node:crypto";
-import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, ne, sql } from "drizzle-orm";
 import { enrolmentTokens, nodes } from "@mesh/db";
 import type { EnrolRequest, EnrolResponse } from "@mesh/protocol";
 import { MeshError } from "../errors";
@@ -9,6 +9,19 @@ import { nowOf, type Deps } from "../deps";
 import { parseToken, secretMatches } from "./enrolment-token";
 import { recordEvent } from "./record-event";
 import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { closeLink } from "./lifecycle";
+import { contentHash } from "../compile/hash";
+import type { DbOrTx } from "@mesh/db";
+
+function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as { code?: string; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) if (e.code === "23505") return true;
+  return false;
+}
+
+async function findLiveNode(tx: DbOrTx, machineId: string) {
+  const [node] = await tx.select().from(nodes).where(and(eq(nodes.machineId, machineId), ne(nodes.state, "retired"))).for("update");
+  return node;
+}
 
 function assertEd25519(publicKey: string): void {
   try {
@@ -50,25 +63,41 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: { addre
         )
         .returning({ id: enrolmentTokens.id });
       if (consumed.length === 0) throw new MeshError("TOKEN_USED", "the token has already been used");
-      const [created] = await tx
-        .insert(nodes)
-        .values({
-          name: request.profile.hostname || request.profile.machineId.slice(0, 12),
-          state: "disconnected",
-          labels: token.labels,
-          publicKey: request.publicKey,
-          machineId: request.profile.machineId,
-          profile: request.profile,
-          inventory: request.inventory,
-          tokenId: token.id,
-          hostVersion: request.profile.hostVersion,
-        })
-        .returning();
-      if (!created) throw new Error("node insert returned nothing");
-      await recordEvent(tx, { actor: `token:${token.id}`, action: "node.enrol", nodeId: created.id, data: { address: meta.address, machineId: request.profile.machineId } });
+      const existing = await findLiveNode(tx, request.profile.machineId);
+      const fields = {
+        publicKey: request.publicKey,
+        profile: request.profile,
+        inventory: request.inventory,
+        inventoryHash: contentHash(request.inventory),
+        tokenId: token.id,
+        hostVersion: request.profile.hostVersion,
+      };
+      let node;
+      if (existing) {
+        // The same machine again (its store was lost, or it was reinstalled): one node,
+        // its history kept, the old key replaced (and so refused from now on).
+        [node] = await tx
+          .update(nodes)
+          .set({ ...fields, labels: { ...existing.labels, ...token.labels }, state: "disconnected", revokedAt: null, gatewayId: null, updatedAt: sql`now()` })
+          .where(eq(nodes.id, existing.id))
+          .returning();
+        await recordEvent(tx, { actor: `token:${token.id}`, action: "node.re-enrol", nodeId: existing.id, data: { address: meta.address, previousState: existing.state } });
+        await closeLink(tx, existing.id, "replaced");
+      } else {
+        [node] = await tx
+          .insert(nodes)
+          .values({ ...fields, name: request.profile.hostname || request.profile.machineId.slice(0, 12), state: "disconnected", labels: token.labels, machineId: request.profile.machineId })
+          .returning();
+        await recordEvent(tx, { actor: `token:${token.id}`, action: "node.enrol", nodeId: node!.id, data: { address: meta.address, machineId: request.profile.machineId } });
+      }
+      if (!node) throw new Error("node upsert returned nothing");
       await lockCompiler(tx);
-      await recompileNode(tx, created.id, await loadRoles(tx), `token:${token.id}`);
-      return created;
+      await recompileNode(tx, node.id, await loadRoles(tx), `token:${token.id}`);
+      return node;
+    }).catch((err) => {
+      // Two enrolments of one machine at the same instant: the live-node index keeps one.
+      if (isUniqueViolation(err)) throw new MeshError("CONFLICT", "this machine is enrolling concurrently; try again");
+      throw err;
     });
     deps.log.info({ nodeId: node.id, tokenId: token.id }, "node enrolled");
     return { nodeId: node.id, name: node.name, labels: node.labels };

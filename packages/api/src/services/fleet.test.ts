@@ -11,6 +11,9 @@ import { enrolNode } from "./enrol-node";
 import { upsertRole, deleteRole } from "./roles";
 import { getNode } from "./get-node";
 import { recordReport } from "./record-report";
+import { completeRetirement, retireNode, revokeNode } from "./lifecycle";
+import { setLabels } from "./set-labels";
+import { listTokens, revokeToken } from "./tokens";
 
 const profile = (machineId: string): Profile => ({
   hostname: "h-" + machineId.slice(0, 4), os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64",
@@ -28,10 +31,74 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
   });
   afterAll(() => t?.drop());
 
-  const enrol = async (labels: Record<string, string> = {}) => {
+  const enrol = async (labels: Record<string, string> = {}, machineId: string = crypto.randomUUID()) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID()), inventory });
+    return enrolNode(deps, { token, publicKey: publicKey(), profile: profile(machineId), inventory });
   };
+  const emptyReport = (declarationVersion: number) => ({ declarationVersion, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+
+  it("retires a node: a final empty declaration, then retired once it owns nothing", async () => {
+    const { nodeId } = await enrol();
+    const r = await retireNode(deps, { actor: "test", input: { id: nodeId } });
+    let node = await getNode(deps, nodeId);
+    expect(node.state).toBe("retiring");
+    expect(node.declaration).toMatchObject({ version: r.version, resources: [] });
+    expect(await completeRetirement(deps, nodeId, { declarationVersion: r.version - 1, owned: [] })).toBe(false);
+    expect(await completeRetirement(deps, nodeId, { declarationVersion: r.version, owned: [{}] })).toBe(false);
+    expect(await completeRetirement(deps, nodeId, emptyReport(r.version))).toBe(true);
+    node = await getNode(deps, nodeId);
+    expect(node.state).toBe("retired");
+    await expect(retireNode(deps, { actor: "test", input: { id: nodeId } })).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
+  it("revokes a node once", async () => {
+    const { nodeId } = await enrol();
+    expect((await revokeNode(deps, { actor: "test", id: nodeId })).state).toBe("revoked");
+    expect((await getNode(deps, nodeId)).events.map((e) => e.action)).toContain("node.revoke");
+    await expect(revokeNode(deps, { actor: "test", id: nodeId })).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
+  it("re-enrols the same machine into the same node with the new key", async () => {
+    const machineId = crypto.randomUUID();
+    const first = await enrol({ a: "1" }, machineId);
+    const second = await enrol({ b: "2" }, machineId);
+    expect(second.nodeId).toBe(first.nodeId);
+    const node = await getNode(deps, first.nodeId);
+    expect(node.labels).toEqual({ a: "1", b: "2" });
+    expect(node.events.map((e) => e.action)).toEqual(expect.arrayContaining(["node.enrol", "node.re-enrol"]));
+  });
+
+  it("recompiles a node when its labels change", async () => {
+    const { nodeId } = await enrol();
+    await upsertRole(deps, { actor: "test", input: { name: "labelled", selector: { labels: { zone: { in: ["a", "b"] } } }, resources: [{ type: "directory", id: "z", path: "/zone" }] } });
+    const before = await getNode(deps, nodeId);
+    const after = await setLabels(deps, { actor: "test", input: { id: nodeId, labels: { zone: "b" } } });
+    expect(after.declaredVersion).toBe(before.declaredVersion + 1);
+    expect(((await getNode(deps, nodeId)).declaration?.resources as unknown[]).length).toBe(1);
+    await deleteRole(deps, { actor: "test", name: "labelled" });
+  });
+
+  it("shows a conflict on the node and pushes nothing while it lasts", async () => {
+    const { nodeId } = await enrol({ conflict: "yes" });
+    const sel = { labels: { conflict: "yes" } };
+    await upsertRole(deps, { actor: "test", input: { name: "one", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "1" }] } });
+    const v = (await getNode(deps, nodeId)).declaredVersion;
+    await upsertRole(deps, { actor: "test", input: { name: "two", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] } });
+    const node = await getNode(deps, nodeId);
+    expect(node.declaredVersion).toBe(v);
+    expect(node.conflicts).toEqual([{ key: "f", roles: ["one", "two"] }]);
+    await deleteRole(deps, { actor: "test", name: "two" });
+    expect((await getNode(deps, nodeId)).conflicts).toEqual([]);
+    await deleteRole(deps, { actor: "test", name: "one" });
+  });
+
+  it("lists tokens with their status and revokes an unused one", async () => {
+    const { id, token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
+    await revokeToken(deps, { actor: "test", id });
+    const listed = (await listTokens(deps, {})).items.find((t) => t.id === id);
+    expect(listed?.status).toBe("revoked");
+    await expect(enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID()), inventory })).rejects.toMatchObject({ code: "TOKEN_REVOKED" });
+  });
 
   it("compiles a first declaration at enrolment and moves the version only when the hash changes", async () => {
     const { nodeId } = await enrol({ tier: "web" });
@@ -51,7 +118,7 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
   it("gives exactly one node for many concurrent enrolments with one token", async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, () => enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID()), inventory })),
+      Array.from({ length: 50 }, () => enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID()), inventory })),
     );
     const ok = results.filter((r) => r.status === "fulfilled");
     expect(ok).toHaveLength(1);

@@ -11,6 +11,8 @@ export const declarations = pgTable(
     hash: text("hash").notNull(),
     resources: jsonb("resources").notNull(),
     roles: jsonb("roles").$type<string[]>().notNull().default([]),
+    /** Set on a retiring node's last declaration: "remove" or "forget". */
+    final: text("final").$type<"remove" | "forget">(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.nodeId, t.version] })],

@@ -1,6 +1,7 @@
 // Nodes: one row per enrolled machine, with its identity (public key), what it
 // reported at enrolment and the summary figures the fleet list shows.
-import { pgTable, text, integer, jsonb, timestamp, uuid, boolean, index } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { pgTable, text, integer, jsonb, timestamp, uuid, boolean, index, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const NODE_STATES = ["enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 export type NodeState = (typeof NODE_STATES)[number];
@@ -36,5 +37,9 @@ export const nodes = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("nodes_state_idx").on(t.state), index("nodes_machine_id_idx").on(t.machineId)],
+  (t) => [
+    index("nodes_state_idx").on(t.state),
+    // One live node per machine: re-enrolment replaces it; a retired one is history.
+    uniqueIndex("nodes_machine_id_live_idx").on(t.machineId).where(sql`${t.state} <> 'retired'`),
+  ],
 );

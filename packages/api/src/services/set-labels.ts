@@ -1,0 +1,22 @@
+// node.setLabels: labels select roles, so a change recompiles the node.
+import { z } from "zod";
+import { eq, sql } from "drizzle-orm";
+import { nodes } from "@mesh/db";
+import { Labels } from "@mesh/protocol";
+import { MeshError } from "../errors";
+import type { Deps } from "../deps";
+import { recordEvent } from "./record-event";
+import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+
+export const SetLabelsInput = z.strictObject({ id: z.uuid(), labels: Labels });
+
+export async function setLabels(deps: Deps, opts: { actor: string; input: z.infer<typeof SetLabelsInput> }) {
+  return deps.db.transaction(async (tx) => {
+    const [node] = await tx.update(nodes).set({ labels: opts.input.labels, updatedAt: sql`now()` }).where(eq(nodes.id, opts.input.id)).returning({ id: nodes.id, labels: nodes.labels });
+    if (!node) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
+    await recordEvent(tx, { actor: opts.actor, action: "node.set-labels", nodeId: node.id, data: { labels: node.labels } });
+    await lockCompiler(tx);
+    const result = await recompileNode(tx, node.id, await loadRoles(tx), opts.actor);
+    return { id: node.id, labels: node.labels, declaredVersion: result.version, conflicts: result.conflicts };
+  });
+}

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { createEnrolLimits, createLogger, ensureAdminCredentials } from "@mesh/api";
+import { createEnrolLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
@@ -56,12 +56,14 @@ async function main() {
     console.log(lines.join("\n") + "\n");
   }
 
-  setRuntime({ database, log, config, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken) });
+  const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl }) : null;
+  const grants: GrantProviders = postgresGrants ? { postgres: postgresGrants } : {};
+  setRuntime({ database, log, config, grants, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken) });
 
   let gateway: Gateway | null = null;
   if (config.role !== "web") {
     gateway = await createGateway({
-      deps: { db: database.db, log },
+      deps: { db: database.db, log, grants },
       bus: database.bus,
       pingIntervalMs: config.pingIntervalMs,
       lastSeenFlushMs: config.lastSeenFlushMs,
@@ -109,6 +111,7 @@ async function main() {
     server.close();
     server.closeAllConnections();
     await gateway?.close().catch(() => {});
+    await postgresGrants?.close().catch(() => {});
     await database.close().catch(() => {});
     releaseLock();
     process.exit(0);

@@ -11,3 +11,7 @@ export { ensureAdminCredentials } from "./auth/credentials";
 export { login, logout, sessionCookie, clearedSessionCookie, readCookie, SESSION_COOKIE } from "./auth/sessions";
 export { authenticate } from "./auth/authenticate";
 export { compileDeclaration } from "./compile/compile-declaration";
+export { handleFileUpload, handleFileDownload } from "./http/files-handler";
+export { authenticateNodeRequest } from "./http/node-signature";
+export { createPostgresGrantProvider } from "./grants/postgres-provider";
+export type { GrantProvider, GrantProviders } from "./grants/provider";

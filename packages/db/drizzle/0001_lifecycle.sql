@@ -29,6 +29,7 @@ ALTER TABLE "nodes" ADD COLUMN "retire_mode" text;--> statement-breakpoint
 ALTER TABLE "nodes" ADD COLUMN "inventory_hash" text;--> statement-breakpoint
 ALTER TABLE "nodes" ADD COLUMN "retired_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "nodes" ADD COLUMN "revoked_at" timestamp with time zone;--> statement-breakpoint
+ALTER TABLE "roles" ADD COLUMN "grants" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "declarations" ADD COLUMN "final" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "target" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "result" text DEFAULT 'ok' NOT NULL;--> statement-breakpoint

@@ -11,3 +11,4 @@ export * from "./role";
 export * from "./describe-error";
 export * from "./sha256";
 export * from "./http-signature";
+export * from "./grant";

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { LIMITS } from "./limits";
 import { Resource, refineResources } from "./resources";
+import { GrantDeclaration } from "./grant";
 
 export const RoleName = z
   .string()
@@ -42,10 +43,21 @@ export type Selector = z.infer<typeof Selector>;
 
 export const RoleResources = z.array(Resource).max(LIMITS.resourcesPerRole).superRefine(refineResources);
 
-export const Role = z.strictObject({
-  name: RoleName,
-  selector: Selector.default({}),
-  resources: RoleResources,
-});
+export const Role = z
+  .strictObject({
+    name: RoleName,
+    selector: Selector.default({}),
+    resources: RoleResources,
+    /** Per-node credentials; each lands on the node as a file with the grant's id. */
+    grants: z.array(GrantDeclaration).max(16).default([]),
+  })
+  .superRefine((role, ctx) => {
+    const ids = new Set(role.resources.map((r) => r.id));
+    const paths = new Set(role.resources.flatMap((r) => ("path" in r ? [r.path] : [])));
+    role.grants.forEach((g, i) => {
+      if (ids.has(g.id)) ctx.addIssue({ code: "custom", path: ["grants", i, "id"], message: `a resource already has id "${g.id}"` });
+      if (paths.has(g.path)) ctx.addIssue({ code: "custom", path: ["grants", i, "path"], message: `a resource already manages ${g.path}` });
+    });
+  });
 export type Role = z.infer<typeof Role>;
 export type RoleInput = z.input<typeof Role>;

@@ -13,6 +13,8 @@ const Env = z.object({
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
   MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+  MESH_GRANT_POSTGRES_URL: z.string().url().optional(),
+  MESH_GRANT_POSTGRES_PUBLIC_URL: z.string().url().optional(),
   MESH_ENROL_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   MESH_ENROL_LIMIT_PER_TOKEN: z.coerce.number().int().min(1).default(10),
 });
@@ -28,6 +30,10 @@ export interface Config {
   adminApiKey?: string;
   pingIntervalMs: number;
   lastSeenFlushMs: number;
+  /** Admin URL of the database Postgres grants are made on; none means no grants. */
+  grantPostgresUrl?: string;
+  /** The same database as hosts reach it, when that differs. */
+  grantPostgresPublicUrl?: string;
   /** Enrolment attempts per minute. */
   enrolLimitPerAddress: number;
   enrolLimitPerToken: number;
@@ -46,6 +52,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
     lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,
+    grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,
     enrolLimitPerAddress: e.MESH_ENROL_LIMIT_PER_ADDRESS,
     enrolLimitPerToken: e.MESH_ENROL_LIMIT_PER_TOKEN,
   };

@@ -2,7 +2,7 @@
 // separately from server.ts, so a module singleton is not shared: globalThis under
 // a Symbol.for key is. Read it inside handlers, never at module top level.
 import type { Database } from "@mesh/db";
-import type { Deps, EnrolLimits, Logger } from "@mesh/api";
+import type { Deps, EnrolLimits, GrantProviders, Logger } from "@mesh/api";
 import type { Config } from "./config";
 
 export interface Runtime {
@@ -10,6 +10,7 @@ export interface Runtime {
   log: Logger;
   config: Config;
   enrolLimits: EnrolLimits;
+  grants: GrantProviders;
 }
 
 const KEY = Symbol.for("mesh.runtime");
@@ -26,8 +27,8 @@ export function getRuntime(): Runtime {
 }
 
 export function runtimeDeps(): Deps {
-  const { database, log } = getRuntime();
-  return { db: database.db, log };
+  const { database, log, grants } = getRuntime();
+  return { db: database.db, log, grants };
 }
 
 /** The peer address, as the server entry recorded it (never a client-sent header). */

@@ -1,6 +1,6 @@
 // The declaration compiler: pure. The union of the resources of every role whose
 // selector matches the node, in a deterministic order, with a content hash.
-import type { Resource, Role } from "@mesh/protocol";
+import type { GrantDeclaration, Resource, Role } from "@mesh/protocol";
 import { canonicalJson, resourceSubject } from "@mesh/protocol";
 import { contentHash } from "./hash";
 import { matchesSelector, type NodeFacts } from "./selector";
@@ -13,6 +13,8 @@ export interface Conflict {
 
 export interface CompiledDeclaration {
   resources: Resource[];
+  /** Grants the node must hold; each becomes a file resource once issued. */
+  grants: GrantDeclaration[];
   hash: string;
   roles: string[];
   conflicts: Conflict[];
@@ -27,7 +29,14 @@ export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDecl
   const byId = new Map<string, { resource: Resource; role: string; json: string }>();
   const bySubject = new Map<string, { id: string; role: string }>();
   const conflicts: Conflict[] = [];
+  const grants = new Map<string, { grant: GrantDeclaration; role: string; json: string }>();
   for (const role of matched) {
+    for (const grant of role.grants ?? []) {
+      const json = canonicalJson(grant);
+      const seen = grants.get(grant.id);
+      if (seen && seen.json !== json) conflicts.push({ key: grant.id, roles: [seen.role, role.name] });
+      else if (!seen) grants.set(grant.id, { grant, role: role.name, json });
+    }
     for (const resource of role.resources) {
       const json = canonicalJson(resource);
       const seen = byId.get(resource.id);
@@ -53,5 +62,11 @@ export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDecl
       const sb = resourceSubject(b);
       return sa === sb ? a.id.localeCompare(b.id) : sa < sb ? -1 : 1;
     });
-  return { resources, hash: declarationHash(resources), roles: matched.map((r) => r.name), conflicts };
+  return {
+    resources,
+    grants: [...grants.values()].map((g) => g.grant).sort((a, b) => a.id.localeCompare(b.id)),
+    hash: declarationHash(resources),
+    roles: matched.map((r) => r.name),
+    conflicts,
+  };
 }

@@ -1,20 +1,8 @@
 // The grant provider interface: a per-node credential created at a provider,
 // and revoked there. One real provider so far: Postgres roles.
-import { z } from "zod";
-import { AbsolutePath, FileMode, ResourceId } from "@mesh/protocol";
+import type { GrantDeclaration } from "@mesh/protocol";
 
-/** A grant as a role declares it: the credential lands on the node in a 0600 file. */
-export const GrantDeclaration = z.strictObject({
-  id: ResourceId,
-  provider: z.literal("postgres"),
-  /** read: SELECT; readwrite: SELECT, INSERT, UPDATE, DELETE — on every table of the schema. */
-  access: z.enum(["read", "readwrite"]).default("read"),
-  schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default("public"),
-  /** Where the host writes the credential (a DATABASE_URL=... line). */
-  path: AbsolutePath,
-  mode: FileMode.default("0600"),
-});
-export type GrantDeclaration = z.infer<typeof GrantDeclaration>;
+export type { GrantDeclaration };
 
 export interface GrantProvider {
   readonly name: string;

@@ -92,7 +92,7 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: { addre
       }
       if (!node) throw new Error("node upsert returned nothing");
       await lockCompiler(tx);
-      await recompileNode(tx, node.id, await loadRoles(tx), `token:${token.id}`);
+      await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor: `token:${token.id}`, grants: deps.grants });
       return node;
     }).catch((err) => {
       // Two enrolments of one machine at the same instant: the live-node index keeps one.

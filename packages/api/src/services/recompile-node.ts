@@ -3,7 +3,9 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import { Role } from "@mesh/protocol";
-import { compileDeclaration, type Conflict } from "../compile/compile-declaration";
+import { compileDeclaration, declarationHash, type Conflict } from "../compile/compile-declaration";
+import { ensureNodeGrants } from "../grants/ensure-node-grants";
+import type { GrantProviders } from "../grants/provider";
 import { recordEvent } from "./record-event";
 
 export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
@@ -20,7 +22,7 @@ export async function lockCompiler(tx: DbOrTx): Promise<void> {
 
 export async function loadRoles(db: DbOrTx): Promise<Role[]> {
   const rows = await db.select().from(rolesTable);
-  return rows.map((r) => Role.parse({ name: r.name, selector: r.selector, resources: r.resources }));
+  return rows.map((r) => Role.parse({ name: r.name, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }));
 }
 
 export interface RecompileResult {
@@ -30,8 +32,15 @@ export interface RecompileResult {
   conflicts: Conflict[];
 }
 
+export interface CompileContext {
+  roles: Role[];
+  actor: string;
+  grants?: GrantProviders;
+}
+
 /** Must run inside a transaction: it locks the node row so versions stay monotonic. */
-export async function recompileNode(tx: DbOrTx, nodeId: string, roles: Role[], actor: string): Promise<RecompileResult> {
+export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileContext): Promise<RecompileResult> {
+  const { roles, actor } = ctx;
   const [node] = await tx.select().from(nodes).where(eq(nodes.id, nodeId)).for("update");
   if (!node) throw new Error(`node ${nodeId} vanished`);
   // Retiring, retired and revoked nodes keep the declaration they were given last.
@@ -44,6 +53,13 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, roles: Role[], a
   }
   // A conflict pushes nothing: the node keeps its last good declaration.
   if (compiled.conflicts.length > 0) return { nodeId, version: node.declaredVersion, changed: false, conflicts: compiled.conflicts };
+  if (compiled.grants.length > 0 || ctx.grants) {
+    const grantFiles = await ensureNodeGrants(tx, ctx.grants ?? {}, nodeId, compiled.grants, actor);
+    if (grantFiles.length > 0) {
+      compiled.resources = [...compiled.resources, ...grantFiles].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      compiled.hash = declarationHash(compiled.resources);
+    }
+  }
   const [current] = await tx
     .select({ hash: declarations.hash })
     .from(declarations)
@@ -58,12 +74,12 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, roles: Role[], a
 }
 
 /** Recompiles every node that can still receive a declaration. */
-export async function recompileFleet(tx: DbOrTx, actor: string): Promise<RecompileResult[]> {
+export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "roles">): Promise<RecompileResult[]> {
   await lockCompiler(tx);
   const roles = await loadRoles(tx);
   const ids = await tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, [...COMPILABLE_STATES])).orderBy(nodes.id);
   const results: RecompileResult[] = [];
-  for (const { id } of ids) results.push(await recompileNode(tx, id, roles, actor));
+  for (const { id } of ids) results.push(await recompileNode(tx, id, { ...ctx, roles }));
   return results;
 }
 

@@ -10,7 +10,7 @@ import { recompileFleet, type RecompileResult } from "./recompile-node";
 
 export async function listRoles(deps: Pick<Deps, "db">): Promise<Role[]> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
-  return rows.map((r) => ({ name: r.name, selector: r.selector, resources: r.resources }) as Role);
+  return rows.map((r) => ({ name: r.name, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }) as Role);
 }
 
 function summarise(results: RecompileResult[]) {
@@ -25,10 +25,10 @@ export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleI
   const results = await deps.db.transaction(async (tx) => {
     await tx
       .insert(roles)
-      .values({ name: role.name, selector: role.selector, resources: role.resources })
-      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, updatedAt: sql`now()` } });
+      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants })
+      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, updatedAt: sql`now()` } });
     await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length } });
-    return recompileFleet(tx, opts.actor);
+    return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return { role, ...summarise(results) };
 }
@@ -38,7 +38,7 @@ export async function deleteRole(deps: Deps, opts: { actor: string; name: string
     const deleted = await tx.delete(roles).where(eq(roles.name, opts.name)).returning({ name: roles.name });
     if (deleted.length === 0) throw new MeshError("NOT_FOUND", `no role named ${opts.name}`);
     await recordEvent(tx, { actor: opts.actor, action: "role.delete", data: { name: opts.name } });
-    return recompileFleet(tx, opts.actor);
+    return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return summarise(results);
 }

@@ -16,7 +16,7 @@ export async function setLabels(deps: Deps, opts: { actor: string; input: z.infe
     if (!node) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
     await recordEvent(tx, { actor: opts.actor, action: "node.set-labels", nodeId: node.id, data: { labels: node.labels } });
     await lockCompiler(tx);
-    const result = await recompileNode(tx, node.id, await loadRoles(tx), opts.actor);
+    const result = await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor: opts.actor, grants: deps.grants });
     return { id: node.id, labels: node.labels, declaredVersion: result.version, conflicts: result.conflicts };
   });
 }

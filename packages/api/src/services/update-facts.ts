@@ -8,7 +8,7 @@ import { contentHash } from "../compile/hash";
 import { recordEvent } from "./record-event";
 import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
 
-export async function updateFacts(deps: Pick<Deps, "db">, nodeId: string, facts: { profile: Profile; inventory: Inventory }) {
+export async function updateFacts(deps: Pick<Deps, "db" | "grants">, nodeId: string, facts: { profile: Profile; inventory: Inventory }) {
   const inventoryHash = contentHash(facts.inventory);
   return deps.db.transaction(async (tx) => {
     const [node] = await tx.select({ profile: nodes.profile, inventoryHash: nodes.inventoryHash }).from(nodes).where(eq(nodes.id, nodeId)).for("update");
@@ -22,7 +22,7 @@ export async function updateFacts(deps: Pick<Deps, "db">, nodeId: string, facts:
     await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.facts", nodeId, data: { profileChanged, packages: facts.inventory.packages.length } });
     if (profileChanged) {
       await lockCompiler(tx);
-      await recompileNode(tx, nodeId, await loadRoles(tx), `node:${nodeId}`);
+      await recompileNode(tx, nodeId, { roles: await loadRoles(tx), actor: `node:${nodeId}`, grants: deps.grants });
     }
     return true;
   });

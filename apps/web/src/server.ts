@@ -1,6 +1,7 @@
 // The one server entry: Next.js (dashboard + tRPC + enrol), and the agent gateway,
 // on one port, over exactly one database instance per process.
 import http from "node:http";
+import https from "node:https";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
@@ -11,6 +12,7 @@ import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
 import { REMOTE_ADDRESS_HEADER, setRuntime } from "./server/runtime";
+import { loadTls } from "./server/tls";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dev = process.argv.includes("--dev");
@@ -25,6 +27,7 @@ async function main() {
     console.error(`mesh: bad configuration: ${(err as Error).message}`);
     process.exit(2);
   }
+  config = config!;
 
   let releaseLock = () => {};
   if (!config.databaseUrl) {
@@ -58,7 +61,9 @@ async function main() {
 
   const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl }) : null;
   const grants: GrantProviders = postgresGrants ? { postgres: postgresGrants } : {};
-  setRuntime({ database, log, config, grants, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken) });
+  const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });
+  if (tls) log.info({ pin: tls.pin }, "serving TLS");
+  setRuntime({ database, log, config, grants, tlsPin: tls?.pin, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken) });
 
   let gateway: Gateway | null = null;
   if (config.role !== "web") {
@@ -74,7 +79,7 @@ async function main() {
   const handle = app.getRequestHandler();
   if (config.role !== "gateway") await app.prepare();
 
-  const server = http.createServer((req, res) => {
+  const listener: http.RequestListener = (req, res) => {
     const pathname = (req.url ?? "/").split("?")[0];
     // Routes learn the peer's address from us only; a client-sent value is dropped.
     req.headers[REMOTE_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
@@ -87,7 +92,8 @@ async function main() {
       log.error({ err }, "request failed");
       if (!res.headersSent) res.writeHead(500).end();
     });
-  });
+  };
+  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, listener) : http.createServer(listener);
   // Only the agent path is ours; every other upgrade (Next's HMR) is left to Next.
   server.on("upgrade", (req, socket, head) => {
     const pathname = (req.url ?? "/").split("?")[0];
@@ -101,7 +107,7 @@ async function main() {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   log.info({ port, role: config.role, gatewayId: gateway?.id }, "control plane listening");
-  console.log(`Mesh control plane on http://localhost:${port} (${database.kind}${config.databaseUrl ? "" : ` in ${config.dataDir}`})`);
+  console.log(`Mesh control plane on ${tls ? "https" : "http"}://localhost:${port} (${database.kind}${config.databaseUrl ? "" : ` in ${config.dataDir}`})`);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -10,10 +10,12 @@ export interface TrpcContext extends Deps {
   actor: string | null;
   /** Base URL hosts use to reach this control plane (for enrol commands). */
   publicUrl: string;
+  /** Pin of the TLS certificate served, if any: enrol commands carry it. */
+  tlsPin?: string;
 }
 
-export async function createTrpcContext(opts: { deps: Deps; headers: Headers; publicUrl: string }): Promise<TrpcContext> {
-  return { ...opts.deps, actor: await authenticate(opts.deps.db, opts.headers), publicUrl: opts.publicUrl };
+export async function createTrpcContext(opts: { deps: Deps; headers: Headers; publicUrl: string; tlsPin?: string }): Promise<TrpcContext> {
+  return { ...opts.deps, actor: await authenticate(opts.deps.db, opts.headers), publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
 }
 
 const t = initTRPC.context<TrpcContext>().create({

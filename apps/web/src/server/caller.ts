@@ -7,8 +7,9 @@ import { getRuntime, runtimeDeps } from "./runtime";
 
 export async function dashboardCaller() {
   const h = new Headers(await headers());
-  const publicUrl = getRuntime().config.publicUrl ?? `${h.get("x-forwarded-proto") ?? "http"}://${h.get("host") ?? "localhost"}`;
-  const ctx = await createTrpcContext({ deps: runtimeDeps(), headers: h, publicUrl });
+  const { config, tlsPin } = getRuntime();
+  const publicUrl = config.publicUrl ?? `${tlsPin ? "https" : (h.get("x-forwarded-proto") ?? "http")}://${h.get("host") ?? "localhost"}`;
+  const ctx = await createTrpcContext({ deps: runtimeDeps(), headers: h, publicUrl, tlsPin });
   if (!ctx.actor) redirect("/login");
   return createCaller(ctx);
 }

@@ -13,6 +13,9 @@ const Env = z.object({
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
   MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+  MESH_TLS_CERT: z.string().optional(),
+  MESH_TLS_KEY: z.string().optional(),
+  MESH_TLS: z.enum(["off", "self-signed"]).default("off"),
   MESH_GRANT_POSTGRES_URL: z.string().url().optional(),
   MESH_GRANT_POSTGRES_PUBLIC_URL: z.string().url().optional(),
   MESH_ENROL_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
@@ -30,6 +33,8 @@ export interface Config {
   adminApiKey?: string;
   pingIntervalMs: number;
   lastSeenFlushMs: number;
+  /** TLS: certificate and key files, or a self-signed pair kept in the data directory. */
+  tls: { certPath?: string; keyPath?: string; selfSigned: boolean };
   /** Admin URL of the database Postgres grants are made on; none means no grants. */
   grantPostgresUrl?: string;
   /** The same database as hosts reach it, when that differs. */
@@ -41,6 +46,7 @@ export interface Config {
 
 export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== "")));
+  if (!!e.MESH_TLS_CERT !== !!e.MESH_TLS_KEY) throw new Error("set both MESH_TLS_CERT and MESH_TLS_KEY, or neither");
   return {
     port: e.PORT,
     host: e.HOST,
@@ -52,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
     lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },
     grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,
     grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,
     enrolLimitPerAddress: e.MESH_ENROL_LIMIT_PER_ADDRESS,

@@ -11,6 +11,8 @@ export interface Runtime {
   config: Config;
   enrolLimits: EnrolLimits;
   grants: GrantProviders;
+  /** The pin of the certificate served, when TLS is on; enrol commands carry it. */
+  tlsPin?: string;
 }
 
 const KEY = Symbol.for("mesh.runtime");
@@ -40,10 +42,10 @@ export const REMOTE_ADDRESS_HEADER = "x-mesh-remote-address";
 
 /** The URL hosts should use: MESH_PUBLIC_URL, else the origin the request came to. */
 export function publicUrlFor(request: Request): string {
-  const configured = getRuntime().config.publicUrl;
-  if (configured) return configured;
+  const { config, tlsPin } = getRuntime();
+  if (config.publicUrl) return config.publicUrl;
   const url = new URL(request.url);
   const host = request.headers.get("host") ?? url.host;
-  const proto = request.headers.get("x-forwarded-proto") ?? url.protocol.replace(":", "");
+  const proto = tlsPin ? "https" : (request.headers.get("x-forwarded-proto") ?? url.protocol.replace(":", ""));
   return `${proto}://${host}`;
 }

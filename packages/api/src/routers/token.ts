@@ -6,7 +6,7 @@ import { listTokens, ListTokensInput, revokeToken } from "../services/tokens";
 export const tokenRouter = router({
   create: authedProcedure
     .input(CreateTokenInput.optional())
-    .mutation(({ ctx, input }) => createToken(ctx, { actor: ctx.actor, publicUrl: ctx.publicUrl, input: input ?? {} })),
+    .mutation(({ ctx, input }) => createToken(ctx, { actor: ctx.actor, publicUrl: ctx.publicUrl, tlsPin: ctx.tlsPin, input: input ?? {} })),
   list: authedProcedure.input(ListTokensInput.optional()).query(({ ctx, input }) => listTokens(ctx, input)),
   revoke: authedProcedure.input(z.strictObject({ id: z.string().regex(/^[a-z0-9]{6}$/) })).mutation(({ ctx, input }) => revokeToken(ctx, { actor: ctx.actor, id: input.id })),
 });

@@ -20,13 +20,15 @@ export interface CreatedToken {
   command: string;
 }
 
-export function enrolCommand(publicUrl: string, token: string): string {
-  return `mesh-host enrol ${publicUrl} --token ${token}`;
+/** The exact command for the new machine: pinned over TLS, explicitly insecure otherwise. */
+export function enrolCommand(publicUrl: string, token: string, tlsPin?: string): string {
+  const trust = publicUrl.startsWith("https://") && tlsPin ? `--ca-pin ${tlsPin}` : "--insecure";
+  return `mesh-host enrol ${publicUrl} --token ${token} ${trust}`;
 }
 
 export async function createToken(
   deps: Deps,
-  opts: { actor: string; publicUrl: string; input: CreateTokenInput },
+  opts: { actor: string; publicUrl: string; tlsPin?: string; input: CreateTokenInput },
 ): Promise<CreatedToken> {
   const input = CreateTokenInput.parse(opts.input);
   const { id, secret, token } = generateToken();
@@ -42,5 +44,5 @@ export async function createToken(
     });
     await recordEvent(tx, { actor: opts.actor, action: "token.create", data: { tokenId: id, ttlSeconds: input.ttlSeconds, labels: input.labels, maxUses: input.maxUses } });
   });
-  return { id, token, expiresAt: expiresAt.toISOString(), command: enrolCommand(opts.publicUrl, token) };
+  return { id, token, expiresAt: expiresAt.toISOString(), command: enrolCommand(opts.publicUrl, token, opts.tlsPin) };
 }

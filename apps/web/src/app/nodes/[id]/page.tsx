@@ -53,7 +53,32 @@ export default async function NodePage({ params }: { params: Promise<{ id: strin
           This host lost its local store: it can no longer remove what it created before. The last owned set it reported is kept below.
         </p>
       )}
+      {node.conflicts.length > 0 && (
+        <div role="alert" data-testid="conflicts" className="mb-4 rounded-md border border-amber-200 bg-amber-50 p-3 text-sm text-amber-900">
+          <p className="font-medium">Nothing new is pushed to this node: its roles conflict.</p>
+          <ul className="mt-1 list-disc pl-5">
+            {node.conflicts.map((c) => (
+              <li key={c.key}>
+                <span className="font-mono">{c.key}</span> is declared differently by roles <strong>{c.roles[0]}</strong> and <strong>{c.roles[1]}</strong>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <div className="grid gap-4 md:grid-cols-2">
+        <Section title="Labels">
+          {Object.keys(node.labels).length === 0 ? (
+            <p className="text-sm text-slate-500">No labels.</p>
+          ) : (
+            <ul className="flex flex-wrap gap-2 text-sm">
+              {Object.entries(node.labels).map(([k, v]) => (
+                <li key={k} className="rounded bg-slate-100 px-2 py-0.5 font-mono">
+                  {k}={v}
+                </li>
+              ))}
+            </ul>
+          )}
+        </Section>
         <Section title="Profile">
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
             {Object.entries(profile).map(([k, v]) => (

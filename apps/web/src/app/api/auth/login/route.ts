@@ -1,7 +1,7 @@
 // Dashboard login: a form post (or JSON) with the admin password; sets the
 // HttpOnly session cookie and sends the browser to the fleet.
 import { login, MeshError, sessionCookie } from "@mesh/api";
-import { runtimeDeps } from "@/server/runtime";
+import { remoteAddress, runtimeDeps } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
 
@@ -24,7 +24,7 @@ export async function POST(req: Request) {
     return new Response(null, { status: 303, headers });
   } catch (err) {
     if (!(err instanceof MeshError)) throw err;
-    deps.log.warn({ address: req.headers.get("x-forwarded-for") }, "login refused");
+    deps.log.warn({ address: remoteAddress(req) }, "login refused");
     if (isJson) return Response.json(err.toJSON(), { status: 401 });
     return new Response(null, { status: 303, headers: { location: "/login?error=1" } });
   }

@@ -9,7 +9,7 @@ function handler(req: Request) {
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: () => createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFor(req) }),
+    createContext: () => createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFor(req), tlsPin: getRuntime().tlsPin }),
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR") getRuntime().log.error({ err: error.cause ?? error, path }, "tRPC procedure failed");
     },

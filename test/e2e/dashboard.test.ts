@@ -48,11 +48,14 @@ describe("dashboard in headless Chromium", () => {
     expect(await row.count()).toBe(1);
     expect(await row.first().textContent()).toContain("enrolled");
 
+    await page.getByRole("link", { name: "Add machines" }).first().click();
+    await page.waitForURL(/\/machines/);
     await page.getByRole("button", { name: "Issue token" }).click();
     const command = page.getByTestId("enrol-command");
     await command.waitFor();
-    expect(await command.textContent()).toMatch(/^mesh-host enrol http:\/\/127\.0\.0\.1:\d+ --token [a-z0-9]{6}\.[a-z0-9]{24}$/);
+    expect(await command.textContent()).toMatch(/^mesh-host enrol http:\/\/127\.0\.0\.1:\d+ --token [a-z0-9]{6}\.[a-z0-9]{24} --insecure$/);
 
+    await page.getByRole("link", { name: "Fleet" }).click();
     await row.first().getByRole("link").click();
     await page.waitForURL(/\/nodes\//);
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(os.hostname());

@@ -27,3 +27,8 @@ export async function logIn(page: import("playwright-core").Page, baseUrl: strin
   await page.getByRole("button", { name: "Log in" }).click();
   await page.waitForURL((u) => !u.pathname.startsWith("/login"));
 }
+
+/** Waits until React has hydrated the page, so clicks and typing reach its handlers. */
+export async function hydrated(page: import("playwright-core").Page) {
+  await page.locator("html[data-hydrated=true]").waitFor({ state: "attached" });
+}

@@ -74,9 +74,9 @@ export class ControlPlane {
     child.stdout!.on("data", (d) => (this.output += d));
     child.stderr!.on("data", (d) => (this.output += d));
     const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`control plane exited with ${code}:\n${this.output}`))));
-    const m = await Promise.race([waitFor("control plane to listen", () => /Mesh control plane on http:\/\/localhost:(\d+)/.exec(this.output), 90_000), exited]);
-    this.port = Number(m[1]);
-    this.url = `http://127.0.0.1:${this.port}`;
+    const m = await Promise.race([waitFor("control plane to listen", () => /Mesh control plane on (https?):\/\/localhost:(\d+)/.exec(this.output), 90_000), exited]);
+    this.port = Number(m[2]);
+    this.url = `${m[1]}://127.0.0.1:${this.port}`;
   }
 
   /** Graceful stop (SIGTERM); resolves with the exit code. */

@@ -30,8 +30,9 @@ export class Host {
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 
-  enrol(url: string, token: string) {
-    return this.cli(["enrol", url, "--token", token]);
+  /** Enrols as the dashboard's command would: pinned over https, explicitly insecure over http. */
+  enrol(url: string, token: string, trust: string[] = url.startsWith("https:") ? [] : ["--insecure"]) {
+    return this.cli(["enrol", url, "--token", token, ...trust]);
   }
 
   status(): any {

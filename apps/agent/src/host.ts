@@ -6,6 +6,7 @@ import type { Logger } from "./log";
 import { reasonOf } from "./host-error";
 import { Link } from "./link/link";
 import { ReconcileLoop, type Trigger } from "./reconcile/loop";
+import { checkDeclaration } from "./reconcile/declaration-check";
 import { reconcile } from "./reconcile/reconcile";
 import type { Root } from "./resources/root";
 import { loadHeldDeclaration, saveHeldDeclaration } from "./state-dir/held-declaration";
@@ -13,6 +14,8 @@ import type { Identity } from "./state-dir/identity";
 import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
 import type { Store } from "./store/store";
 import type { Backoff } from "./link/backoff";
+import { KEYS } from "./state-dir/keys";
+import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "./store/ownership";
 
 export interface HostOptions {
   store: Store;
@@ -39,6 +42,12 @@ export class Host {
   private readonly loop: ReconcileLoop;
   private readonly link: Link;
   private readonly log: Logger;
+  /** Set once the control plane revoked this node: it keeps its last declaration, reachable by nothing. */
+  private revoked: string | null = null;
+  private retiring: Promise<void> | null = null;
+  private onRetiredDone: (() => void) | null = null;
+  /** Resolves when the node was retired and its identity forgotten: the daemon goes back to hosted. */
+  readonly retired = new Promise<void>((resolve) => (this.onRetiredDone = resolve));
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
@@ -46,6 +55,7 @@ export class Host {
     this.link = new Link(
       {
         controlPlaneUrl: opts.identity.controlPlaneUrl,
+        trust: opts.identity.trust,
         nodeId: opts.identity.nodeId,
         privateKey: opts.privateKey,
         hostVersion: opts.hostVersion,
@@ -56,6 +66,8 @@ export class Host {
       {
         declarationVersion: () => this.held?.version ?? 0,
         onOpen: () => {
+          // Accepted by the control plane: whatever refused us before is over.
+          this.revoked = null;
           this.writeStatus();
           // Re-observe and report at once on every (re)connect.
           this.loop.trigger("reconnect");
@@ -69,6 +81,14 @@ export class Host {
         },
         onAck: (seq) => {
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
+        },
+        onRevoked: (reason) => {
+          if (!this.revoked) this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
+          this.revoked = reason;
+          this.writeStatus();
+        },
+        onRetired: () => {
+          this.retiring ??= this.forget();
         },
       },
     );
@@ -98,12 +118,36 @@ export class Host {
     return this.link.connected;
   }
 
+  /**
+   * Retired: stop, then forget the identity, the key, the held declaration and
+   * the store (the final declaration already removed or released what it owned).
+   * The machine-id stays: re-enrolling this machine finds the same node history.
+   */
+  private async forget(): Promise<void> {
+    this.log.info({}, "retired: forgetting this node's identity; back to hosted");
+    await this.link.stop();
+    await this.declarationWrites;
+    await this.loop.stop();
+    await this.statusWrites;
+    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, OWNERSHIP_KEY]) await this.opts.store.remove(key);
+    this.onRetiredDone?.();
+  }
+
   private receive(declaration: Declaration): void {
     // Written in arrival order, each durably before the reconcile that uses it.
     this.declarationWrites = this.declarationWrites.then(async () => {
       const held = this.held?.version ?? -1;
       if (declaration.version <= held && this.held) {
         this.log.debug({ version: declaration.version, held }, "declaration not newer than the one held; ignored");
+        return;
+      }
+      // Refused as a whole when a path leaves the root: the held declaration stays in force.
+      const problems = await checkDeclaration(declaration, this.opts.root);
+      if (problems.length) {
+        const reason = problems.slice(0, 3).join("; ") + (problems.length > 3 ? `; and ${problems.length - 3} more` : "");
+        this.log.warn({ version: declaration.version, reason }, "declaration refused; keeping the one held");
+        this.rejected = { version: declaration.version, reason };
+        this.loop.trigger("rejected");
         return;
       }
       try {
@@ -119,12 +163,19 @@ export class Host {
     });
   }
 
+  private get controlPlane() {
+    const { identity, privateKey } = this.opts;
+    return { url: identity.controlPlaneUrl, nodeId: identity.nodeId, privateKey, trust: identity.trust };
+  }
+
   private async reconcileNow(triggers: Trigger[]): Promise<void> {
     const clearLost = this.lostAcked;
     const rejected = this.rejected;
     try {
+      // Retired with keepResources: drop ownership, leave the machine as it is.
+      if (this.held?.final === "forget") await saveOwnership(this.opts.store, emptyOwnership());
       const outcome = await reconcile(
-        { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true },
+        { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane },
         {
           declaration: this.held,
           extraErrors: rejected
@@ -166,7 +217,7 @@ export class Host {
   private writeStatus(): void {
     const r = this.lastReport;
     const status: StatusFile = {
-      state: "enrolled",
+      state: this.revoked ? "revoked" : "enrolled",
       nodeId: this.opts.identity.nodeId,
       controlPlaneUrl: this.opts.identity.controlPlaneUrl,
       connected: this.link.connected,

@@ -13,7 +13,8 @@ import { versionCommand } from "./cli/version";
 const USAGE = `usage: mesh-host <command> [options]
 
 commands:
-  enrol URL --token T [--force]   enrol this machine with a control plane
+  enrol URL --token T (--ca-pin sha256:HEX | --insecure) [--force]
+                                  enrol this machine with a control plane
   run                             the daemon: hold the link and reconcile
   status [--json]                 hosted or enrolled, and what was last reconciled
   apply --file F [--json]         reconcile a local declaration once
@@ -26,7 +27,7 @@ options:
 `;
 
 const ALLOWED: Record<string, string[]> = {
-  enrol: ["token", "force"],
+  enrol: ["token", "force", "ca-pin", "insecure"],
   run: [],
   status: ["json"],
   apply: ["file", "json"],
@@ -46,6 +47,8 @@ export async function main(argv: string[]): Promise<number> {
         interval: { type: "string" },
         token: { type: "string" },
         force: { type: "boolean", default: false },
+        "ca-pin": { type: "string" },
+        insecure: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         file: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
@@ -71,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const allowed = ALLOWED[command];
     if (!allowed) throw new HostError("usage", `unknown command ${JSON.stringify(command)}`);
-    for (const key of ["token", "force", "json", "file"] as const) {
+    for (const key of ["token", "force", "json", "file", "ca-pin", "insecure"] as const) {
       const v = values[key];
       if (v !== undefined && v !== false && !allowed.includes(key)) {
         throw new HostError("usage", `--${key} does not apply to ${command}`);
@@ -82,7 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     const common = commonOptions(values);
     switch (command) {
       case "enrol":
-        return await enrolCommand({ ...common, url: rest[0], token: values.token, force: values.force ?? false, log });
+        return await enrolCommand({ ...common, url: rest[0], token: values.token, force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log });
       case "run":
         return await runCommand({ ...common, log });
       case "status":

@@ -5,6 +5,7 @@ import { Declaration, LIMITS } from "@mesh/protocol";
 import { HostError } from "../host-error";
 import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
+import { checkDeclaration } from "../reconcile/declaration-check";
 import { reconcile } from "../reconcile/reconcile";
 import { Root } from "../resources/root";
 import { loadIdentity } from "../state-dir/identity";
@@ -37,14 +38,28 @@ export async function readDeclarationFile(file: string): Promise<Declaration> {
 export async function applyCommand(opts: CommonOptions & { file?: string; json: boolean; log: Logger }): Promise<number> {
   if (!opts.file) throw new HostError("usage", "apply: --file F is required");
   const declaration = await readDeclarationFile(opts.file);
+  const root = new Root(opts.root);
+  // Refused as a whole, before the state dir is touched: nothing held is lost.
+  const problems = await checkDeclaration(declaration, root);
+  if (problems.length) throw new HostError("bad-input", `--file ${opts.file}: refused: ${problems.slice(0, 3).join("; ")}${problems.length > 3 ? `; and ${problems.length - 3} more` : ""}`);
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const unlock = await lockStateDir(opts.stateDir);
   let outcome;
   try {
+    await store.removeLeftovers();
     const identity = await loadIdentity(store);
     outcome = await reconcile(
-      { store, root: new Root(opts.root), log: opts.log, enrolled: identity.kind === "ok" },
+      {
+        store,
+        root,
+        log: opts.log,
+        enrolled: identity.kind === "ok",
+        controlPlane:
+          identity.kind === "ok"
+            ? { url: identity.identity.controlPlaneUrl, nodeId: identity.identity.nodeId, privateKey: identity.privateKey, trust: identity.identity.trust }
+            : null,
+      },
       { declaration },
     );
   } finally {
@@ -55,13 +70,14 @@ export async function applyCommand(opts: CommonOptions & { file?: string; json: 
     process.stdout.write(JSON.stringify(report, null, 2) + "\n");
   } else {
     const out: string[] = [];
-    for (const c of changes) out.push(`${c.kind} ${c.type} ${c.id} ${c.path}${c.detail ? `: ${c.detail}` : ""}`);
+    for (const c of changes) out.push(`${c.kind} ${c.type} ${c.id} ${c.subject.replace(/^path:/, "")}${c.detail ? `: ${c.detail}` : ""}`);
     for (const d of report.drift) out.push(`drift ${d.type} ${d.id}: ${d.description}${d.corrected ? " (corrected)" : ""}`);
     for (const e of report.errors) out.push(`error ${e.id ?? "-"}: ${e.message}`);
     const count = (k: string) => changes.filter((c) => c.kind === k).length;
     out.push(
       `declaration v${declaration.version}: ${count("created")} created, ${count("adopted")} adopted, ${count("updated")} updated, ` +
-        `${count("removed")} removed, ${unchanged} unchanged, ${report.errors.length} errors; ${report.owned.length} owned` +
+        `${count("removed")} removed, ${count("restored")} restored, ${unchanged} unchanged, ${report.errors.length} errors, ` +
+        `${report.skipped.length} skipped; ${report.owned.length} owned` +
         (report.storeLost ? " (store was lost)" : ""),
     );
     process.stdout.write(out.join("\n") + "\n");

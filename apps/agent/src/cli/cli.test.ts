@@ -57,7 +57,7 @@ describe("mesh-host apply", () => {
     const r = await host("apply", "--file", f);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/declaration v1: 3 created, 0 adopted, 0 updated, 0 removed, 0 unchanged, 0 errors; 3 owned/);
+    expect(r.stdout).toMatch(/declaration v1: 3 created, 0 adopted, 0 updated, 0 removed, 0 restored, 0 unchanged, 0 errors, 0 skipped; 3 owned/);
     expect(readFileSync(join(root, "srv/site/index.html"), "utf8")).toBe("<h1>hello</h1>\n");
     const again = await host("apply", "--file", f, "--json");
     expect(again.code).toBe(0);
@@ -128,26 +128,32 @@ describe("mesh-host enrol and run", () => {
   });
 
   it("refuses a bad token with the control plane's message", async () => {
-    const r = await host("enrol", cp.url, "--token", "wrong");
+    const r = await host("enrol", cp.url, "--token", "wrong", "--insecure");
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe("enrol refused: token is invalid or expired");
+    expect(r.stderr).toMatch(/^mesh-host: WARNING: enrolling with --insecure: plain http sends the token/);
+    expect(r.stderr.trim().split("\n").pop()).toBe("enrol refused: token is invalid or expired");
     expect(existsSync(join(state, "identity.json"))).toBe(false);
   });
 
   it("exits 2 without a token or with a bad URL", async () => {
     expect((await host("enrol", cp.url)).code).toBe(2);
+    // plain http without --insecure is refused before anything is sent, saying why
+    const plain = await host("enrol", cp.url, "--token", "good");
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toMatch(/plain http sends the token .* --insecure/);
     expect((await host("enrol", "ftp://x", "--token", "good")).code).toBe(2);
   });
 
   it("enrols, keeps the key private, refuses to enrol twice, and the daemon links and applies", async () => {
-    const r = await host("enrol", cp.url, "--token", "good");
-    expect(r.stderr).toBe("");
+    const r = await host("enrol", cp.url, "--token", "good", "--insecure");
+    // the only thing on stderr is the warning that --insecure asked for
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^mesh-host: WARNING: enrolling with --insecure: /)]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`enrolled as node ${cp.nodeId}`));
     expect(statSync(join(state, "node.key")).mode & 0o777).toBe(0o600);
     expect(cp.enrolments[0]!.profile.hostVersion).toBe(JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")).version);
     expect(cp.enrolments[0]!.profile.machineId).toMatch(/^[0-9a-f]{32}$/);
-    const twice = await host("enrol", cp.url, "--token", "good");
+    const twice = await host("enrol", cp.url, "--token", "good", "--insecure");
     expect(twice.code).toBe(1);
     expect(twice.stderr).toMatch(/already enrolled.*--force/);
 
@@ -181,7 +187,7 @@ describe("mesh-host enrol and run", () => {
     daemon.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
     await waitFor("the hosted log line", () => /not enrolled \(hosted\)/.test(stderr));
     expect(daemon.exitCode).toBeNull();
-    expect((await host("enrol", cp.url, "--token", "good")).code).toBe(0);
+    expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
     await waitFor("the daemon's first report", () => cp.reports.length > 0, 10_000);
     const exited = new Promise<number | null>((resolve) => daemon!.once("exit", (code) => resolve(code)));
     daemon.kill("SIGTERM");

@@ -6,6 +6,8 @@ import { HostError, reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { endpoint, httpReason } from "../link/auth";
+import { controlPlaneRequest } from "../link/control-plane-http";
+import { PIN_PATTERN, pinOf, probeCertificate, type Trust } from "../link/trust";
 import { collectInventory } from "../machine/inventory";
 import { machineId } from "../machine/machine-id";
 import { collectProfile } from "../machine/profile";
@@ -30,12 +32,42 @@ export function checkControlPlaneUrl(raw: string | undefined): string {
   return url.toString().replace(/\/+$/, "");
 }
 
+/**
+ * Decides how to trust the control plane before anything is sent: https with a
+ * matching --ca-pin, or an explicit --insecure with a warning saying why it is dangerous.
+ */
+export async function establishTrust(url: string, opts: { caPin?: string; insecure: boolean }): Promise<Trust> {
+  const https = url.startsWith("https:");
+  if (opts.caPin !== undefined && !PIN_PATTERN.test(opts.caPin)) throw new HostError("usage", `enrol: --ca-pin must look like sha256:<64 hex digits>`);
+  if (opts.caPin && !https) throw new HostError("usage", "enrol: --ca-pin needs an https URL");
+  if (https && opts.caPin) {
+    let cert;
+    try {
+      cert = await probeCertificate(url);
+    } catch (err) {
+      throw new HostError("failure", `enrol failed: cannot reach ${url}: ${reasonOf(err)}`);
+    }
+    const seen = pinOf(cert);
+    if (seen !== opts.caPin) {
+      throw new HostError("refused", `enrol refused: the control plane at ${url} presented a certificate whose key is ${seen}, not the pinned ${opts.caPin}; it may be an impostor. Nothing was sent.`);
+    }
+    return { kind: "pinned", pin: seen, certPem: cert.toString() };
+  }
+  const why = https
+    ? "without --ca-pin this host cannot tell the control plane from an impostor that would take the token and then command this machine as root"
+    : "plain http sends the token and this machine's facts unencrypted, and anyone on the path can impersonate the control plane and command this machine as root";
+  if (!opts.insecure) throw new HostError("usage", `enrol: ${why}. Use the https command with --ca-pin from the dashboard, or pass --insecure to accept the risk.`);
+  process.stderr.write(`mesh-host: WARNING: enrolling with --insecure: ${why}.\n`);
+  return { kind: "insecure" };
+}
+
 export async function enrolCommand(
-  opts: CommonOptions & { url?: string; token?: string; force: boolean; log: Logger },
+  opts: CommonOptions & { url?: string; token?: string; force: boolean; caPin?: string; insecure: boolean; log: Logger },
 ): Promise<number> {
   const url = checkControlPlaneUrl(opts.url);
   if (!opts.token) throw new HostError("usage", "enrol: --token T is required");
   if (opts.token.length > 256) throw new HostError("usage", "enrol: --token is longer than 256 characters");
+  const trust = await establishTrust(url, { caPin: opts.caPin, insecure: opts.insecure });
 
   const store = new DiskStore(opts.stateDir);
   await store.init();
@@ -56,19 +88,21 @@ export async function enrolCommand(
   const checked = EnrolRequest.safeParse(request);
   if (!checked.success) throw new HostError("failure", `enrol: this machine's facts do not fit the protocol: ${describeIssues(checked.error)}`);
 
-  let res: Response;
+  let res;
   try {
-    res = await fetch(endpoint(url, ENROL_PATH), {
+    res = await controlPlaneRequest(endpoint(url, ENROL_PATH), {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(checked.data),
-      signal: AbortSignal.timeout(30_000),
+      trust,
+      timeoutMs: 30_000,
+      maxBytes: 1024 * 1024,
     });
   } catch (err) {
     throw new HostError("failure", `enrol failed: cannot reach ${url}: ${reasonOf((err as Error).cause ?? err)}`);
   }
-  const text = await res.text();
-  if (!res.ok) throw new HostError("refused", `enrol refused: ${httpReason(res.status, text)}`);
+  const text = res.text();
+  if (res.status < 200 || res.status > 299) throw new HostError("refused", `enrol refused: ${httpReason(res.status, text)}`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -85,6 +119,7 @@ export async function enrolCommand(
     controlPlaneUrl: url,
     publicKey: publicKeyB64,
     enrolledAt: new Date().toISOString(),
+    trust,
   };
   // An empty store from now on, so that a missing store later reads as lost. A store
   // already there (from `apply`) is kept: what it owns stays owned.

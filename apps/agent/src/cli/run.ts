@@ -1,5 +1,6 @@
 // `mesh-host run`: the daemon. Idle while hosted (re-reading the identity every
 // interval), then the enrolled host until SIGTERM or SIGINT.
+import { setFlagsFromString } from "node:v8";
 import { HOST_VERSION } from "../version";
 import { Host } from "../host";
 import { linkTimeoutMs } from "../link/heartbeat";
@@ -12,10 +13,14 @@ import { DiskStore } from "../store/disk-store";
 import type { CommonOptions } from "./options";
 
 export async function runCommand(opts: CommonOptions & { log: Logger }): Promise<number> {
+  // The daemon is idle nearly all the time: V8 sized for memory rather than speed keeps a
+  // 1,000-file host near 65 MB instead of 80 after each reconcile, at no cost measured here.
+  setFlagsFromString("--optimize-for-size");
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const unlock = await lockStateDir(opts.stateDir);
   try {
+    await store.removeLeftovers();
     return await daemon(store, opts);
   } finally {
     await unlock();
@@ -54,8 +59,11 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }): 
         log,
       });
       await host.start();
-      await done;
-      return 0;
+      const retired = await Promise.race([done.then(() => false), host.retired.then(() => true)]);
+      if (!retired) return 0;
+      host = null;
+      said = "";
+      continue;
     }
     // Hosted: say so once per change, not once per interval.
     const message = loaded.kind === "none" ? "not enrolled (hosted); idle until `mesh-host enrol URL --token T`" : `identity unusable: ${loaded.reason}; idle`;

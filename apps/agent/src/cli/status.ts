@@ -11,7 +11,7 @@ import { HOST_VERSION } from "../version";
 import type { CommonOptions } from "./options";
 
 export interface StatusView {
-  state: "hosted" | "enrolled";
+  state: "hosted" | "enrolled" | "revoked";
   nodeId: string | null;
   name: string | null;
   controlPlaneUrl: string | null;
@@ -37,19 +37,21 @@ export async function statusView(store: Store, stateDir: string, log: Logger): P
   const held = await loadHeldDeclaration(store, log);
   const enrolled = identity.kind === "ok";
   // Before the daemon has run, the store itself says how many resources are owned.
-  let owned = status?.state === "enrolled" ? status.owned : 0;
-  if (!status || status.state !== "enrolled") {
+  const live = status?.state === "enrolled" || status?.state === "revoked";
+  let owned = live ? status.owned : 0;
+  if (!status || !live) {
     const raw = await store.read(OWNERSHIP_KEY);
     try {
       const parsed = raw ? Ownership.safeParse(JSON.parse(raw.toString("utf8"))) : null;
-      if (parsed?.success) owned = parsed.data.records.filter((r) => !r.pending).length;
+      if (parsed?.success) owned = parsed.data.records.filter((r) => r.intent?.op !== "create" && r.intent?.op !== "adopt").length;
     } catch {
       owned = 0;
     }
   }
-  const fresh = enrolled && status?.state === "enrolled" && status.nodeId === identity.identity.nodeId ? status : null;
+  const fresh = enrolled && live && status.nodeId === identity.identity.nodeId ? status : null;
   return {
-    state: enrolled ? "enrolled" : "hosted",
+    // Revoked is what the daemon last heard from the control plane; the identity is still here.
+    state: !enrolled ? "hosted" : fresh?.state === "revoked" ? "revoked" : "enrolled",
     nodeId: enrolled ? identity.identity.nodeId : null,
     name: enrolled ? identity.identity.name : null,
     controlPlaneUrl: enrolled ? identity.identity.controlPlaneUrl : null,
@@ -79,7 +81,7 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
     view.state === "hosted"
       ? [`state: hosted (not enrolled; run \`mesh-host enrol URL --token T\`)`]
       : [
-          `state: enrolled`,
+          view.state === "revoked" ? `state: revoked (the control plane refuses this node's key; its last declaration stays in force)` : `state: enrolled`,
           `node: ${view.nodeId} (${view.name})`,
           `control plane: ${view.controlPlaneUrl} (${view.connected === null ? "daemon not seen" : view.connected ? "connected" : "disconnected"})`,
         ];

@@ -3,6 +3,8 @@
 import { sign, type KeyObject } from "node:crypto";
 import { AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage } from "@mesh/protocol";
 import { describeIssues } from "../input-error";
+import { controlPlaneRequest } from "./control-plane-http";
+import type { Trust } from "./trust";
 
 /** `path` under the control plane's base URL (which may carry a path prefix). */
 export function endpoint(base: string, path: string, scheme?: "ws"): string {
@@ -24,13 +26,10 @@ export class LinkRefused extends Error {
   }
 }
 
-export async function fetchChallenge(base: string, signal?: AbortSignal): Promise<ChallengeFrame> {
-  const res = await fetch(endpoint(base, CHALLENGE_PATH), {
-    headers: { accept: "application/json" },
-    signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`);
+export async function fetchChallenge(base: string, trust: Trust | undefined, signal?: AbortSignal): Promise<ChallengeFrame> {
+  const res = await controlPlaneRequest(endpoint(base, CHALLENGE_PATH), { headers: { accept: "application/json" }, trust, timeoutMs: 15_000, signal, maxBytes: 64 * 1024 });
+  const text = res.text();
+  if (res.status < 200 || res.status > 299) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`);
   let body: unknown;
   try {
     body = JSON.parse(text);

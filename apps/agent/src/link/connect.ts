@@ -3,14 +3,16 @@
 import WebSocket from "ws";
 import { AUTH_HEADER, LIMITS } from "@mesh/protocol";
 import { LinkRefused, httpReason } from "./auth";
+import { tlsOptions, type Trust } from "./trust";
 
 /**
  * `prepare` runs before the upgrade completes: a frame sent together with the
  * 101 response is emitted before any promise continuation could attach a listener.
  */
-export function openSocket(url: string, authHeader: string, prepare: (ws: WebSocket) => void): Promise<WebSocket> {
+export function openSocket(url: string, authHeader: string, trust: Trust | undefined, prepare: (ws: WebSocket) => void): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, {
+      ...(url.startsWith("wss:") ? tlsOptions(trust) : {}),
       headers: { [AUTH_HEADER]: authHeader },
       perMessageDeflate: false,
       maxPayload: LIMITS.frameBytes,

@@ -38,6 +38,7 @@ async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTi
       name: "test-node",
       labels: {},
       controlPlaneUrl: cp.url,
+      trust: { kind: "insecure" },
       publicKey: createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64"),
       enrolledAt: new Date().toISOString(),
     },
@@ -103,7 +104,7 @@ describe("link", () => {
     await waitFor("a report after reconnecting", () => cp.reports.filter((r) => r.declarationVersion === 1).length >= 2);
   });
 
-  it("keeps reconciling locally while the control plane refuses the link", async () => {
+  it("keeps reconciling locally while the control plane refuses the link as revoked", async () => {
     const { cp, host, stateDir } = await setup(() => undefined);
     cp.refuse = 403;
     await host.start();
@@ -111,7 +112,8 @@ describe("link", () => {
     await new Promise((r) => setTimeout(r, 250));
     expect(cp.auths).toEqual([]);
     const status = JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"));
-    expect(status).toMatchObject({ state: "enrolled", connected: false, lastReconcileResult: "ok" });
+    // refused (403): the host says it is revoked, and still reconciles its last declaration
+    expect(status).toMatchObject({ state: "revoked", connected: false, lastReconcileResult: "ok" });
     cp.refuse = null;
     await waitFor("the link once refusal ends", () => cp.auths.length >= 1, 3000);
   });

@@ -9,6 +9,7 @@ import { describeIssues } from "../input-error";
 import { LinkRefused, authHeaderValue, endpoint, fetchChallenge, signChallenge } from "./auth";
 import { Backoff } from "./backoff";
 import { openSocket } from "./connect";
+import { describeTrustFailure, type Trust } from "./trust";
 import { Heartbeat } from "./heartbeat";
 
 export interface LinkEvents {
@@ -20,10 +21,16 @@ export interface LinkEvents {
   /** A declaration frame that failed validation; version when it could be read. */
   onRejectedDeclaration(version: number | undefined, reason: string): void;
   onAck(seq: number): void;
+  /** The control plane revoked this node: its key is refused from now on. */
+  onRevoked(reason: string): void;
+  /** The node was retired: the host forgets its identity. */
+  onRetired(): void;
 }
 
 export interface LinkOptions {
   controlPlaneUrl: string;
+  /** TLS trust for every connection (the pin taken at enrolment). */
+  trust?: Trust;
   nodeId: string;
   privateKey: KeyObject;
   hostVersion: string;
@@ -85,7 +92,7 @@ export class Link {
     const { log } = this.opts;
     while (!this.stopped) {
       try {
-        const challenge = await fetchChallenge(this.opts.controlPlaneUrl, this.abort.signal);
+        const challenge = await fetchChallenge(this.opts.controlPlaneUrl, this.opts.trust, this.abort.signal);
         const auth = signChallenge({
           nodeId: this.opts.nodeId,
           nonce: challenge.nonce,
@@ -95,7 +102,7 @@ export class Link {
         });
         if (this.stopped) break;
         let heartbeat: Heartbeat | null = null;
-        const ws = await openSocket(endpoint(this.opts.controlPlaneUrl, AGENT_PATH, "ws"), authHeaderValue(auth), (w) => {
+        const ws = await openSocket(endpoint(this.opts.controlPlaneUrl, AGENT_PATH, "ws"), authHeaderValue(auth), this.opts.trust, (w) => {
           this.connecting = w;
           heartbeat = this.prepare(w);
         }).finally(() => {
@@ -104,14 +111,18 @@ export class Link {
         await this.hold(ws, heartbeat!);
       } catch (err) {
         if (this.stopped) break;
-        if (err instanceof LinkRefused && err.status === 403) {
+        if (err instanceof LinkRefused && /node is retired/.test(err.message)) {
+          log.warn({ status: err.status, reason: err.message }, "link refused: node retired");
+          this.events.onRetired();
+        } else if (err instanceof LinkRefused && (err.status === 403 || /node is revoked/.test(err.message))) {
           // Revoked: nothing will change soon; keep trying at the cap while reconciling locally.
           this.backoff.pinToCap();
           log.warn({ status: err.status, reason: err.message }, "link refused: node revoked");
+          this.events.onRevoked(err.message);
         } else if (err instanceof LinkRefused) {
           log.warn({ status: err.status, reason: err.message }, "link refused");
         } else {
-          log.warn({ reason: reasonOf(err) }, "link failed");
+          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? reasonOf(err) }, "link failed");
         }
       }
       if (this.stopped) break;
@@ -154,7 +165,11 @@ export class Link {
         heartbeat.stop();
         clearTimeout(stable);
         this.socket = null;
-        if (code === CloseCode.revoked) this.backoff.pinToCap();
+        if (code === CloseCode.revoked) {
+          this.backoff.pinToCap();
+          this.events.onRevoked(reason.toString("utf8").slice(0, 200) || "node revoked");
+        }
+        if (code === CloseCode.retired) this.events.onRetired();
         log.info({ code, reason: reason.toString("utf8").slice(0, 200) }, "link down");
         this.events.onClose();
         resolve();
@@ -207,6 +222,10 @@ export class Link {
         return;
       case "error":
         log.warn({ code: frame.code, message: frame.message }, "control plane reported an error");
+        return;
+      case "retired":
+        log.info({}, "control plane says this node is retired");
+        this.events.onRetired();
         return;
     }
   }

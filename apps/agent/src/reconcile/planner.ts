@@ -1,9 +1,10 @@
-// The reconcile plan, pure: (declaration, owned records, observed states) ->
-// steps. Removals come first, children before parents; then declared resources, parents first.
-import type { Declaration, Resource } from "@mesh/protocol";
+// The reconcile plan, pure: (declaration, owned records, observed states) -> steps.
+// Removals first, in reverse dependency order; then declared resources, dependencies first.
+import { resourceSubject, type Declaration, type Resource } from "@mesh/protocol";
 import { providerFor } from "../resources/providers";
-import { describeDifference, digestOf, type ObservedState } from "../resources/observed";
+import { describeDifference, digestOf, project, type State } from "../resources/observed";
 import type { OwnedRecord } from "../store/ownership";
+import { orderNodes, type Need, type OrderNode } from "./order";
 
 export interface DriftNote {
   declared: string;
@@ -11,128 +12,119 @@ export interface DriftNote {
   description: string;
 }
 
-export type Step =
-  /** Owned and as declared: nothing to do (the record may still learn a new digest). */
-  | { kind: "noop"; resource: Resource; record: OwnedRecord; declaredDigest: string }
-  /** Not owned, but the machine already matches: start owning it without a change. */
-  | { kind: "adopt"; resource: Resource; declaredDigest: string }
-  /** Not owned and not as declared: make it, recording the intent first. */
-  | { kind: "create"; resource: Resource; declaredDigest: string; existed: boolean }
-  /** Owned but not as declared: a new declaration, or drift when the machine moved. */
-  | { kind: "update"; resource: Resource; record: OwnedRecord; declaredDigest: string; drift: DriftNote | null }
-  /** Owned and no longer declared: take it away. */
+/** What observing one subject gave: its state (null: nothing there), or why it could not be observed. */
+export type Observation = { state: State | null } | { error: string };
+
+interface Declared {
+  resource: Resource;
+  declared: State;
+  declaredDigest: string;
+}
+
+/** `key` names the step for `needs`: a resource id, or `remove:<id>` for a removal. */
+export type Step = { key: string; needs: Need[] } & (
+  /** Owned and as declared, or drifted with onDrift "report" (`drift` set, nothing changed). */
+  | ({ kind: "noop"; record: OwnedRecord; drift: DriftNote | null } & Declared)
+  /** Neither owned nor present: make it. */
+  | ({ kind: "create" } & Declared)
+  /** Present but not owned: keep what stands there, then bring it to the declaration (`change`). */
+  | ({ kind: "adopt"; observed: State; change: boolean } & Declared)
+  /** Owned but not as declared: a new declaration, or drift (`drift` set) when the machine moved. */
+  | ({ kind: "update"; record: OwnedRecord; drift: DriftNote | null } & Declared)
+  /** Owned and no longer declared: take it away, or restore the original of an adopted one. */
   | { kind: "remove"; record: OwnedRecord }
-  /** Owned under an id that left, but its path is declared again under another id: hand it over untouched. */
-  | { kind: "release"; record: OwnedRecord };
+  /** Declared, but its subject could not be observed (a path that leaves the root, a missing tool). */
+  | { kind: "fail"; resource: Resource; message: string }
+);
 
 export interface PlanInput {
   declaration: Declaration;
-  /** Confirmed records only; intents are resolved before planning. */
+  /** Records without an open intent; intents are resolved before planning. */
   records: readonly OwnedRecord[];
-  /** Observed state by declared path, for every declared and every recorded path. */
-  observed: ReadonlyMap<string, ObservedState | null>;
+  /** By subject, for every declared subject. */
+  observed: ReadonlyMap<string, Observation>;
+  /** The declared state of a resource; the providers' by default. */
+  declare?: (resource: Resource) => State;
 }
 
 export interface Plan {
   steps: Step[];
-  /** Ordering problems (an `after` cycle); the plan still runs in declared order there. */
   problems: { id: string; message: string }[];
 }
 
+const provider = (r: Resource) => providerFor(r.type);
+
 export function plan(input: PlanInput): Plan {
-  const declaredById = new Map(input.declaration.resources.map((r) => [r.id, r]));
-  const declaredByPath = new Map(input.declaration.resources.map((r) => [r.path, r]));
-  const recordById = new Map(input.records.map((r) => [r.id, r]));
+  const declare = input.declare ?? ((r: Resource) => providerFor(r.type).declared(r));
+  const resources = input.declaration.resources;
+  const subjects = new Map(resources.map((r) => [r.id, resourceSubject(r)]));
+  const declaredBySubject = new Map(resources.map((r) => [resourceSubject(r), r]));
+  const declaredById = new Map(resources.map((r) => [r.id, r]));
 
-  const leaving: { record: OwnedRecord; index: number }[] = [];
-  input.records.forEach((record, index) => {
-    const still = declaredById.get(record.id);
-    if (!still || still.path !== record.path || still.type !== record.type) leaving.push({ record, index });
-  });
-  // Children before parents, so an owned directory is empty of owned things when its turn comes.
-  leaving.sort((a, b) => depth(b.record.path) - depth(a.record.path) || b.index - a.index);
-
-  const steps: Step[] = leaving.map(({ record }) => {
-    const heir = declaredByPath.get(record.path);
-    return heir && heir.type === record.type && heir.id !== record.id
-      ? { kind: "release", record }
-      : { kind: "remove", record };
-  });
-
-  const { order, problems } = orderDeclared(input.declaration.resources, declaredById, declaredByPath);
-  for (const resource of order) {
-    const declaredState = providerFor(resource.type).declared(resource);
-    const declaredDigest = digestOf(declaredState);
-    const observed = input.observed.get(resource.path) ?? null;
-    const observedDigest = observed ? digestOf(observed) : null;
-    const record = recordById.get(resource.id);
-    const owned = record && record.path === resource.path && record.type === resource.type ? record : undefined;
-
-    if (!owned) {
-      steps.push(
-        observedDigest === declaredDigest
-          ? { kind: "adopt", resource, declaredDigest }
-          : { kind: "create", resource, declaredDigest, existed: observed !== null },
-      );
-    } else if (observedDigest === declaredDigest) {
-      steps.push({ kind: "noop", resource, record: owned, declaredDigest });
-    } else {
-      // Drift is the machine moving away from what was applied while the declaration
-      // stood still; a changed declaration is an update, not drift.
-      const drift: DriftNote | null =
-        owned.applied === declaredDigest
-          ? { declared: declaredDigest, observed: observedDigest, description: describeDifference(observed, declaredState) }
-          : null;
-      steps.push({ kind: "update", resource, record: owned, declaredDigest, drift });
-    }
+  // A record is the resource's while id, type and subject still agree; a record whose
+  // subject is declared again with the same type under a new id is handed over, originals and all.
+  const ownedBy = new Map<string, OwnedRecord>();
+  const leaving: OwnedRecord[] = [];
+  for (const record of input.records) {
+    const same = declaredById.get(record.id);
+    if (same && same.type === record.type && subjects.get(same.id) === record.subject) ownedBy.set(record.id, record);
+    else leaving.push(record);
   }
-  return { steps, problems };
-}
+  const stillLeaving: OwnedRecord[] = [];
+  for (const record of leaving) {
+    const heir = declaredBySubject.get(record.subject);
+    if (heir && heir.type === record.type && !ownedBy.has(heir.id)) ownedBy.set(heir.id, record);
+    else stillLeaving.push(record);
+  }
 
-function depth(path: string): number {
-  return path.split("/").length;
-}
+  const steps: Step[] = [];
+  const removal = orderNodes<OrderNode>(stillLeaving.map((r) => ({ id: r.id, type: r.type, subject: r.subject, after: r.after })));
+  // Backwards: a removal waits for the removal of everything that needed it.
+  const neededBy = new Map<string, Need[]>();
+  for (const [id, list] of removal.needs) {
+    for (const need of list) neededBy.set(need.id, [...(neededBy.get(need.id) ?? []), { id: `remove:${id}`, why: need.why }]);
+  }
+  const leavingById = new Map(stillLeaving.map((r) => [r.id, r]));
+  for (const node of [...removal.order].reverse()) {
+    steps.push({ kind: "remove", key: `remove:${node.id}`, needs: neededBy.get(node.id) ?? [], record: leavingById.get(node.id)! });
+  }
 
-/** Depth-first post-order over `after` and path ancestry, otherwise in declared order. */
-function orderDeclared(
-  resources: readonly Resource[],
-  byId: ReadonlyMap<string, Resource>,
-  byPath: ReadonlyMap<string, Resource>,
-): { order: Resource[]; problems: { id: string; message: string }[] } {
-  const order: Resource[] = [];
-  const problems: { id: string; message: string }[] = [];
-  const state = new Map<string, "visiting" | "done">();
-
-  const dependencies = (r: Resource): Resource[] => {
-    const deps: Resource[] = [];
-    for (let p = parentOf(r.path); p; p = parentOf(p)) {
-      const ancestor = byPath.get(p);
-      if (ancestor) deps.push(ancestor);
+  const ordered = orderNodes(resources.map((r) => ({ id: r.id, type: r.type, subject: subjects.get(r.id)!, after: r.after, resource: r })));
+  for (const { resource } of ordered.order) {
+    const key = resource.id;
+    const needs = ordered.needs.get(key) ?? [];
+    const observation = input.observed.get(subjects.get(key)!) ?? { state: null };
+    if ("error" in observation) {
+      steps.push({ kind: "fail", key, needs, resource, message: observation.error });
+      continue;
     }
-    for (const id of r.after ?? []) {
-      const dep = byId.get(id);
-      if (dep) deps.push(dep);
+    const declared = declare(resource);
+    const declaredDigest = digestOf(declared);
+    const base = { key, needs, resource, declared, declaredDigest };
+    const observed = observation.state;
+    const matches = observed !== null && digestOf(project(observed, declared)) === declaredDigest;
+    const record = ownedBy.get(key);
+    if (!record) {
+      const stands = observed !== null && (provider(resource).exists?.(observed) ?? true);
+      steps.push(stands ? { kind: "adopt", ...base, observed: observed!, change: !matches } : { kind: "create", ...base });
+      continue;
     }
-    return deps;
-  };
-
-  const visit = (r: Resource): void => {
-    const s = state.get(r.id);
-    if (s === "done") return;
-    if (s === "visiting") {
-      problems.push({ id: r.id, message: `ordering cycle through "${r.id}" (after); applied in declared order` });
-      return;
+    if (matches) {
+      steps.push({ kind: "noop", ...base, record, drift: null });
+      continue;
     }
-    state.set(r.id, "visiting");
-    for (const dep of dependencies(r)) visit(dep);
-    state.set(r.id, "done");
-    order.push(r);
-  };
-  for (const r of resources) visit(r);
-  return { order, problems };
-}
-
-function parentOf(path: string): string | null {
-  const i = path.lastIndexOf("/");
-  return i > 0 ? path.slice(0, i) : null;
+    // Drift is the machine moving away from what was applied while the declaration
+    // stood still; a changed declaration is an update, not drift.
+    const drift: DriftNote | null =
+      record.applied === declaredDigest
+        ? {
+            declared: declaredDigest,
+            observed: observed ? digestOf(project(observed, declared)) : null,
+            description: provider(resource).describe?.(resource, observed) ?? describeDifference(observed, declared),
+          }
+        : null;
+    if (drift && resource.onDrift === "report") steps.push({ kind: "noop", ...base, record, drift });
+    else steps.push({ kind: "update", ...base, record, drift });
+  }
+  return { steps, problems: [...removal.problems, ...ordered.problems] };
 }

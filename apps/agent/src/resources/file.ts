@@ -1,78 +1,72 @@
-// The `file` resource: content and mode. Written as temp file, fsync, rename,
-// so a reader never sees half a file; a symlink at the path is replaced, not followed.
-import { randomBytes } from "node:crypto";
+// The `file` resource: content (inline or a source on the control plane), mode,
+// owner and group. Written whole (temp, fsync, rename); a symlink at the path is replaced, not followed.
 import { promises as fs } from "node:fs";
-import { basename, dirname, join } from "node:path";
 import type { FileResource } from "@mesh/protocol";
-import { normaliseMode, sha256Hex, type ObservedState } from "./observed";
-import type { RemoveOutcome, ResourceProvider } from "./provider";
+import { writeFileAtomically } from "./atomic-write";
+import { normaliseMode, sha256Hex, type State } from "./observed";
+import { observePath, ownerIds, removeTemp, restorePath, snapshotPath, unlinkPath } from "./path-state";
+import type { ProviderContext, ResourceProvider } from "./provider";
 
-export function fileContent(resource: FileResource): Buffer {
-  return Buffer.from(resource.content, resource.encoding === "base64" ? "base64" : "utf8");
+export function inlineContent(resource: FileResource): Buffer {
+  return Buffer.from(resource.content ?? "", resource.encoding === "base64" ? "base64" : "utf8");
 }
+
+async function contentOf(resource: FileResource, ctx: ProviderContext): Promise<Buffer> {
+  return resource.source ? ctx.fetchSource(resource.source) : inlineContent(resource);
+}
+
 
 export const fileProvider: ResourceProvider<FileResource> = {
   type: "file",
+  atomic: true,
 
   declared(resource) {
-    return { type: "file", path: resource.path, mode: normaliseMode(resource.mode), sha256: sha256Hex(fileContent(resource)) };
+    return {
+      type: "file",
+      path: resource.path,
+      mode: normaliseMode(resource.mode),
+      sha256: resource.source ? resource.source.sha256 : sha256Hex(inlineContent(resource)),
+      ...(resource.owner ? { owner: resource.owner } : {}),
+      ...(resource.group ? { group: resource.group } : {}),
+    };
   },
 
-  async apply(resource, hostPath, observed) {
+  async observe(path, _resource, ctx) {
+    return observePath(await ctx.hostPath(path), path, ctx);
+  },
+
+  async apply(resource, observed, ctx) {
     if (observed && observed.type !== "file" && observed.type !== "symlink") {
       throw new Error(`${resource.path} is a ${observed.type}; not replaced by a file`);
     }
-    const want = this.declared(resource) as Extract<ObservedState, { type: "file" }>;
-    const mode = parseInt(want.mode, 8);
+    const hostPath = await ctx.hostPath(resource.path);
+    const want = this.declared(resource);
+    const ids = await ownerIds(resource, observed, ctx);
+    const mode = parseInt(String(want.mode), 8);
     if (observed?.type === "file" && observed.sha256 === want.sha256) {
+      // Same content: fix what differs in place rather than download or rewrite it.
+      if ((ids.uid !== undefined && ids.uid !== observed.uid) || (ids.gid !== undefined && ids.gid !== observed.gid)) {
+        await fs.lchown(hostPath, ids.uid ?? -1, ids.gid ?? -1);
+      }
       if (observed.mode !== want.mode) await fs.chmod(hostPath, mode);
       return;
     }
-    await writeFileAtomically(hostPath, fileContent(resource), mode, resource.path);
+    await writeFileAtomically(hostPath, await contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);
   },
 
-  async remove(hostPath, path): Promise<RemoveOutcome> {
-    let st;
-    try {
-      st = await fs.lstat(hostPath);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
-      throw err;
-    }
-    // A directory now stands where the host's file was: it is not the host's to take.
-    if (st.isDirectory()) return { kind: "kept", reason: `${path} is a directory now, not the file the host owned; left in place` };
-    await fs.unlink(hostPath);
-    return { kind: "removed" };
+  async remove(path, ctx) {
+    return unlinkPath(await ctx.hostPath(path), path, ctx);
+  },
+
+  async snapshot(path, observed, ctx) {
+    return snapshotPath(await ctx.hostPath(path), observed, ctx);
+  },
+
+  async restore(path, original, ctx) {
+    return restorePath(await ctx.hostPath(path), path, original, ctx);
+  },
+
+  async settle(path, ctx) {
+    await removeTemp(await ctx.hostPath(path));
   },
 };
-
-async function writeFileAtomically(hostPath: string, content: Buffer, mode: number, path: string): Promise<void> {
-  const dir = dirname(hostPath);
-  const temp = join(dir, `.${basename(hostPath)}.mesh-${randomBytes(6).toString("hex")}`);
-  let fh;
-  try {
-    fh = await fs.open(temp, "wx", mode);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new Error(`parent directory of ${path} does not exist (declare it as a directory resource)`);
-    }
-    throw err;
-  }
-  try {
-    await fh.writeFile(content);
-    await fh.chmod(mode);
-    await fh.sync();
-    await fh.close();
-    await fs.rename(temp, hostPath);
-  } catch (err) {
-    await fh.close().catch(() => undefined);
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
-  const dh = await fs.open(dir, "r");
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
-}

@@ -1,21 +1,28 @@
-// What stands at a path right now, and the digest both sides compare: sha256 of
-// the canonical JSON of the state, so equal digests mean no drift.
+// The state of one subject as a flat record, and the digest both sides compare:
+// sha256 of the canonical JSON, taken over the keys the declaration names.
 import { createHash } from "node:crypto";
-import { promises as fs } from "node:fs";
 import { canonicalJson } from "@mesh/protocol";
 
-export type ObservedState =
-  | { type: "file"; path: string; mode: string; sha256: string }
-  | { type: "directory"; path: string; mode: string }
-  | { type: "symlink"; path: string; target: string }
-  | { type: "other"; path: string };
+export type StateValue = string | number | boolean | null;
+/** What a declaration asks for, or what stands on the machine; `type` says what kind of thing. */
+export type State = { readonly type: string } & { readonly [key: string]: StateValue };
 
 export function sha256Hex(data: string | Buffer): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-export function digestOf(state: ObservedState): string {
+export function digestOf(state: State): string {
   return sha256Hex(canonicalJson(state));
+}
+
+/**
+ * `observed` seen through `declared`: only the keys the declaration names, so an
+ * undeclared owner or an unpinned package version never counts as a difference.
+ */
+export function project(observed: State, declared: State): State {
+  const out: Record<string, StateValue> = { type: observed.type };
+  for (const key of Object.keys(declared)) if (key !== "type") out[key] = observed[key] ?? null;
+  return out as State;
 }
 
 /** "644" and "0644" are the same mode; reports always say four digits. */
@@ -24,41 +31,30 @@ export function normaliseMode(mode: string | number): string {
   return (n & 0o7777).toString(8).padStart(4, "0");
 }
 
-/**
- * Observe `hostPath` (already resolved under the root) without following a
- * final symlink; `path` is the declared path the state is reported under.
- */
-export async function observePath(hostPath: string, path: string): Promise<ObservedState | null> {
-  let st;
-  try {
-    st = await fs.lstat(hostPath);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw err;
-  }
-  if (st.isSymbolicLink()) return { type: "symlink", path, target: await fs.readlink(hostPath) };
-  if (st.isDirectory()) return { type: "directory", path, mode: normaliseMode(st.mode) };
-  if (st.isFile()) {
-    const content = await fs.readFile(hostPath);
-    return { type: "file", path, mode: normaliseMode(st.mode), sha256: sha256Hex(content) };
-  }
-  return { type: "other", path };
-}
+/** Keys that name the subject rather than describe it; equal by construction. */
+const NAMING = new Set(["path", "name", "unit"]);
 
-/** One line on how `observed` differs from `declared`, as drift entries show it. */
-export function describeDifference(observed: ObservedState | null, declared: ObservedState): string {
+/** One line on how `observed` differs from `declared`, as drift entries show it ("mode 0644, declared 0600"). */
+export function describeDifference(observed: State | null, declared: State): string {
   if (!observed) return "missing";
   if (observed.type !== declared.type) return `is a ${observed.type}, declared ${declared.type}`;
   const parts: string[] = [];
-  if (observed.type === "file" && declared.type === "file" && observed.sha256 !== declared.sha256) {
-    parts.push(`content differs (sha256 ${observed.sha256.slice(0, 12)}…, declared ${declared.sha256.slice(0, 12)}…)`);
-  }
-  if ("mode" in observed && "mode" in declared && observed.mode !== declared.mode) {
-    parts.push(`mode ${observed.mode}, declared ${declared.mode}`);
-  }
-  if (observed.type === "symlink" && declared.type === "symlink" && observed.target !== declared.target) {
-    parts.push(`points to ${observed.target}, declared ${declared.target}`);
+  for (const key of Object.keys(declared)) {
+    if (key === "type" || NAMING.has(key)) continue;
+    const want = declared[key] ?? null;
+    const have = observed[key] ?? null;
+    if (want === have) continue;
+    if (key === "sha256") parts.push(`content differs (sha256 ${short(have)}, declared ${short(want)})`);
+    else if (key === "unmanaged") parts.push(`${have} unmanaged entries, declared none`);
+    else parts.push(`${key} ${say(have)}, declared ${say(want)}`);
   }
   return parts.length ? parts.join("; ") : "differs";
+}
+
+function short(v: StateValue): string {
+  return typeof v === "string" ? `${v.slice(0, 12)}…` : say(v);
+}
+
+function say(v: StateValue): string {
+  return v === null ? "none" : String(v);
 }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { Labels, NodeId } from "@mesh/protocol";
 import type { Store } from "../store/store";
 import { KEYS } from "./keys";
+import { Trust } from "../link/trust";
 
 export const Identity = z.strictObject({
   nodeId: NodeId,
@@ -14,6 +15,8 @@ export const Identity = z.strictObject({
   /** SPKI DER base64, as sent at enrolment; checked against the key file on load. */
   publicKey: z.string().min(40).max(256),
   enrolledAt: z.iso.datetime(),
+  /** How the control plane's TLS is trusted; an identity from before pins were kept is insecure. */
+  trust: Trust.default({ kind: "insecure" }),
 });
 export type Identity = z.infer<typeof Identity>;
 

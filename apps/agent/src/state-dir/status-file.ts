@@ -6,7 +6,7 @@ import type { Store } from "../store/store";
 import { KEYS } from "./keys";
 
 export const StatusFile = z.strictObject({
-  state: z.enum(["hosted", "enrolled"]),
+  state: z.enum(["hosted", "enrolled", "revoked"]),
   nodeId: NodeId.nullable(),
   controlPlaneUrl: z.string().max(2048).nullable(),
   connected: z.boolean(),

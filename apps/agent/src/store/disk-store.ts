@@ -2,7 +2,7 @@
 // fsync, rename, fsync of the directory, so a crash leaves the old or the new file.
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { checkKey, type Store } from "./store";
 
 export class DiskStore implements Store {
@@ -26,7 +26,9 @@ export class DiskStore implements Store {
   async write(key: string, data: string | Buffer, options?: { mode?: number }): Promise<void> {
     checkKey(key);
     const target = join(this.dir, key);
-    const temp = join(this.dir, `.${key}.tmp-${randomBytes(6).toString("hex")}`);
+    const folder = dirname(target);
+    if (folder !== this.dir) await this.makeFolder(folder);
+    const temp = join(folder, `.${key.slice(key.lastIndexOf("/") + 1)}.tmp-${randomBytes(6).toString("hex")}`);
     const mode = options?.mode ?? 0o600;
     const fh = await fs.open(temp, "wx", mode);
     try {
@@ -46,7 +48,34 @@ export class DiskStore implements Store {
       await fs.rm(temp, { force: true });
       throw err;
     }
+    await this.syncDir(folder);
+  }
+
+  /** A folder under the state dir, made durably: a rename inside it must not outlive the folder itself. */
+  private async makeFolder(folder: string): Promise<void> {
+    try {
+      await fs.mkdir(folder, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") return;
+      throw err;
+    }
     await this.syncDir();
+  }
+
+  /**
+   * Remove temp files a killed writer left behind. Only the holder of the state
+   * dir's lock may call this: another writer's temp file would vanish under it.
+   */
+  async removeLeftovers(): Promise<void> {
+    for (const folder of [this.dir, join(this.dir, "originals")]) {
+      let names: string[];
+      try {
+        names = await fs.readdir(folder);
+      } catch {
+        continue;
+      }
+      for (const name of names) if (/^\..*\.tmp-[0-9a-f]{12}$/.test(name)) await fs.rm(join(folder, name), { force: true });
+    }
   }
 
   async setAside(key: string, aside: string): Promise<void> {
@@ -63,13 +92,14 @@ export class DiskStore implements Store {
 
   async remove(key: string): Promise<void> {
     checkKey(key);
-    await fs.rm(join(this.dir, key), { force: true });
-    await this.syncDir();
+    const target = join(this.dir, key);
+    await fs.rm(target, { force: true });
+    await this.syncDir(dirname(target));
   }
 
   /** A rename is durable only once its directory is synced; read-only open is enough for fsync. */
-  private async syncDir(): Promise<void> {
-    const dh = await fs.open(this.dir, "r");
+  private async syncDir(dir = this.dir): Promise<void> {
+    const dh = await fs.open(dir, "r");
     try {
       await dh.sync();
     } finally {

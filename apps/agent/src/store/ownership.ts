@@ -1,41 +1,76 @@
-// The host's record of what it owns (store.json): one record per resource it
-// created or took over, plus create intents written before the change is made.
+// The host's record of what it owns (store.json): one record per subject it
+// created or adopted, each with the intent of the change in progress, if any.
 import { z } from "zod";
-import { AbsolutePath, LIMITS, Resource, ResourceId, Sha256Hex } from "@mesh/protocol";
+import { AbsolutePath, LIMITS, RESOURCE_TYPES, ResourceId, Sha256Hex } from "@mesh/protocol";
+import { Original } from "./original";
 import type { Store } from "./store";
 
 export const OWNERSHIP_KEY = "store.json";
 
-const ResourceTypeName = z.enum(Resource.options.map((o) => o.shape.type.value) as ["file", "directory"]);
+/** What a record manages, as `resourceSubject` says it: `path:/x`, `package:curl`, `service:x.service`. */
+export const Subject = z.string().max(LIMITS.path + 16).regex(/^(path|package|service):./);
+
+/**
+ * Written before the machine changes, cleared with the result. A host that dies
+ * in between resolves it by observing (see reconcile/intents.ts).
+ */
+export const Intent = z.strictObject({
+  op: z.enum(["create", "adopt", "update", "remove", "restore"]),
+  /** The declared state the change aims at (create, adopt, update), to compare what is found after a crash. */
+  want: z
+    .record(z.string().max(64), z.union([z.string().max(LIMITS.path), z.number(), z.boolean(), z.null()]))
+    .refine((s) => typeof s.type === "string", "a state has a type")
+    .optional(),
+});
+export type Intent = z.infer<typeof Intent>;
 
 export const OwnedRecord = z.strictObject({
   id: ResourceId,
-  type: ResourceTypeName,
-  path: AbsolutePath,
-  /** Digest of the state last applied: drift is the machine moving away from it. */
+  type: z.enum(RESOURCE_TYPES),
+  subject: Subject,
+  /** Digest of the declared state last applied: drift is the machine moving away from it. */
   applied: Sha256Hex,
-  /** An intent: written before a create, cleared once the create worked. */
-  pending: z.boolean().optional(),
-  /** For an intent: whether something already stood at the path before the create. */
-  existed: z.boolean().optional(),
+  /** The resource's `after`, kept so that removal runs in reverse order once it left the declaration. */
+  after: z.array(ResourceId).max(64).optional(),
+  /** It stood there before the host took it over: leaving restores `original` (whose full digest is `digest`). */
+  adopted: z.strictObject({ original: Original, digest: Sha256Hex }).optional(),
+  intent: Intent.optional(),
 });
 export type OwnedRecord = z.infer<typeof OwnedRecord>;
 
 export const Ownership = z.strictObject({
-  format: z.literal(1),
+  format: z.literal(2),
   records: z.array(OwnedRecord).max(LIMITS.resources * 2),
   /** Set when the previous store was lost; cleared once a report saying so was acknowledged. */
   lostAt: z.iso.datetime().optional(),
 });
 export type Ownership = z.infer<typeof Ownership>;
 
+/** The first format (paths only, `pending` create intents), read once and written back as format 2. */
+const OwnershipV1 = z.strictObject({
+  format: z.literal(1),
+  records: z
+    .array(
+      z.strictObject({
+        id: ResourceId,
+        type: z.enum(["file", "directory"]),
+        path: AbsolutePath,
+        applied: Sha256Hex,
+        pending: z.boolean().optional(),
+        existed: z.boolean().optional(),
+      }),
+    )
+    .max(LIMITS.resources * 2),
+  lostAt: z.iso.datetime().optional(),
+});
+
 export function emptyOwnership(): Ownership {
-  return { format: 1, records: [] };
+  return { format: 2, records: [] };
 }
 
 export interface LoadedOwnership {
   ownership: Ownership;
-  /** True when this load found the store lost (missing while enrolled, or unreadable). */
+  /** True when this load found the store lost (missing while enrolled, empty, truncated or unreadable). */
   lostNow: boolean;
   /** Where the unreadable store was kept, if there was one. */
   keptAs?: string;
@@ -43,13 +78,10 @@ export interface LoadedOwnership {
 
 /**
  * Read store.json. A missing file is a fresh host unless the host is enrolled
- * (enrolment writes an empty store, so then it was lost). An unparseable file
- * is lost: it is kept aside and an empty store with `lostAt` replaces it.
+ * (enrolment writes an empty store, so then it was lost). An empty, truncated or
+ * unparseable file is lost: kept aside, and an empty store with `lostAt` replaces it.
  */
-export async function loadOwnership(
-  store: Store,
-  opts: { enrolled: boolean; now?: Date },
-): Promise<LoadedOwnership> {
+export async function loadOwnership(store: Store, opts: { enrolled: boolean; now?: Date }): Promise<LoadedOwnership> {
   const now = opts.now ?? new Date();
   const raw = await store.read(OWNERSHIP_KEY);
   if (raw) {
@@ -67,15 +99,37 @@ export async function loadOwnership(
   return { ownership: fresh, lostNow: true };
 }
 
-function parseOwnership(raw: Buffer): Ownership | null {
+export function parseOwnership(raw: Buffer): Ownership | null {
+  let json: unknown;
   try {
-    const result = Ownership.safeParse(JSON.parse(raw.toString("utf8")));
-    return result.success ? result.data : null;
+    json = JSON.parse(raw.toString("utf8"));
   } catch {
     return null;
   }
+  const current = Ownership.safeParse(json);
+  if (current.success) return current.data;
+  const v1 = OwnershipV1.safeParse(json);
+  if (!v1.success) return null;
+  return {
+    format: 2,
+    // A v1 intent over something that already stood there cannot be restored: forget it.
+    records: v1.data.records
+      .filter((r) => !(r.pending && r.existed))
+      .map((r) => ({
+        id: r.id,
+        type: r.type,
+        subject: `path:${r.path}`,
+        applied: r.applied,
+        // A v1 intent carries no declared state: resolved as a create of unknown content.
+        ...(r.pending ? { intent: { op: "create" as const } } : {}),
+      })),
+    ...(v1.data.lostAt ? { lostAt: v1.data.lostAt } : {}),
+  };
 }
 
 export async function saveOwnership(store: Store, ownership: Ownership): Promise<void> {
-  await store.write(OWNERSHIP_KEY, JSON.stringify(ownership, null, 1) + "\n");
+  // One record per line: readable by an operator, and far cheaper than indenting every field.
+  const lines = ownership.records.map((r) => JSON.stringify(r)).join(",\n ");
+  const lost = ownership.lostAt ? `,"lostAt":${JSON.stringify(ownership.lostAt)}` : "";
+  await store.write(OWNERSHIP_KEY, `{"format":2${lost},"records":[\n ${lines}\n]}\n`);
 }

@@ -27,8 +27,20 @@ const kinds: [string, () => Promise<Store>][] = [
 ];
 
 const sample: Ownership = {
-  format: 1,
-  records: [{ id: "site", type: "directory", path: "/srv/site", applied: "a".repeat(64) }],
+  format: 2,
+  records: [
+    { id: "site", type: "directory", subject: "path:/srv/site", applied: "a".repeat(64) },
+    {
+      id: "motd",
+      type: "file",
+      subject: "path:/etc/motd",
+      applied: "b".repeat(64),
+      after: ["site"],
+      adopted: { original: { kind: "file", blob: "c".repeat(64), mode: "0644", uid: 0, gid: 0 }, digest: "d".repeat(64) },
+      intent: { op: "adopt", want: { type: "file", path: "/etc/motd", mode: "0600", sha256: "e".repeat(64) } },
+    },
+    { id: "curl", type: "package", subject: "package:curl", applied: "f".repeat(64), adopted: { original: { kind: "opaque", data: { version: null } }, digest: "0".repeat(64) } },
+  ],
 };
 
 describe.each(kinds)("%s store", (_kind, make) => {
@@ -88,7 +100,39 @@ describe.each(kinds)("%s store", (_kind, make) => {
     expect(again.ownership.lostAt).toBe(loaded.ownership.lostAt);
   });
 
+  it("ownership: reads the first format and keeps its records", async () => {
+    const store = await make();
+    const applied = "a".repeat(64);
+    await store.write(
+      OWNERSHIP_KEY,
+      JSON.stringify({
+        format: 1,
+        records: [
+          { id: "d", type: "directory", path: "/d", applied },
+          { id: "f", type: "file", path: "/d/f", applied, pending: true, existed: false },
+          { id: "g", type: "file", path: "/d/g", applied, pending: true, existed: true },
+        ],
+      }),
+    );
+    const loaded = await loadOwnership(store, { enrolled: true });
+    expect(loaded.lostNow).toBe(false);
+    expect(loaded.ownership.records).toEqual([
+      { id: "d", type: "directory", subject: "path:/d", applied },
+      { id: "f", type: "file", subject: "path:/d/f", applied, intent: { op: "create" } },
+    ]);
+  });
+
+  it("keeps original contents under originals/", async () => {
+    const store = await make();
+    await store.write("originals/" + "a".repeat(64), "before");
+    expect((await store.read("originals/" + "a".repeat(64)))?.toString()).toBe("before");
+    await store.remove("originals/" + "a".repeat(64));
+    expect(await store.read("originals/" + "a".repeat(64))).toBeNull();
+    await expect(store.write("originals/../x", "x")).rejects.toThrow(/invalid store key/);
+  });
+
   for (const [name, bytes] of [
+    ["empty", ""],
     ["truncated", JSON.stringify(sample).slice(0, 30)],
     ["garbage", "\u0000\u0001 not json at all"],
     ["the wrong shape", JSON.stringify({ format: 1, records: [{ id: "x" }] })],

@@ -11,7 +11,10 @@ export interface Store {
   remove(key: string): Promise<void>;
 }
 
-/** Keys are plain file names so that the disk store cannot be walked out of its directory. */
+/**
+ * Keys are plain file names, or `originals/<name>` for the contents of adopted files, so
+ * that the disk store cannot be walked out of its directory.
+ */
 export function checkKey(key: string): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(key)) throw new Error(`invalid store key ${JSON.stringify(key)}`);
+  if (!/^(originals\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(key)) throw new Error(`invalid store key ${JSON.stringify(key)}`);
 }

@@ -1,0 +1,69 @@
+// The daemon side of bad input: a pushed declaration whose path leaves the root is
+// refused as a whole, reported, and the held declaration stays in force (on disk too).
+import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Host } from "./host";
+import { Backoff } from "./link/backoff";
+import { startControlPlane, waitFor } from "./link/fake-control-plane";
+import { silentLogger } from "./log";
+import { Root } from "./resources/root";
+import { DiskStore } from "./store/disk-store";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+const frame = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
+const motd = { type: "file", id: "motd", path: "/motd", content: "hello\n" };
+
+describe("host: a pushed declaration refused as a whole", () => {
+  it("keeps the last good declaration when a path escapes the root through a symlink", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+    const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [motd])));
+    cleanups.push(() => cp.close());
+    const base = mkdtempSync(join(tmpdir(), "mesh-host-"));
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+    const rootDir = join(base, "root");
+    mkdirSync(rootDir);
+    const outside = join(base, "outside");
+    mkdirSync(outside);
+    symlinkSync(outside, join(rootDir, "escape"));
+    const store = new DiskStore(join(base, "state"));
+    await store.init();
+    const host = new Host({
+      store,
+      root: new Root(rootDir),
+      identity: {
+        nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f61",
+        name: "n",
+        labels: {},
+        controlPlaneUrl: cp.url,
+        trust: { kind: "insecure" },
+        publicKey: createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64"),
+        enrolledAt: new Date().toISOString(),
+      },
+      privateKey,
+      intervalMs: 60_000,
+      linkTimeoutMs: 45_000,
+      hostVersion: "test",
+      log: silentLogger(),
+      backoff: new Backoff({ baseMs: 20, capMs: 100 }),
+    });
+    cleanups.push(() => host.stop());
+    await host.start();
+    await waitFor("v1 applied", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 1));
+
+    cp.sockets[0]!.send(frame(2, [{ type: "file", id: "evil", path: "/escape/passwd", content: "x" }]));
+    const refused = await waitFor("v2 refused", () => cp.reports.find((r) => r.rejectedVersion === 2));
+    expect(refused.declarationVersion).toBe(1);
+    expect(refused.errors).toEqual([{ id: null, message: expect.stringMatching(/^declaration v2 rejected: evil: \/escape\/passwd resolves outside the root/) }]);
+    expect(refused.owned.map((o) => o.id)).toEqual(["motd"]);
+    expect(existsSync(join(outside, "passwd"))).toBe(false);
+    expect(readFileSync(join(rootDir, "motd"), "utf8")).toBe("hello\n");
+    expect(JSON.parse(readFileSync(join(base, "state", "declaration.json"), "utf8")).version).toBe(1);
+  });
+});

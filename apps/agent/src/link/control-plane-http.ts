@@ -1,0 +1,49 @@
+// HTTP calls to the control plane over node:http(s), so TLS trust (the pin) is
+// checked on every call; global fetch cannot take per-connection TLS options.
+import http from "node:http";
+import https from "node:https";
+import { tlsOptions, type Trust } from "./trust";
+
+export interface HttpAnswer {
+  status: number;
+  body: Buffer;
+  text(): string;
+}
+
+export function controlPlaneRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; trust?: Trust; timeoutMs?: number; signal?: AbortSignal; maxBytes?: number },
+): Promise<HttpAnswer> {
+  const u = new URL(url);
+  const secure = u.protocol === "https:";
+  const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    const req = (secure ? https : http).request(
+      u,
+      {
+        method: opts.method ?? "GET",
+        headers: { ...opts.headers, ...(opts.body !== undefined ? { "content-length": String(Buffer.byteLength(opts.body)) } : {}) },
+        timeout: opts.timeoutMs ?? 30_000,
+        signal: opts.signal,
+        ...(secure ? tlsOptions(opts.trust) : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          size += c.length;
+          if (size > maxBytes) req.destroy(new Error(`answer over ${maxBytes} bytes`));
+          else chunks.push(c);
+        });
+        res.once("end", () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, body, text: () => body.toString("utf8") });
+        });
+        res.once("error", reject);
+      },
+    );
+    req.once("timeout", () => req.destroy(new Error(`no answer from ${u.host} in time`)));
+    req.once("error", reject);
+    req.end(opts.body);
+  });
+}

@@ -1,0 +1,65 @@
+// The per-reconcile context the providers work in: host paths resolved once,
+// accounts read once, original blobs in the store, sources from the control plane.
+import type { Resource } from "@mesh/protocol";
+import { resourceSubject } from "@mesh/protocol";
+import { Accounts } from "../resources/accounts";
+import { syncDir } from "../resources/atomic-write";
+import { sourceFetcher, type ControlPlaneAccess } from "../resources/file-source";
+import { OriginalBlobs } from "../resources/original-blobs";
+import type { ProviderContext } from "../resources/provider";
+import type { Root } from "../resources/root";
+import { systemdIsPid1 } from "../resources/service";
+import type { Runner } from "../runner/runner";
+import type { OwnedRecord } from "../store/ownership";
+import type { Store } from "../store/store";
+
+export function providerContext(opts: {
+  root: Root;
+  store: Store;
+  controlPlane: ControlPlaneAccess | null;
+  resources: readonly Resource[];
+  records: readonly OwnedRecord[];
+  runner: Runner;
+  systemdIsPid1?: boolean;
+}): ProviderContext {
+  const resolved = new Map<string, Promise<string>>();
+  const realpaths = new Map<string, Promise<string>>();
+  let systemd: Promise<boolean> | null = null;
+  const unsynced = new Set<string>();
+  return {
+    root: opts.root,
+    hostPath(path) {
+      let p = resolved.get(path);
+      if (!p) resolved.set(path, (p = opts.root.resolve(path, realpaths)));
+      return p;
+    },
+    accounts: new Accounts(opts.root.dir),
+    originals: new OriginalBlobs(opts.store),
+    fetchSource: sourceFetcher(opts.controlPlane),
+    managedPaths: managedPaths([...opts.resources.map(resourceSubject), ...opts.records.map((r) => r.subject)]),
+    runner: opts.runner,
+    syncLater: (dir) => void unsynced.add(dir),
+    async syncPending() {
+      const dirs = [...unsynced];
+      unsynced.clear();
+      // A directory removed since its entry changed has nothing left to make durable.
+      for (const dir of dirs) await syncDir(dir).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? undefined : Promise.reject(err)));
+    },
+    systemdIsPid1: () => (systemd ??= opts.systemdIsPid1 !== undefined ? Promise.resolve(opts.systemdIsPid1) : systemdIsPid1()),
+  };
+}
+
+/** Every managed path and each of its ancestors: what a purging directory must leave. */
+function managedPaths(subjects: string[]): Set<string> {
+  const out = new Set<string>();
+  for (const s of subjects) {
+    if (!s.startsWith("path:")) continue;
+    const path = s.slice(5);
+    for (let i = path.length; i > 0; i = path.lastIndexOf("/", i - 1)) {
+      const p = path.slice(0, i);
+      if (out.has(p)) break;
+      out.add(p);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+// Users and groups by name, as file owners are declared: ROOT/etc/passwd and
+// ROOT/etc/group under a --root, the system's (files, then getent) otherwise.
+import { execFile } from "node:child_process";
+import { promises as fs } from "node:fs";
+import { join } from "node:path";
+
+interface Table {
+  byName: Map<string, number>;
+  byId: Map<number, string>;
+}
+
+export class Accounts {
+  private users: Promise<Table> | null = null;
+  private groups: Promise<Table> | null = null;
+
+  constructor(private readonly rootDir: string) {}
+
+  private get system(): boolean {
+    return this.rootDir === "/";
+  }
+
+  async uid(name: string): Promise<number> {
+    return this.lookup("passwd", name);
+  }
+
+  async gid(name: string): Promise<number> {
+    return this.lookup("group", name);
+  }
+
+  /** The user's name, or the number when no entry names it. */
+  async userName(uid: number): Promise<string> {
+    return (await this.table("passwd")).byId.get(uid) ?? String(uid);
+  }
+
+  async groupName(gid: number): Promise<string> {
+    return (await this.table("group")).byId.get(gid) ?? String(gid);
+  }
+
+  private async lookup(db: "passwd" | "group", name: string): Promise<number> {
+    const table = await this.table(db);
+    const id = table.byName.get(name) ?? (this.system ? await getent(db, name) : undefined);
+    if (id === undefined) {
+      const where = this.system ? "on this machine" : `in ${join(this.rootDir, "etc", db)}`;
+      throw new Error(`unknown ${db === "passwd" ? "user" : "group"} "${name}" ${where}`);
+    }
+    return id;
+  }
+
+  private table(db: "passwd" | "group"): Promise<Table> {
+    const slot = db === "passwd" ? "users" : "groups";
+    this[slot] ??= readTable(join(this.rootDir, "etc", db));
+    return this[slot]!;
+  }
+}
+
+/** name:x:id:... lines; a missing file is an empty table (a bare --root sandbox). */
+async function readTable(file: string): Promise<Table> {
+  const table: Table = { byName: new Map(), byId: new Map() };
+  const text = await fs.readFile(file, "utf8").catch(() => "");
+  for (const line of text.split("\n")) {
+    const [name, , id] = line.split(":");
+    const n = Number(id);
+    if (!name || id === undefined || id === "" || !Number.isInteger(n) || n < 0) continue;
+    if (!table.byName.has(name)) table.byName.set(name, n);
+    if (!table.byId.has(n)) table.byId.set(n, name);
+  }
+  return table;
+}
+
+/** Users that live outside /etc (LDAP, systemd-homed) through NSS. */
+function getent(db: "passwd" | "group", name: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    execFile("getent", [db, name], { timeout: 5000 }, (err, stdout) => {
+      if (err) return resolve(undefined);
+      const id = Number(stdout.split(":")[2]);
+      resolve(Number.isInteger(id) && id >= 0 ? id : undefined);
+    });
+  });
+}

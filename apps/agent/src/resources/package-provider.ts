@@ -1,0 +1,119 @@
+// The `package` provider: the plain functions of package.ts (dpkg-query, dpkg, apt-get
+// over the Runner) behind the ResourceProvider interface, keyed by package name.
+import { randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import type { PackageResource } from "@mesh/protocol";
+import { digestOf, type State } from "./observed";
+import {
+  applyPackage,
+  declaredPackageState,
+  describePackageDrift,
+  observePackage,
+  packageState,
+  repairDpkg,
+  restorePackage,
+  snapshotPackage,
+  type ObservedPackage,
+  type PackageContext,
+} from "./package";
+import type { ProviderContext, ResourceProvider } from "./provider";
+
+/** What package.ts snapshots, checked when it comes back from store.json. */
+const PackageSnapshot = z.strictObject({
+  name: z.string().max(128),
+  installed: z.boolean(),
+  version: z.string().max(128).nullable(),
+  status: z.string().max(128),
+  deb: z.string().max(4096).nullable(),
+});
+
+function packageContext(ctx: ProviderContext): PackageContext {
+  return {
+    runner: ctx.runner,
+    root: ctx.root.dir,
+    // A source .deb is fetched (and its sha256 checked) into a temp file dpkg can read.
+    async download(source) {
+      const body = await ctx.fetchSource(source);
+      const file = join(tmpdir(), `mesh-host-${randomBytes(6).toString("hex")}.deb`);
+      await fs.writeFile(file, body, { mode: 0o600 });
+      return file;
+    },
+  };
+}
+
+function asState(observed: ObservedPackage): State {
+  return { type: "package", ...packageState(observed), status: observed.status };
+}
+
+function fromState(state: State): ObservedPackage {
+  return { name: String(state.name), installed: state.installed === true, version: typeof state.version === "string" ? state.version : null, status: String(state.status) };
+}
+
+export const packageProvider: ResourceProvider<PackageResource> = {
+  type: "package",
+  atomic: false,
+
+  declared(resource) {
+    const { name, installed, version } = declaredPackageState(resource);
+    // "Installed, any version" names no version, so an upgrade is not drift.
+    return { type: "package", name, installed, ...(installed && version === null ? {} : { version }) };
+  },
+
+  exists(observed) {
+    return observed.version !== null || String(observed.status).endsWith("config-files");
+  },
+
+  describe(resource, observed) {
+    return observed ? describePackageDrift(resource, fromState(observed)) : null;
+  },
+
+  async prepare(ctx) {
+    const repair = await repairDpkg(packageContext(ctx));
+    if (repair.found.clean) return [];
+    const what = repair.found.packages.join(", ") || "some package";
+    if (repair.after.clean) return [`dpkg had been interrupted (${what}); repaired with dpkg --configure -a`];
+    return [`dpkg had been interrupted (${what}); dpkg --configure -a left: ${repair.after.output.slice(0, 300)}`];
+  },
+
+  async observe(name, _resource, ctx) {
+    return asState(await observePackage(packageContext(ctx), name));
+  },
+
+  async apply(resource, observed, ctx) {
+    const pctx = packageContext(ctx);
+    const downloaded: string[] = [];
+    const download = pctx.download!;
+    pctx.download = async (source) => {
+      const file = await download(source);
+      downloaded.push(file);
+      return file;
+    };
+    try {
+      await applyPackage(pctx, resource, observed ? fromState(observed) : await observePackage(pctx, resource.name));
+    } finally {
+      for (const f of downloaded) await fs.rm(f, { force: true });
+    }
+  },
+
+  async remove(name, ctx, applied) {
+    // Declared absent and found absent: the host made nothing, so there is nothing to take.
+    if (applied === digestOf(this.declared({ type: "package", id: "x", name, state: "absent", onDrift: "correct" }))) return { kind: "absent" };
+    // The host installed it (it was absent before): put back that absence.
+    const outcome = await restorePackage(packageContext(ctx), { name, installed: false, version: null, status: "not-installed", deb: null });
+    return outcome.outcome === "unchanged" ? { kind: "absent" } : { kind: "removed" };
+  },
+
+  async snapshot(name, _observed, ctx) {
+    return { kind: "opaque", data: JSON.parse(JSON.stringify(await snapshotPackage(packageContext(ctx), name))) };
+  },
+
+  async restore(name, original, ctx) {
+    const snapshot = original.kind === "opaque" ? PackageSnapshot.safeParse(original.data) : null;
+    if (!snapshot?.success) throw new Error(`package ${name}: the kept original is not a package snapshot; cannot restore`);
+    const outcome = await restorePackage(packageContext(ctx), snapshot.data);
+    return { kind: "restored", ...(outcome.outcome === "approximate" ? { note: outcome.detail } : {}) };
+  },
+};

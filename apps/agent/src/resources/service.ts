@@ -1,0 +1,314 @@
+// The `service` resource: a systemd unit's file under /etc/systemd/system, whether it is
+// enabled and whether it runs, driven with systemctl; refused outright where systemd is not PID 1.
+// status: ready for wiring
+import { createHash, randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ServiceResource } from "@mesh/protocol";
+import { CommandFailedError, runOrThrow, type Runner } from "../runner/runner";
+
+export interface ServiceContext {
+  runner: Runner;
+  /** "/" for the machine; under a sandbox root only unit files and enablement (`systemctl --root`) are managed. */
+  root: string;
+  /** From `systemdIsPid1()`, found once at start. */
+  systemdIsPid1: boolean;
+  /** Where unit files go; ROOT/etc/systemd/system unless a test points it elsewhere to check the real-root argv. */
+  unitDir?: string;
+}
+
+export interface ObservedService {
+  unit: string;
+  /** sha256 of ROOT/etc/systemd/system/<unit> ("symlink:<target>" hashed for a link, e.g. a mask), or null when there is none. */
+  unitFileSha256: string | null;
+  /** What `systemctl is-enabled` says: enabled, disabled, static, masked, not-found, ... */
+  enabled: string;
+  /** What `systemctl is-active` says: active, inactive, failed, activating, ...; "unknown" under a sandbox root. */
+  active: string;
+}
+
+/** The unit file as it stood in /etc/systemd/system before the host changed anything. */
+export type UnitFile = { kind: "file"; content: string } | { kind: "symlink"; target: string } | null;
+
+export interface ServiceSnapshot {
+  unit: string;
+  unitFile: UnitFile;
+  enabled: string;
+  active: string;
+}
+
+export interface ServiceChange {
+  /** What ran, in order: "wrote unit file", "daemon-reload", "enable", "start", ... */
+  actions: string[];
+  observed: ObservedService;
+}
+
+export interface ServiceRestore extends ServiceChange {
+  outcome: "unchanged" | "restored" | "approximate";
+  detail: string;
+}
+
+export const SYSTEMD_NOT_PID1 = "service resources are unsupported on this machine: systemd is not PID 1";
+/** Invariant 5: the installation owns the host's own unit, never the host. */
+export const HOST_UNIT = "mesh-host.service";
+
+/** Thrown before anything is changed when a service operation cannot work here; reported per resource. */
+export class ServiceUnsupportedError extends Error {
+  constructor(message = SYSTEMD_NOT_PID1) {
+    super(message);
+    this.name = "ServiceUnsupportedError";
+  }
+}
+
+/** Whether systemd runs as PID 1; a container or a chroot usually has something else there. */
+export async function systemdIsPid1(procDir = "/proc"): Promise<boolean> {
+  try {
+    return (await fs.readFile(join(procDir, "1/comm"), "utf8")).trim() === "systemd";
+  } catch {
+    return false;
+  }
+}
+
+export async function observeService(ctx: ServiceContext, unit: string): Promise<ObservedService> {
+  requireSystemd(ctx);
+  const unitFile = await readUnitFile(ctx, unit);
+  const enabled = await systemctlQuery(ctx, ["is-enabled", unit]);
+  const active = ctx.root === "/" ? await systemctlQuery(ctx, ["is-active", unit]) : "unknown";
+  return { unit, unitFileSha256: unitFileSha256(unitFile), enabled, active };
+}
+
+export function serviceSatisfies(resource: ServiceResource, observed: ObservedService): boolean {
+  return describeServiceDrift(resource, observed) === null;
+}
+
+/** The observed state as a digest input, limited to what the resource declares. */
+export function serviceState(observed: ObservedService, declared: ServiceResource): Record<string, string | boolean | null> {
+  const state: Record<string, string | boolean | null> = { unit: observed.unit };
+  if (declared.content !== undefined) state.unitFileSha256 = observed.unitFileSha256;
+  if (declared.enabled !== undefined) state.enabled = isEnabled(observed.enabled);
+  if (declared.state !== undefined) state.running = isRunning(observed.active);
+  return state;
+}
+
+/** The declared state in the shape of `serviceState`, so equal digests mean no drift. */
+export function declaredServiceState(resource: ServiceResource): Record<string, string | boolean | null> {
+  const state: Record<string, string | boolean | null> = { unit: resource.unit };
+  if (resource.content !== undefined) state.unitFileSha256 = sha256Hex(resource.content);
+  if (resource.enabled !== undefined) state.enabled = resource.enabled;
+  if (resource.state !== undefined) state.running = resource.state === "running";
+  return state;
+}
+
+/** One line on how the unit differs from its declaration, or null when it does not. */
+export function describeServiceDrift(resource: ServiceResource, observed: ObservedService): string | null {
+  const parts: string[] = [];
+  if (resource.content !== undefined && observed.unitFileSha256 !== sha256Hex(resource.content)) {
+    parts.push(observed.unitFileSha256 === null ? "unit file missing" : "unit file content differs");
+  }
+  if (resource.enabled !== undefined && isEnabled(observed.enabled) !== resource.enabled) {
+    parts.push(`${observed.enabled}, declared ${resource.enabled ? "enabled" : "disabled"}`);
+  }
+  if (resource.state !== undefined && isRunning(observed.active) !== (resource.state === "running")) {
+    parts.push(`${observed.active}, declared ${resource.state}`);
+  }
+  return parts.length ? parts.join("; ") : null;
+}
+
+/** Bring the unit to its declaration, then observe again and throw unless it got there. */
+export async function applyService(ctx: ServiceContext, resource: ServiceResource, observed: ObservedService): Promise<ServiceChange> {
+  refuseHostUnit(resource.unit);
+  requireSystemd(ctx);
+  if (resource.state !== undefined) requireRealRoot(ctx, resource.unit);
+  const actions: string[] = [];
+  const { unit } = resource;
+
+  const contentChanged = resource.content !== undefined && observed.unitFileSha256 !== sha256Hex(resource.content);
+  if (contentChanged) {
+    await writeUnitFile(ctx, unit, { kind: "file", content: resource.content! });
+    actions.push("wrote unit file");
+    await daemonReload(ctx, actions);
+  }
+  if (resource.enabled === true && !isEnabled(observed.enabled)) await systemctl(ctx, ["enable", unit], actions);
+  if (resource.enabled === false && isEnabled(observed.enabled)) await systemctl(ctx, ["disable", unit], actions);
+  if (resource.state === "running") {
+    // A running service keeps its old definition until restarted; a new unit file is meant to take effect.
+    if (!isRunning(observed.active)) await systemctl(ctx, ["start", unit], actions);
+    else if (contentChanged) await systemctl(ctx, ["restart", unit], actions);
+  }
+  if (resource.state === "stopped" && isRunning(observed.active)) await systemctl(ctx, ["stop", unit], actions);
+
+  const after = await observeService(ctx, unit);
+  const drift = describeServiceDrift(resource, after);
+  if (drift) throw new Error(`service ${unit} is not as declared after ${actions.join(", ") || "nothing ran"}: ${drift}`);
+  return { actions, observed: after };
+}
+
+/**
+ * Take away a unit the host created (it was not there before): stop, disable, and delete
+ * its unit file when the host wrote one. Anything that existed before goes through restoreService.
+ */
+export async function removeService(ctx: ServiceContext, resource: ServiceResource): Promise<ServiceChange> {
+  refuseHostUnit(resource.unit);
+  requireSystemd(ctx);
+  const { unit } = resource;
+  const actions: string[] = [];
+  const now = await observeService(ctx, unit);
+  if (ctx.root === "/" && isRunning(now.active)) await systemctl(ctx, ["stop", unit], actions);
+  // Disable while the unit file is still there: systemctl finds the links to remove through it.
+  if (isEnabled(now.enabled)) await systemctl(ctx, ["disable", unit], actions);
+  if (resource.content !== undefined && now.unitFileSha256 !== null) {
+    await writeUnitFile(ctx, unit, null);
+    actions.push("deleted unit file");
+    await daemonReload(ctx, actions);
+  }
+  return { actions, observed: await observeService(ctx, unit) };
+}
+
+/** Record the unit as it stands before the host first changes it (adoption). */
+export async function snapshotService(ctx: ServiceContext, unit: string): Promise<ServiceSnapshot> {
+  requireSystemd(ctx);
+  const observed = await observeService(ctx, unit);
+  return { unit, unitFile: await readUnitFile(ctx, unit), enabled: observed.enabled, active: observed.active };
+}
+
+/** Put an adopted unit back as the snapshot found it: its unit file, enablement and running state. */
+export async function restoreService(ctx: ServiceContext, snapshot: ServiceSnapshot): Promise<ServiceRestore> {
+  const { unit } = snapshot;
+  refuseHostUnit(unit);
+  requireSystemd(ctx);
+  const actions: string[] = [];
+  const now = await observeService(ctx, unit);
+  const wasRunning = isRunning(snapshot.active);
+  const wasEnabled = isEnabled(snapshot.enabled);
+  const fileChanged = now.unitFileSha256 !== unitFileSha256(snapshot.unitFile);
+  const manager = ctx.root === "/";
+
+  if (manager && !wasRunning && isRunning(now.active)) await systemctl(ctx, ["stop", unit], actions);
+  if (!wasEnabled && isEnabled(now.enabled)) await systemctl(ctx, ["disable", unit], actions);
+  if (fileChanged) {
+    await writeUnitFile(ctx, unit, snapshot.unitFile);
+    actions.push(snapshot.unitFile === null ? "deleted unit file" : "restored unit file");
+    await daemonReload(ctx, actions);
+  }
+  if (wasEnabled && !isEnabled(now.enabled)) await systemctl(ctx, ["enable", unit], actions);
+  if (manager && wasRunning) {
+    if (!isRunning(now.active)) await systemctl(ctx, ["start", unit], actions);
+    else if (fileChanged) await systemctl(ctx, ["restart", unit], actions);
+  }
+
+  const after = await observeService(ctx, unit);
+  const differences: string[] = [];
+  if (after.unitFileSha256 !== unitFileSha256(snapshot.unitFile)) differences.push("unit file differs");
+  if (after.enabled !== snapshot.enabled) differences.push(`${after.enabled}, was ${snapshot.enabled}`);
+  if (manager && after.active !== snapshot.active) differences.push(`${after.active}, was ${snapshot.active}`);
+  if (differences.length) return { outcome: "approximate", detail: `${unit}: ${differences.join("; ")}`, actions, observed: after };
+  return { outcome: actions.length ? "restored" : "unchanged", detail: `${unit} is as it was before the host adopted it`, actions, observed: after };
+}
+
+function requireSystemd(ctx: ServiceContext): void {
+  if (!ctx.systemdIsPid1) throw new ServiceUnsupportedError();
+}
+
+/** Starting or stopping acts on the running machine, which a sandbox root promises not to touch. */
+function requireRealRoot(ctx: ServiceContext, unit: string): void {
+  if (ctx.root !== "/") throw new ServiceUnsupportedError(`service ${unit}: a running or stopped state needs --root /; under a sandbox root only the unit file and enablement are managed`);
+}
+
+function refuseHostUnit(unit: string): void {
+  if (unit === HOST_UNIT) throw new Error(`${HOST_UNIT} belongs to the host's installation; the host never edits, enables, starts or stops its own unit`);
+}
+
+function rootArgs(ctx: ServiceContext): string[] {
+  return ctx.root === "/" ? [] : [`--root=${ctx.root}`];
+}
+
+async function systemctl(ctx: ServiceContext, args: string[], actions: string[]): Promise<void> {
+  await runOrThrow(ctx.runner, ["systemctl", ...rootArgs(ctx), ...args], {}, `cannot ${args[0]} ${args[1]}`);
+  actions.push(args[0]!);
+}
+
+async function daemonReload(ctx: ServiceContext, actions: string[]): Promise<void> {
+  // The running manager never reads a sandbox root, so there is nothing to reload.
+  if (ctx.root !== "/") return;
+  await systemctl(ctx, ["daemon-reload"], actions);
+}
+
+/** is-enabled and is-active answer on stdout and say "no" through their exit status, which is not a failure. */
+async function systemctlQuery(ctx: ServiceContext, args: string[]): Promise<string> {
+  const argv = ["systemctl", ...rootArgs(ctx), ...args];
+  const result = await ctx.runner.run(argv);
+  const answer = result.stdout.trim().split("\n")[0]?.trim() ?? "";
+  if (/^[a-z-]+$/.test(answer)) return answer;
+  // Older systemd says nothing on stdout for a unit it does not know.
+  if (args[0] === "is-enabled" && /No such file or directory|not found/i.test(result.stderr)) return "not-found";
+  throw new CommandFailedError(argv, result, `cannot ask systemd about ${args[1]}`);
+}
+
+function isEnabled(state: string): boolean {
+  return state === "enabled" || state === "enabled-runtime";
+}
+
+function isRunning(active: string): boolean {
+  return active === "active" || active === "activating" || active === "reloading";
+}
+
+function unitPath(ctx: ServiceContext, unit: string): string {
+  return join(ctx.unitDir ?? join(ctx.root, "etc/systemd/system"), unit);
+}
+
+async function readUnitFile(ctx: ServiceContext, unit: string): Promise<UnitFile> {
+  const path = unitPath(ctx, unit);
+  try {
+    const st = await fs.lstat(path);
+    if (st.isSymbolicLink()) return { kind: "symlink", target: await fs.readlink(path) };
+    return { kind: "file", content: await fs.readFile(path, "utf8") };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
+function unitFileSha256(unitFile: UnitFile): string | null {
+  if (unitFile === null) return null;
+  return sha256Hex(unitFile.kind === "file" ? unitFile.content : `symlink:${unitFile.target}`);
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** Temp file (or link), fsync, rename, fsync the directory: systemd never reads half a unit. null deletes. */
+async function writeUnitFile(ctx: ServiceContext, unit: string, unitFile: UnitFile): Promise<void> {
+  const path = unitPath(ctx, unit);
+  const dir = dirname(path);
+  if (unitFile === null) {
+    await fs.rm(path, { force: true });
+  } else {
+    await fs.mkdir(dir, { recursive: true });
+    const temp = join(dir, `.${unit}.mesh-${randomBytes(6).toString("hex")}`);
+    try {
+      if (unitFile.kind === "symlink") {
+        await fs.symlink(unitFile.target, temp);
+      } else {
+        const fh = await fs.open(temp, "wx", 0o644);
+        try {
+          await fh.writeFile(unitFile.content);
+          await fh.chmod(0o644);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      }
+      await fs.rename(temp, path);
+    } catch (err) {
+      await fs.rm(temp, { force: true });
+      throw err;
+    }
+  }
+  const dh = await fs.open(dir, "r");
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}

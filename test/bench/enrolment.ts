@@ -1,0 +1,48 @@
+// Enrolment rate: 500 sequential and 50 concurrent enrolments against a real
+// control plane (Postgres when DATABASE_URL is set), each with its own token.
+// Run: DATABASE_URL=postgres://… npx tsx bench/enrolment.ts
+import { ControlPlane, engines } from "../harness/control-plane";
+import { api } from "../harness/api";
+import { enrolRaw, inventory, keyPair, profile } from "../harness/link";
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+async function enrolOnce(url: string, token: string): Promise<number> {
+  const { publicKey } = keyPair();
+  const t0 = performance.now();
+  const r = await enrolRaw(url, { token, publicKey, profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory });
+  if (r.status !== 201) throw new Error(`enrol: ${r.status} ${JSON.stringify(r.body)}`);
+  return performance.now() - t0;
+}
+
+async function main() {
+  const engine = engines()[0]!;
+  const cp = await ControlPlane.start({ engine, env: { MESH_ENROL_LIMIT_PER_ADDRESS: "1000000", MESH_LOG_LEVEL: "warn" } });
+  try {
+    const client = api(cp.url);
+    await client.mutate("role.upsert", { name: "bench", resources: [{ type: "directory", id: "d", path: "/srv/bench" }] });
+    const report = (label: string, n: number, wallMs: number, lat: number[]) => {
+      lat.sort((a, b) => a - b);
+      console.log(`${label}: ${n} enrolments in ${(wallMs / 1000).toFixed(2)} s = ${(n / (wallMs / 1000)).toFixed(1)}/s; latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`);
+    };
+    const tokens = async (n: number) => Promise.all(Array.from({ length: n }, async () => (await client.mutate("token.create", {})).token as string));
+
+    const seqTokens = await tokens(500);
+    const seq: number[] = [];
+    let t0 = performance.now();
+    for (const token of seqTokens) seq.push(await enrolOnce(cp.url, token));
+    report(`sequential (${engine})`, 500, performance.now() - t0, seq);
+
+    const conTokens = await tokens(50);
+    t0 = performance.now();
+    const con = await Promise.all(conTokens.map((token) => enrolOnce(cp.url, token)));
+    report(`50 concurrent (${engine})`, 50, performance.now() - t0, con);
+  } finally {
+    await cp.dispose();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,142 @@
+// Shipping the host: the single binary runs with nothing else; the tarball's
+// install.sh needs only sh, tar and coreutils; the .deb installs with dpkg into a
+// sandbox root, passes lintian, upgrades N -> N+1 keeping the node's identity;
+// the unit passes systemd-analyze verify with empty stderr.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ControlPlane, engines } from "../harness/control-plane";
+import { api } from "../harness/api";
+import { buildArtifacts, type Artifacts } from "../harness/packaging";
+import { waitFor } from "../harness/wait";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-pkg-"));
+const sh = (cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] = {}) => {
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 120_000, ...opts });
+  return { code: r.status, stdout: String(r.stdout ?? ""), stderr: String(r.stderr ?? "") };
+};
+
+/** A directory of links to sh, tar and every coreutils program: all install.sh may use. */
+function minimalPath(): string {
+  const dir = path.join(tmp, "minimal-bin");
+  fs.mkdirSync(dir, { recursive: true });
+  const coreutils = execFileSync("dpkg", ["-L", "coreutils"], { encoding: "utf8" }).split("\n").filter((p) => /^\/(usr\/)?bin\/[^/]+$/.test(p));
+  for (const p of [...coreutils, "/bin/sh", "/bin/tar"]) {
+    const target = fs.existsSync(p) ? p : p.replace(/^\/bin/, "/usr/bin");
+    if (fs.existsSync(target)) fs.symlinkSync(target, path.join(dir, path.basename(p)));
+  }
+  return dir;
+}
+
+function dpkgSandbox(name: string): string {
+  const root = path.join(tmp, name);
+  fs.mkdirSync(path.join(root, "var/lib/dpkg/info"), { recursive: true });
+  fs.mkdirSync(path.join(root, "var/lib/dpkg/updates"), { recursive: true });
+  fs.writeFileSync(path.join(root, "var/lib/dpkg/status"), "");
+  return root;
+}
+
+// The sandbox has no libc registered with its dpkg, so dependencies are forced there.
+const dpkgInstall = (root: string, deb: string) => sh("dpkg", [`--root=${root}`, "--force-depends", "--force-script-chrootless", `--log=${root}/var/log/dpkg.log`, "-i", deb]);
+
+describe("packaging", () => {
+  let n: Artifacts;
+  let n1: Artifacts;
+  let cp: ControlPlane;
+
+  beforeAll(async () => {
+    n = buildArtifacts("0.9.0", path.join(tmp, "n"));
+    n1 = buildArtifacts("0.9.1", path.join(tmp, "n1"));
+    console.log(`binary ${(n.binaryBytes / 1e6).toFixed(1)} MB (${(n.binaryGzipBytes / 1e6).toFixed(1)} MB gzipped), tarball ${(n.tarballBytes / 1e6).toFixed(1)} MB, .deb ${(n.debBytes / 1e6).toFixed(1)} MB`);
+    cp = await ControlPlane.start({ engine: engines()[0]! });
+    await api(cp.url).mutate("role.upsert", { name: "pkg", selector: { labels: { pkg: "yes" } }, resources: [{ type: "file", id: "hello", path: "/etc/hello.conf", content: "from the installed binary\n", mode: "0640" }] });
+  }, 600_000);
+  afterAll(async () => {
+    await cp?.dispose();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("runs the single binary with no node on PATH", () => {
+    const r = sh(n.binary, ["version"], { env: { PATH: "/nonexistent" } });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("0.9.0");
+  });
+
+  it("installs the tarball with only sh, tar and coreutils, and the installed host enrols and applies", async () => {
+    const bin = minimalPath();
+    const root = path.join(tmp, "tar-root");
+    fs.mkdirSync(path.join(root, "etc"), { recursive: true });
+    // Unpacking needs gzip besides tar (that is the operator's step); install.sh may use only sh, tar and coreutils.
+    expect(sh("tar", ["-xzf", n.tarball, "-C", tmp]).code).toBe(0);
+    const unpacked = path.join(tmp, path.basename(n.tarball).replace(/\.tar\.gz$/, ""));
+    const r = sh(`${bin}/sh`, [path.join(unpacked, "install.sh"), "--root", root], { env: { PATH: bin } });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/systemd is not running here/);
+    expect(fs.statSync(path.join(root, "var/lib/mesh-host")).mode & 0o777).toBe(0o700);
+    expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStart=/usr/local/bin/mesh-host run");
+    await enrolAndApply(path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
+  });
+
+  it("installs the .deb into a sandbox root; the unit verifies; lintian is clean; the host enrols and applies", async () => {
+    const root = dpkgSandbox("deb-root");
+    const r = dpkgInstall(root, n.deb);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.statSync(path.join(root, "var/lib/mesh-host")).mode & 0o777).toBe(0o700);
+    expect(fs.readlinkSync(path.join(root, "etc/systemd/system/multi-user.target.wants/mesh-host.service"))).toBe("/lib/systemd/system/mesh-host.service");
+    // verify the installed unit, pointed at the installed binary (systemd checks it exists)
+    const unit = fs.readFileSync(path.join(root, "lib/systemd/system/mesh-host.service"), "utf8").replace("/usr/bin/mesh-host", path.join(root, "usr/bin/mesh-host"));
+    fs.writeFileSync(path.join(tmp, "mesh-host.service"), unit);
+    const verify = sh("systemd-analyze", ["verify", path.join(tmp, "mesh-host.service")]);
+    expect(verify.stderr).toBe("");
+    expect(verify.code).toBe(0);
+    const lintian = sh("lintian", ["--tag-display-limit", "0", n.deb], { timeout: 300_000 });
+    expect(lintian.stdout.trim()).toBe("");
+    expect(lintian.code).toBe(0);
+    fs.mkdirSync(path.join(root, "etc"), { recursive: true });
+    await enrolAndApply(path.join(root, "usr/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
+  }, 300_000);
+
+  it("upgrades the .deb from N to N+1 keeping the state directory and the node's identity", () => {
+    const root = dpkgSandbox("deb-upgrade");
+    expect(dpkgInstall(root, n.deb).code).toBe(0);
+    const state = path.join(root, "var/lib/mesh-host");
+    fs.mkdirSync(path.join(root, "etc"), { recursive: true });
+    const bin = path.join(root, "usr/bin/mesh-host");
+    const apply = sh(bin, ["apply", "--file", writeDeclaration(), "--state-dir", state, "--root", root]);
+    expect(apply.code, apply.stderr).toBe(0);
+    const before = fs.readFileSync(path.join(state, "store.json"), "utf8");
+    const r = dpkgInstall(root, n1.deb);
+    expect(r.code, r.stderr).toBe(0);
+    expect(sh(bin, ["version"]).stdout.trim()).toBe("0.9.1");
+    expect(fs.readFileSync(path.join(state, "store.json"), "utf8")).toBe(before);
+    expect(fs.statSync(state).mode & 0o777).toBe(0o700);
+    // removing keeps the state; only purge deletes it
+    expect(sh("dpkg", [`--root=${root}`, "--force-script-chrootless", "-r", "mesh-host"]).code).toBe(0);
+    expect(fs.existsSync(path.join(state, "store.json"))).toBe(true);
+    expect(sh("dpkg", [`--root=${root}`, "--force-script-chrootless", "-P", "mesh-host"]).code).toBe(0);
+    expect(fs.existsSync(state)).toBe(false);
+  });
+
+  function writeDeclaration(): string {
+    const f = path.join(tmp, "decl.json");
+    fs.writeFileSync(f, JSON.stringify({ version: 1, resources: [{ type: "file", id: "x", path: "/etc/x.conf", content: "x\n" }] }));
+    return f;
+  }
+
+  async function enrolAndApply(bin: string, stateDir: string, root: string) {
+    const { token } = await api(cp.url).mutate("token.create", { labels: { pkg: "yes" } });
+    const flags = ["--state-dir", stateDir, "--root", root, "--interval", "1"];
+    const enrol = sh(bin, ["enrol", cp.url, "--token", token, "--insecure", ...flags]);
+    expect(enrol.code, enrol.stderr).toBe(0);
+    const child = (await import("node:child_process")).spawn(bin, ["run", ...flags], { stdio: "ignore" });
+    try {
+      await waitFor("declared file applied by the installed binary", () => fs.existsSync(path.join(root, "etc/hello.conf")), 30_000);
+      expect(fs.readFileSync(path.join(root, "etc/hello.conf"), "utf8")).toBe("from the installed binary\n");
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }
+});

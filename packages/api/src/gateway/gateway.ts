@@ -68,7 +68,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   async function pushDeclaration(link: Link, hostHas?: number) {
     const current = await currentDeclaration(deps.db, link.nodeId);
     if (!current || current.version === hostHas) return;
-    const declaration: Declaration = { version: current.version, hash: current.hash, resources: current.resources as Declaration["resources"] };
+    const declaration: Declaration = {
+      version: current.version,
+      hash: current.hash,
+      resources: current.resources as Declaration["resources"],
+      ...(current.final ? { final: current.final } : {}),
+    };
     send(link, Buffer.from(JSON.stringify({ type: "declaration", declaration } satisfies ServerFrame)));
     log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
   }

@@ -85,7 +85,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
 
 export async function currentDeclaration(db: DbOrTx, nodeId: string) {
   const [row] = await db
-    .select({ version: declarations.version, hash: declarations.hash, resources: declarations.resources, roles: declarations.roles, createdAt: declarations.createdAt })
+    .select({ version: declarations.version, hash: declarations.hash, resources: declarations.resources, roles: declarations.roles, final: declarations.final, createdAt: declarations.createdAt })
     .from(declarations)
     .innerJoin(nodes, and(eq(nodes.id, declarations.nodeId), eq(nodes.declaredVersion, declarations.version)))
     .where(eq(declarations.nodeId, nodeId))

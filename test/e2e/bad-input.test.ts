@@ -14,7 +14,7 @@ describe(`bad input (${engine})`, () => {
   const nodeCount = async () => (await client().query("node.list")).total as number;
 
   beforeAll(async () => {
-    cp = await ControlPlane.start({ engine });
+    cp = await ControlPlane.start({ engine, env: { MESH_ENROL_LIMIT_PER_TOKEN: "6" } });
   });
   afterAll(() => cp?.dispose());
 
@@ -60,6 +60,16 @@ describe(`bad input (${engine})`, () => {
       expect(wrongSecret.body.error).toBe("TOKEN_UNKNOWN");
       // the real token still works: a wrong secret does not burn it
       expect((await enrolWith(token)).status).toBe(201);
+    });
+
+    it("rate-limits enrolment attempts per token id, with a reason", async () => {
+      const guess = "zzzzzz.0123456789abcdefghijklmn";
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) statuses.push((await enrolWith(guess)).status);
+      expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401]);
+      const last = await enrolWith(guess);
+      expect(last.status).toBe(429);
+      expect(last.body.message).toMatch(/too many enrolment attempts with this token/);
     });
 
     it("refuses a body that does not parse, naming the field", async () => {

@@ -86,6 +86,26 @@ describe(`node lifecycle (${engine})`, () => {
     expect(noticed).toBeLessThan(2 * 1000 + 1500); // two intervals, plus the 1 s batch flush of this test's poll
   });
 
+  it("sends its facts again only when they changed, and a changed profile fact retargets the node", async () => {
+    const { host, nodeId } = await enrolled("facts", "cd".repeat(16));
+    await waitFor("first report", async () => (await client().query("node.get", { id: nodeId })).appliedVersion > 0);
+    expect(host.output).not.toMatch(/facts sent/);
+    await client().mutate("role.upsert", {
+      name: "by-profile",
+      selector: { profile: { machineId: "ef".repeat(16) } },
+      resources: [{ type: "file", id: "p", path: "/etc/profile-selected", content: "yes\n" }],
+    });
+    await host.stop();
+    fs.writeFileSync(path.join(host.root, "etc/machine-id"), `${"ef".repeat(16)}\n`);
+    host.run(1);
+    await waitFor("profile-selected file applied", () => fs.existsSync(host.file("/etc/profile-selected")), 20_000);
+    expect(host.output).toMatch(/facts sent/);
+    const node = await client().query("node.get", { id: nodeId });
+    expect(node.profile.machineId).toBe("ef".repeat(16));
+    expect(node.events.map((e: any) => e.action)).toContain("node.facts");
+    await client().mutate("role.delete", { name: "by-profile" });
+  });
+
   it("re-enrols the same machine into the same node, and the old key is refused", async () => {
     const machineId = "ab".repeat(16);
     const { host, nodeId } = await enrolled("reenrol", machineId);

@@ -11,6 +11,9 @@ import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { buildArtifacts, type Artifacts } from "../harness/packaging";
 import { waitFor } from "../harness/wait";
+import { REPO } from "../harness/paths";
+
+const HOST_VERSION = (JSON.parse(fs.readFileSync(path.join(REPO, "apps/agent/package.json"), "utf8")) as { version: string }).version;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-pkg-"));
 const sh = (cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] = {}) => {
@@ -47,10 +50,11 @@ describe("packaging", () => {
   let cp: ControlPlane;
 
   beforeAll(async () => {
-    n = buildArtifacts("0.9.0", path.join(tmp, "n"));
-    n1 = buildArtifacts("0.9.1", path.join(tmp, "n1"));
+    // N is this checkout's version (the one the control plane serves); N+1 sorts after it for dpkg.
+    n = buildArtifacts(HOST_VERSION, path.join(tmp, "n"));
+    n1 = buildArtifacts(`${HOST_VERSION}.1`, path.join(tmp, "n1"));
     console.log(`binary ${(n.binaryBytes / 1e6).toFixed(1)} MB (${(n.binaryGzipBytes / 1e6).toFixed(1)} MB gzipped), tarball ${(n.tarballBytes / 1e6).toFixed(1)} MB, .deb ${(n.debBytes / 1e6).toFixed(1)} MB`);
-    cp = await ControlPlane.start({ engine: engines()[0]! });
+    cp = await ControlPlane.start({ engine: engines()[0]!, env: { MESH_ARTIFACTS_DIR: path.join(tmp, "n") } });
     await api(cp.url).mutate("role.upsert", { name: "pkg", selector: { labels: { pkg: "yes" } }, resources: [{ type: "file", id: "hello", path: "/etc/hello.conf", content: "from the installed binary\n", mode: "0640" }] });
   }, 600_000);
   afterAll(async () => {
@@ -61,7 +65,20 @@ describe("packaging", () => {
   it("runs the single binary with no node on PATH", () => {
     const r = sh(n.binary, ["version"], { env: { PATH: "/nonexistent" } });
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe("0.9.0");
+    expect(r.stdout.trim()).toBe(HOST_VERSION);
+  });
+
+  it("serves its own version's artifacts and an install.sh that checks and installs the tarball", async () => {
+    const res = await fetch(`${cp.url}/download/${path.basename(n.tarball)}`);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(fs.readFileSync(n.tarball))).toBe(true);
+    expect((await fetch(`${cp.url}/download/nothing-here`)).status).toBe(404);
+    const script = await (await fetch(`${cp.url}/download/install.sh`)).text();
+    const root = path.join(tmp, "served-root");
+    fs.mkdirSync(root);
+    const r = sh("sh", ["-s", "--", "--root", root], { input: script });
+    expect(r.code, r.stderr).toBe(0);
+    expect(sh(path.join(root, "usr/local/bin/mesh-host"), ["version"]).stdout.trim()).toBe(HOST_VERSION);
   });
 
   it("installs the tarball with only sh, tar and coreutils, and the installed host enrols and applies", async () => {
@@ -77,6 +94,8 @@ describe("packaging", () => {
     expect(r.stdout).toMatch(/systemd is not running here/);
     expect(fs.statSync(path.join(root, "var/lib/mesh-host")).mode & 0o777).toBe(0o700);
     expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStart=/usr/local/bin/mesh-host run");
+    expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStopPost=/usr/local/lib/mesh-host/mesh-host-rollback /var/lib/mesh-host /usr/local/bin/mesh-host");
+    expect(fs.statSync(path.join(root, "usr/local/lib/mesh-host/mesh-host-rollback")).mode & 0o777).toBe(0o755);
     await enrolAndApply(path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
   });
 
@@ -86,8 +105,12 @@ describe("packaging", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(fs.statSync(path.join(root, "var/lib/mesh-host")).mode & 0o777).toBe(0o700);
     expect(fs.readlinkSync(path.join(root, "etc/systemd/system/multi-user.target.wants/mesh-host.service"))).toBe("/lib/systemd/system/mesh-host.service");
-    // verify the installed unit, pointed at the installed binary (systemd checks it exists)
-    const unit = fs.readFileSync(path.join(root, "lib/systemd/system/mesh-host.service"), "utf8").replace("/usr/bin/mesh-host", path.join(root, "usr/bin/mesh-host"));
+    // verify the installed unit, pointed at the installed binary and rollback script (systemd checks they exist)
+    const unit = fs
+      .readFileSync(path.join(root, "lib/systemd/system/mesh-host.service"), "utf8")
+      .replace("ExecStart=/usr/bin/mesh-host", `ExecStart=${path.join(root, "usr/bin/mesh-host")}`)
+      .replace("ExecStopPost=/usr/lib/mesh-host/mesh-host-rollback", `ExecStopPost=${path.join(root, "usr/lib/mesh-host/mesh-host-rollback")}`);
+    expect(unit).toContain(`ExecStopPost=${root}/usr/lib/mesh-host/mesh-host-rollback /var/lib/mesh-host /usr/bin/mesh-host`);
     fs.writeFileSync(path.join(tmp, "mesh-host.service"), unit);
     const verify = sh("systemd-analyze", ["verify", path.join(tmp, "mesh-host.service")]);
     expect(verify.stderr).toBe("");
@@ -110,7 +133,7 @@ describe("packaging", () => {
     const before = fs.readFileSync(path.join(state, "store.json"), "utf8");
     const r = dpkgInstall(root, n1.deb);
     expect(r.code, r.stderr).toBe(0);
-    expect(sh(bin, ["version"]).stdout.trim()).toBe("0.9.1");
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(`${HOST_VERSION}.1`);
     expect(fs.readFileSync(path.join(state, "store.json"), "utf8")).toBe(before);
     expect(fs.statSync(state).mode & 0o777).toBe(0o700);
     // removing keeps the state; only purge deletes it

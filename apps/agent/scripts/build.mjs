@@ -10,6 +10,12 @@ const pkg = JSON.parse(await readFile(join(here, "..", "package.json"), "utf8"))
 // Packaging builds other versions elsewhere (tests build N and N+1).
 const outfile = process.env.MESH_HOST_OUTFILE ?? join(here, "..", "dist", "mesh-host.js");
 const version = process.env.MESH_HOST_VERSION ?? pkg.version;
+// The release key's public half, built in: a real release sets MESH_RELEASE_PUBLIC_KEY (PEM);
+// otherwise the committed test key, whose private half is public too (docs/decisions/0007).
+const releasePublicKey = process.env.MESH_RELEASE_PUBLIC_KEY ?? (await readFile(join(here, "..", "..", "..", "infra", "release", "test-release-public-key.pem"), "utf8"));
+if (!/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n?$/.test(releasePublicKey.trim() + "\n")) {
+  throw new Error("MESH_RELEASE_PUBLIC_KEY: not a PEM public key");
+}
 
 // zod's `z.locales` pulls in every translation (~360 KB the host never uses, parsed at
 // every start); only English is kept, which is also the one zod configures by default.
@@ -41,6 +47,7 @@ await build({
     "process.env.WS_NO_BUFFER_UTIL": '"1"',
     "process.env.WS_NO_UTF_8_VALIDATE": '"1"',
     __MESH_HOST_VERSION__: JSON.stringify(version),
+    __MESH_RELEASE_PUBLIC_KEY__: JSON.stringify(releasePublicKey.trim() + "\n"),
   },
   legalComments: "none",
   // Smaller source is faster to parse on every start (see docs on host RSS and start time).

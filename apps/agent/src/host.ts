@@ -15,7 +15,12 @@ import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
 import type { Store } from "./store/store";
 import type { Backoff } from "./link/backoff";
 import { KEYS } from "./state-dir/keys";
+import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
 import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "./store/ownership";
+import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
+
+/** How long an upgraded host waits for the control plane to acknowledge its last report before it exits anyway. */
+const UPGRADE_ACK_WAIT_MS = 5_000;
 
 export interface HostOptions {
   store: Store;
@@ -27,6 +32,10 @@ export interface HostOptions {
   hostVersion: string;
   log: Logger;
   backoff?: Backoff;
+  /** Applies a `host` resource; the daemon exits after the report that follows. */
+  selfUpgrade?: SelfUpgrade | null;
+  /** Called on every accepted link (an upgrade on trial is kept once the control plane is reached). */
+  onLinkUp?: () => void;
 }
 
 export class Host {
@@ -48,6 +57,10 @@ export class Host {
   private onRetiredDone: (() => void) | null = null;
   /** Resolves when the node was retired and its identity forgotten: the daemon goes back to hosted. */
   readonly retired = new Promise<void>((resolve) => (this.onRetiredDone = resolve));
+  private onUpgradedDone: (() => void) | null = null;
+  /** Resolves after a self-upgrade was reported: the daemon exits 0 and the supervisor starts the new binary. */
+  readonly upgraded = new Promise<void>((resolve) => (this.onUpgradedDone = resolve));
+  private ackWaiter: { seq: number; resolve: () => void } | null = null;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
@@ -68,9 +81,11 @@ export class Host {
         onOpen: () => {
           // Accepted by the control plane: whatever refused us before is over.
           this.revoked = null;
+          this.opts.onLinkUp?.();
           this.writeStatus();
           // Re-observe and report at once on every (re)connect.
           this.loop.trigger("reconnect");
+          void this.sendFactsIfChanged();
         },
         onClose: () => this.writeStatus(),
         onDeclaration: (d) => this.receive(d),
@@ -80,6 +95,7 @@ export class Host {
           this.loop.trigger("rejected");
         },
         onAck: (seq) => {
+          if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
         },
         onRevoked: (reason) => {
@@ -96,7 +112,7 @@ export class Host {
 
   async start(): Promise<void> {
     this.held = await loadHeldDeclaration(this.opts.store, this.log);
-    this.log.info({ declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity.controlPlaneUrl }, "host starting");
+    this.log.info({ hostVersion: this.opts.hostVersion, declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity.controlPlaneUrl }, "host starting");
     this.loop.start();
     this.link.start();
   }
@@ -131,6 +147,20 @@ export class Host {
     await this.statusWrites;
     for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, OWNERSHIP_KEY]) await this.opts.store.remove(key);
     this.onRetiredDone?.();
+  }
+
+  /** Profile and inventory go again only when their hash moved since last sent. */
+  private async sendFactsIfChanged(): Promise<void> {
+    try {
+      const facts = await collectFacts(this.opts.root.dir, this.opts.store);
+      if (facts.hash === (await readSentFactsHash(this.opts.store))) return;
+      if (this.link.sendFacts(facts.profile, facts.inventory)) {
+        await writeSentFactsHash(this.opts.store, facts.hash);
+        this.log.info({ packages: facts.inventory.packages.length }, "facts sent (changed since last sent)");
+      }
+    } catch (err) {
+      this.log.warn({ reason: reasonOf(err) }, "could not collect the machine's facts");
+    }
   }
 
   private receive(declaration: Declaration): void {
@@ -175,7 +205,7 @@ export class Host {
       // Retired with keepResources: drop ownership, leave the machine as it is.
       if (this.held?.final === "forget") await saveOwnership(this.opts.store, emptyOwnership());
       const outcome = await reconcile(
-        { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane },
+        { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
         {
           declaration: this.held,
           extraErrors: rejected
@@ -206,12 +236,30 @@ export class Host {
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
       const seq = this.link.send(report);
       if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
+      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(seq);
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");
     } finally {
       this.writeStatus();
     }
+  }
+
+  /** The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits. */
+  private async exitForUpgrade(seq: number | null): Promise<void> {
+    if (seq !== null) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, UPGRADE_ACK_WAIT_MS);
+        this.ackWaiter = {
+          seq,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        };
+      });
+    }
+    this.onUpgradedDone?.();
   }
 
   private writeStatus(): void {

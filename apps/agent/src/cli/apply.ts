@@ -12,6 +12,10 @@ import { loadIdentity } from "../state-dir/identity";
 import { lockStateDir } from "../state-dir/lock";
 import { DiskStore } from "../store/disk-store";
 import type { CommonOptions } from "./options";
+import { HOST_VERSION } from "../version";
+import { runningBinaryPath } from "../self-upgrade/binary-path";
+import { RELEASE_PUBLIC_KEY } from "../self-upgrade/release-key";
+import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 
 export async function readDeclarationFile(file: string): Promise<Declaration> {
   let text: string;
@@ -59,6 +63,8 @@ export async function applyCommand(opts: CommonOptions & { file?: string; json: 
           identity.kind === "ok"
             ? { url: identity.identity.controlPlaneUrl, nodeId: identity.identity.nodeId, privateKey: identity.privateKey, trust: identity.identity.trust }
             : null,
+        // A local apply may upgrade too: the new binary is what the supervisor starts next.
+        selfUpgrade: new SelfUpgrade({ store, binary: runningBinaryPath(), running: HOST_VERSION, trialMs: trialMsFromEnv(), publicKey: RELEASE_PUBLIC_KEY, log: opts.log }),
       },
       { declaration },
     );

@@ -9,6 +9,7 @@ import { endpoint, httpReason } from "../link/auth";
 import { controlPlaneRequest } from "../link/control-plane-http";
 import { PIN_PATTERN, pinOf, probeCertificate, type Trust } from "../link/trust";
 import { collectInventory } from "../machine/inventory";
+import { factsHash, writeSentFactsHash } from "../machine/facts";
 import { machineId } from "../machine/machine-id";
 import { collectProfile } from "../machine/profile";
 import { loadIdentity, saveIdentity, type Identity } from "../state-dir/identity";
@@ -125,6 +126,7 @@ export async function enrolCommand(
   // already there (from `apply`) is kept: what it owns stays owned.
   if (!(await store.read(OWNERSHIP_KEY))) await saveOwnership(store, emptyOwnership());
   await saveIdentity(store, identity, privateKeyPem);
+  await writeSentFactsHash(store, factsHash(checked.data.profile, checked.data.inventory));
   opts.log.info({ nodeId: identity.nodeId, name: identity.name, controlPlane: url }, "enrolled");
   process.stdout.write(`enrolled as node ${identity.nodeId} (${identity.name}) with ${url}\n`);
   return 0;

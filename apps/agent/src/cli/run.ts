@@ -11,6 +11,10 @@ import { lockStateDir } from "../state-dir/lock";
 import { writeStatusFile } from "../state-dir/status-file";
 import { DiskStore } from "../store/disk-store";
 import type { CommonOptions } from "./options";
+import { runningBinaryPath } from "../self-upgrade/binary-path";
+import { RELEASE_PUBLIC_KEY } from "../self-upgrade/release-key";
+import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
+import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
 
 export async function runCommand(opts: CommonOptions & { log: Logger }): Promise<number> {
   // The daemon is idle nearly all the time: V8 sized for memory rather than speed keeps a
@@ -21,13 +25,19 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
   const unlock = await lockStateDir(opts.stateDir);
   try {
     await store.removeLeftovers();
-    return await daemon(store, opts);
+    // Before anything else: a start after a self-upgrade is on trial until the control plane is reached.
+    const trial = await UpgradeTrial.begin(store, HOST_VERSION, opts.log);
+    try {
+      return await daemon(store, opts, trial);
+    } finally {
+      trial?.stop();
+    }
   } finally {
     await unlock();
   }
 }
 
-async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }): Promise<number> {
+async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, trial: UpgradeTrial | null): Promise<number> {
   let stopping = false;
   let wake: (() => void) | null = null;
   let host: Host | null = null;
@@ -57,14 +67,29 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }): 
         linkTimeoutMs: linkTimeoutMs(),
         hostVersion: HOST_VERSION,
         log,
+        selfUpgrade: new SelfUpgrade({ store, binary: runningBinaryPath(), running: HOST_VERSION, trialMs: trialMsFromEnv(), publicKey: RELEASE_PUBLIC_KEY, log }),
+        onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });
       await host.start();
-      const retired = await Promise.race([done.then(() => false), host.retired.then(() => true)]);
-      if (!retired) return 0;
+      const ended = await Promise.race([
+        done.then(() => "stopped" as const),
+        host.retired.then(() => "retired" as const),
+        host.upgraded.then(() => "upgraded" as const),
+        (trial?.rolledBack ?? new Promise<never>(() => undefined)).then(() => "rolled-back" as const),
+      ]);
+      if (ended === "upgraded" || ended === "rolled-back") {
+        stopping = true;
+        await host.stop();
+        // Either way the supervisor starts whatever binary is now in place.
+        return ended === "upgraded" ? 0 : 1;
+      }
+      if (ended === "stopped") return 0;
       host = null;
       said = "";
       continue;
     }
+    // Hosted: there is no control plane to reach, so an upgrade on trial is kept as it is.
+    await trial?.commit();
     // Hosted: say so once per change, not once per interval.
     const message = loaded.kind === "none" ? "not enrolled (hosted); idle until `mesh-host enrol URL --token T`" : `identity unusable: ${loaded.reason}; idle`;
     if (message !== said) {

@@ -2,7 +2,7 @@
 // as long as the host runs. Frames are parsed here; what they mean is the host's business.
 import type { KeyObject } from "node:crypto";
 import type WebSocket from "ws";
-import { AGENT_PATH, CloseCode, ReportFrame, ServerFrame, type Declaration, type Report } from "@mesh/protocol";
+import { AGENT_PATH, CloseCode, ReportFrame, ServerFrame, type Declaration, type Report, FactsFrame, type Profile, type Inventory } from "@mesh/protocol";
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
@@ -73,6 +73,19 @@ export class Link {
     this.connecting?.terminate();
     this.socket?.close(1001, "host stopping");
     await this.loop;
+  }
+
+  /** Send the machine's facts; false when there is no link (the next connect tries again). */
+  sendFacts(profile: Profile, inventory: Inventory): boolean {
+    const ws = this.socket;
+    if (!ws) return false;
+    const frame = FactsFrame.safeParse({ type: "facts", profile, inventory });
+    if (!frame.success) {
+      this.opts.log.error({ issues: describeIssues(frame.error) }, "facts do not fit the protocol; not sent");
+      return false;
+    }
+    ws.send(JSON.stringify(frame.data));
+    return true;
   }
 
   /** Send a report; returns its seq, or null when there is no link (the next connect re-sends). */

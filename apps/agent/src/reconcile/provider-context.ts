@@ -10,6 +10,7 @@ import type { ProviderContext } from "../resources/provider";
 import type { Root } from "../resources/root";
 import { systemdIsPid1 } from "../resources/service";
 import type { Runner } from "../runner/runner";
+import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { OwnedRecord } from "../store/ownership";
 import type { Store } from "../store/store";
 
@@ -21,6 +22,7 @@ export function providerContext(opts: {
   records: readonly OwnedRecord[];
   runner: Runner;
   systemdIsPid1?: boolean;
+  selfUpgrade?: SelfUpgrade | null;
 }): ProviderContext {
   const resolved = new Map<string, Promise<string>>();
   const realpaths = new Map<string, Promise<string>>();
@@ -38,6 +40,7 @@ export function providerContext(opts: {
     fetchSource: sourceFetcher(opts.controlPlane),
     managedPaths: managedPaths([...opts.resources.map(resourceSubject), ...opts.records.map((r) => r.subject)]),
     runner: opts.runner,
+    selfUpgrade: opts.selfUpgrade ?? null,
     syncLater: (dir) => void unsynced.add(dir),
     async syncPending() {
       const dirs = [...unsynced];

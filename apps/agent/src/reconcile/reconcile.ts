@@ -6,6 +6,7 @@ import type { ControlPlaneAccess } from "../resources/file-source";
 import type { Root } from "../resources/root";
 import { ProcessRunner } from "../runner/process-runner";
 import type { Runner } from "../runner/runner";
+import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import { loadOwnership, saveOwnership } from "../store/ownership";
 import type { Store } from "../store/store";
 import { providerContext } from "./provider-context";
@@ -26,6 +27,8 @@ export interface ReconcileDeps {
   /** Whether systemd is PID 1; found from /proc/1/comm unless a test says so. */
   systemdIsPid1?: boolean;
   now?: () => Date;
+  /** How a `host` resource is applied; without it one fails with a clear error. */
+  selfUpgrade?: SelfUpgrade | null;
 }
 
 export interface ReconcileInput {
@@ -62,6 +65,7 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     records: ownership.records,
     runner: deps.runner ?? new ProcessRunner(),
     systemdIsPid1: deps.systemdIsPid1,
+    selfUpgrade: deps.selfUpgrade ?? null,
   });
   const run = new Run(deps, ownership, ctx);
   await run.prepareTypes([...resources.map((r) => r.type), ...ownership.records.map((r) => r.type)]);

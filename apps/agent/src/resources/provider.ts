@@ -2,6 +2,7 @@
 // package name, a unit): observe, apply, remove, and snapshot/restore for adoption.
 import type { RemoteSource, Resource, ResourceType } from "@mesh/protocol";
 import type { Runner } from "../runner/runner";
+import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Original } from "../store/original";
 import type { Accounts } from "./accounts";
 import type { OriginalBlobs } from "./original-blobs";
@@ -28,6 +29,8 @@ export interface ProviderContext {
   managedPaths: ReadonlySet<string>;
   /** Every program the providers run goes through this (argv, no shell, timeout). */
   runner: Runner;
+  /** Puts a verified release over the running binary; null where the host cannot upgrade itself (tests, a source run without a state dir). */
+  selfUpgrade: SelfUpgrade | null;
   /** Whether systemd is PID 1 here, found once. */
   systemdIsPid1(): Promise<boolean>;
   /**

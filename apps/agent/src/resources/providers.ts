@@ -3,6 +3,7 @@
 import type { Resource, ResourceType } from "@mesh/protocol";
 import { directoryProvider } from "./directory";
 import { fileProvider } from "./file";
+import { hostProvider } from "./host-provider";
 import { packageProvider } from "./package-provider";
 import type { ResourceProvider } from "./provider";
 import { serviceProvider } from "./service-provider";
@@ -16,6 +17,7 @@ const PROVIDERS: ByType = {
   symlink: symlinkProvider,
   package: packageProvider,
   service: serviceProvider,
+  host: hostProvider,
 };
 
 export function providerFor(type: ResourceType): ResourceProvider<Resource> {

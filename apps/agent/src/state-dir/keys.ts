@@ -6,6 +6,8 @@ export const KEYS = {
   declaration: "declaration.json",
   status: "status.json",
   machineId: "machine-id",
+  /** sha256 of the profile and inventory last sent to the control plane. */
+  factsSent: "facts.sha256",
 } as const;
 
 export const DEFAULT_STATE_DIR = "/var/lib/mesh-host";

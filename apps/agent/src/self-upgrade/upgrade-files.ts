@@ -1,0 +1,40 @@
+// The upgrade breadcrumb and its companions in the state dir, shared with the
+// installation's rollback script (infra/package/mesh-host-rollback.sh): names must not drift.
+import { z } from "zod";
+import { HostVersion, Sha256Hex } from "@mesh/protocol";
+import type { Store } from "../store/store";
+
+/** Written before the rename: the new binary is on trial until it reaches the control plane. */
+export const BREADCRUMB_KEY = "upgrade.json";
+/** Made by the rollback script at the first exit after the rename (the old binary's); a second exit on trial rolls back. */
+export const EXITED_KEY = "upgrade.exited";
+/** The last upgrade that was rolled back, so the same release is not tried again in a loop. */
+export const FAILED_KEY = "upgrade-failed.json";
+
+export const Breadcrumb = z.strictObject({
+  from: z.string().min(1).max(64),
+  to: HostVersion,
+  sha256: Sha256Hex,
+  binary: z.string().min(1).max(4096),
+  /** ISO time by which the new binary must have reached the control plane (or trialMs after its own start, if later). */
+  deadline: z.iso.datetime(),
+  trialMs: z.number().int().positive(),
+});
+export type Breadcrumb = z.infer<typeof Breadcrumb>;
+
+/** The breadcrumb of an upgrade that was rolled back; without `reason` the installation's script did it. */
+export const FailedUpgrade = Breadcrumb.extend({ reason: z.string().max(512).optional(), at: z.iso.datetime().optional() });
+export type FailedUpgrade = z.infer<typeof FailedUpgrade>;
+
+export const SCRIPT_ROLLBACK_REASON = "the new binary exited before it reached the control plane; the installation's rollback step put the previous binary back";
+
+export async function readJson<T>(store: Store, key: string, schema: z.ZodType<T>): Promise<T | null> {
+  const raw = await store.read(key);
+  if (!raw) return null;
+  try {
+    const parsed = schema.safeParse(JSON.parse(raw.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

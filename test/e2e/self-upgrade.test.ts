@@ -1,0 +1,174 @@
+// Self-upgrade is an ordinary declaration (DESIGN invariant 6): three hosts under a
+// supervisor loop (Restart=always plus the unit's rollback step) go from N to N+1 on one
+// role change, and come back to N+1 from a build that crashes at start and from one that
+// cannot reach the control plane, reporting the failed upgrade.
+import { createPrivateKey, createHash, sign } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostReleaseMessage } from "@mesh/protocol";
+import { ADMIN_API_KEY, ControlPlane, engines } from "../harness/control-plane";
+import { api } from "../harness/api";
+import { Host } from "../harness/host";
+import { REPO } from "../harness/paths";
+import { Supervisor } from "../harness/supervisor";
+import { waitFor } from "../harness/wait";
+
+const N = "7.0.0";
+const N1 = "7.0.1";
+const CRASHES = "7.0.2";
+const OFFLINE = "7.0.3";
+const TRIAL_MS = 6000;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-upgrade-"));
+const releaseKey = createPrivateKey(fs.readFileSync(path.join(REPO, "infra/release/TEST-ONLY-release-private-key.pem")));
+
+/** The host bundle of a version, built the way packaging builds it, optionally broken after its first line. */
+function build(version: string, breakWith?: string): Buffer {
+  const out = path.join(tmp, `mesh-host-${version}.js`);
+  execFileSync(process.execPath, [path.join(REPO, "apps/agent/scripts/build.mjs")], { env: { ...process.env, MESH_HOST_VERSION: version, MESH_HOST_OUTFILE: out }, stdio: "inherit" });
+  let bytes = fs.readFileSync(out);
+  if (breakWith) {
+    const text = bytes.toString("utf8");
+    const eol = text.indexOf("\n") + 1;
+    bytes = Buffer.from(text.slice(0, eol) + breakWith + "\n" + text.slice(eol));
+  }
+  return bytes;
+}
+
+/** Broken builds, as a bad release would be: one dies before any host code runs, one has no network. */
+const CRASH_AT_START = `throw new Error("broken build: crashes at start");`;
+const NO_NETWORK = `require("net").Socket.prototype.connect = function () { process.nextTick(() => this.destroy(Object.assign(new Error("broken build: no network"), { code: "ECONNREFUSED" }))); return this; };`;
+
+/** Every program the hosts run goes through these wrappers, which log their argv (invariant 5 is checked on it). */
+function argvLoggingPath(log: string): string {
+  const dir = path.join(tmp, "logged-bin");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const prog of ["systemctl", "dpkg", "dpkg-query", "apt-get", "uname", "service"]) {
+    const real = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map((d) => path.join(d, prog)).find((p) => fs.existsSync(p));
+    fs.writeFileSync(path.join(dir, prog), `#!/bin/sh\necho "${prog} $*" >> "${log}"\n${real ? `exec ${real} "$@"` : "exit 127"}\n`, { mode: 0o755 });
+  }
+  return `${dir}:${process.env.PATH}`;
+}
+
+describe("self-upgrade", () => {
+  let cp: ControlPlane;
+  const hosts: { host: Host; sup: Supervisor; nodeId: string }[] = [];
+  const client = () => api(cp.url);
+  const argvLog = path.join(tmp, "argv.log");
+  const bundles: Record<string, Buffer> = {};
+
+  /** Uploaded through the files endpoint (the control plane's /download route is another issue's), signed with the test release key. */
+  async function release(version: string, bytes: Buffer, signature?: string) {
+    const res = await fetch(`${cp.url}/api/files`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/octet-stream" }, body: new Uint8Array(bytes) });
+    expect(res.status).toBe(201);
+    const { sha256, url } = (await res.json()) as { sha256: string; url: string };
+    expect(sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+    return { type: "host", id: "mesh-host", version, sha256, source: { url, sha256 }, signature: signature ?? sign(null, Buffer.from(hostReleaseMessage(version, sha256)), releaseKey).toString("base64") };
+  }
+
+  const declare = async (resource: unknown) => client().mutate("role.upsert", { name: "fleet-host", selector: {}, resources: [resource] });
+  const nodes = async () => Promise.all(hosts.map((h) => client().query("node.get", { id: h.nodeId })));
+
+  beforeAll(async () => {
+    bundles[N] = build(N);
+    bundles[N1] = build(N1);
+    bundles[CRASHES] = build(CRASHES, CRASH_AT_START);
+    bundles[OFFLINE] = build(OFFLINE, NO_NETWORK);
+    cp = await ControlPlane.start({ engine: engines()[0]! });
+    const PATH = argvLoggingPath(argvLog);
+    for (let i = 0; i < 3; i++) {
+      const host = new Host(`upgrade-${i}`);
+      const binary = path.join(path.dirname(host.root), "bin", "mesh-host.js");
+      fs.mkdirSync(path.dirname(binary), { recursive: true });
+      fs.writeFileSync(binary, bundles[N]!, { mode: 0o755 });
+      const flags = ["--state-dir", host.stateDir, "--root", host.root, "--interval", "2"];
+      const token = await client().mutate("token.create", { labels: { fleet: "upgrade" } });
+      execFileSync(process.execPath, [binary, "enrol", cp.url, "--token", token.token, "--insecure", ...flags], { stdio: "pipe" });
+      const sup = new Supervisor(binary, host.stateDir, flags, { PATH, MESH_LOG_LEVEL: "info", MESH_LINK_TIMEOUT_MS: "5000", MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS) });
+      hosts.push({ host, sup, nodeId: "" });
+    }
+    const { items } = await client().query("node.list");
+    // node.list is sorted by name; match nodes to hosts by their state dir's identity.
+    for (const h of hosts) h.nodeId = JSON.parse(fs.readFileSync(path.join(h.host.stateDir, "identity.json"), "utf8")).nodeId;
+    expect(items).toHaveLength(3);
+    for (const h of hosts) h.sup.start();
+    await waitFor("three hosts on N", async () => (await nodes()).every((n) => n.state === "enrolled" && n.hostVersion === N), 60_000);
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const h of hosts) await h.sup.stop();
+    await cp?.dispose();
+    for (const h of hosts) h.host.dispose();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("upgrades three hosts from N to N+1 on one role change, and they report it", async () => {
+    const resource = await release(N1, bundles[N1]!);
+    const changedAt = Date.now();
+    await declare(resource);
+    await waitFor(
+      "three hosts reporting N+1",
+      async () =>
+        (await nodes()).every(
+          (n) => n.hostVersion === N1 && n.errors.length === 0 && n.appliedVersion === n.declaredVersion && Date.parse(n.report?.reconciledAt ?? 0) > changedAt && n.owned.some((o: any) => o.id === "mesh-host"),
+        ),
+      90_000,
+    );
+    const allReported = Date.now();
+    for (const { sup } of hosts) {
+      expect(sup.installedBytes().equals(bundles[N1]!)).toBe(true);
+      expect(fs.readFileSync(`${sup.binary}.prev`).equals(bundles[N]!)).toBe(true);
+      expect(fs.existsSync(path.join(sup.stateDir, "upgrade.json"))).toBe(false);
+      // The old binary exited 0 by itself; the supervisor started the new one.
+      const old = sup.starts.find((s) => s.version === N)!;
+      expect(old.exit?.code).toBe(0);
+    }
+    const startups = hosts.map(({ sup }) => sup.starts.find((s) => s.version === N1)!).map((s) => s.firstReportAt! - s.at);
+    console.log(`role change to all three reporting ${N1}: ${((allReported - changedAt) / 1000).toFixed(1)} s`);
+    console.log(`host start-up to first report (node bundle): ${startups.map((ms) => `${ms} ms`).join(", ")}`);
+  });
+
+  it("comes back to N+1 from a build that crashes at start (the unit's rollback step) and reports the failed upgrade", async () => {
+    await declare(await release(CRASHES, bundles[CRASHES]!));
+    await waitFor(
+      "three hosts back on N+1 reporting the crash",
+      async () => (await nodes()).every((n) => n.hostVersion === N1 && n.errors.some((e: any) => /upgrade to mesh-host 7\.0\.2 failed/.test(e.message))),
+      90_000,
+    );
+    for (const { sup } of hosts) {
+      expect(sup.installedBytes().equals(bundles[N1]!)).toBe(true);
+      expect(sup.starts.some((s) => /broken build: crashes at start/.test(s.output) && s.exit?.code !== 0)).toBe(true);
+    }
+    const n = (await nodes())[0];
+    expect(n.errors.find((e: any) => e.id === "mesh-host").message).toMatch(/exited before it reached the control plane/);
+  });
+
+  it("comes back to N+1 from a build that cannot reach the control plane (the binary's own rollback) and reports it", async () => {
+    await declare(await release(OFFLINE, bundles[OFFLINE]!));
+    await waitFor(
+      "three hosts back on N+1 reporting the unreachable control plane",
+      async () => (await nodes()).every((n) => n.hostVersion === N1 && n.errors.some((e: any) => /upgrade to mesh-host 7\.0\.3 failed.*did not reach the control plane within 6 s/.test(e.message))),
+      120_000,
+    );
+    for (const { sup } of hosts) {
+      expect(sup.installedBytes().equals(bundles[N1]!)).toBe(true);
+      expect(sup.starts.some((s) => s.version === OFFLINE && /upgrade rolled back/.test(s.output))).toBe(true);
+      expect(sup.starts.at(-1)!.version).toBe(N1);
+    }
+  });
+
+  it("refuses a mis-signed release without touching the binary", async () => {
+    const good = await release("7.0.4", bundles[N1]!);
+    await declare({ ...good, signature: (await release("7.0.5", bundles[N]!)).signature });
+    await waitFor("three hosts refusing the signature", async () => (await nodes()).every((n) => n.errors.some((e: any) => /signature is not the release key's/.test(e.message))), 60_000);
+    for (const { sup } of hosts) expect(sup.installedBytes().equals(bundles[N1]!)).toBe(true);
+  });
+
+  it("never ran a command naming its own unit", () => {
+    const lines = fs.existsSync(argvLog) ? fs.readFileSync(argvLog, "utf8").split("\n").filter(Boolean) : [];
+    expect(lines.filter((l) => l.includes("mesh-host.service"))).toEqual([]);
+  });
+});

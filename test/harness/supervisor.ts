@@ -11,8 +11,6 @@ export interface Start {
   at: number;
   /** The version the binary said it was in its first log line, when it got that far. */
   version?: string;
-  /** When it logged its first report sent over the link ("reconciled" after link up). */
-  firstReportAt?: number;
   exit?: { code: number | null; signal: string | null; at: number };
   output: string;
 }
@@ -46,9 +44,6 @@ export class Supervisor {
     const take = (d: Buffer) => {
       start.output += d;
       if (!start.version) start.version = /"hostVersion":"([^"]+)"/.exec(start.output)?.[1];
-      // The first report goes out with the reconcile that follows link up.
-      const up = start.output.indexOf('"msg":"link up"');
-      if (!start.firstReportAt && up >= 0 && start.output.indexOf('"msg":"reconciled"', up) > 0) start.firstReportAt = Date.now();
     };
     child.stdout!.on("data", take);
     child.stderr!.on("data", take);
@@ -63,6 +58,26 @@ export class Supervisor {
         resolve();
       }),
     );
+  }
+
+  /**
+   * When a start sent its first report: the log time of the first reconcile after link up
+   * (the host's own clock, so a pipe that delivers the line late does not skew it).
+   */
+  static firstReportAt(start: Start): number | undefined {
+    let up = false;
+    for (const line of start.output.split("\n")) {
+      if (!line.startsWith("{")) continue;
+      let entry: { msg?: string; time?: number };
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (entry.msg === "link up") up = true;
+      else if (up && entry.msg === "reconciled") return entry.time;
+    }
+    return undefined;
   }
 
   /** The versions of the binaries started, in order. */

@@ -1,5 +1,6 @@
 // The one server entry: Next.js (dashboard + tRPC + enrol), and the agent gateway,
 // on one port, over exactly one database instance per process.
+import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
@@ -7,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { createEnrolLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
+import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
@@ -54,7 +55,7 @@ async function main() {
   if (generated.password || generated.apiKey) {
     // Printed once, to the terminal: only hashes are stored.
     const lines = ["", "Mesh: first start. Keep these; they are not shown again."];
-    if (generated.password) lines.push(`  dashboard login password: ${generated.password}`);
+    if (generated.password) lines.push(`  dashboard login: user admin, password ${generated.password}`);
     if (generated.apiKey) lines.push(`  admin API key (Authorization: Bearer ...): ${generated.apiKey}`);
     console.log(lines.join("\n") + "\n");
   }
@@ -63,7 +64,8 @@ async function main() {
   const grants: GrantProviders = postgresGrants ? { postgres: postgresGrants } : {};
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });
   if (tls) log.info({ pin: tls.pin }, "serving TLS");
-  setRuntime({ database, log, config, grants, tlsPin: tls?.pin, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken) });
+  const hostVersion = (JSON.parse(fs.readFileSync(path.resolve(webDir, "../agent/package.json"), "utf8")) as { version: string }).version;
+  setRuntime({ database, log, config, grants, tlsPin: tls?.pin, hostVersion, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken), loginLimits: createLoginLimits() });
 
   let gateway: Gateway | null = null;
   if (config.role !== "web") {
@@ -94,6 +96,10 @@ async function main() {
     });
   };
   const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, listener) : http.createServer(listener);
+  // Longer than the idle timeouts of clients and load balancers, so none reuses a
+  // connection at the instant the server closes it.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   // Only the agent path is ours; every other upgrade (Next's HMR) is left to Next.
   server.on("upgrade", (req, socket, head) => {
     const pathname = (req.url ?? "/").split("?")[0];

@@ -15,3 +15,8 @@ export { handleFileUpload, handleFileDownload } from "./http/files-handler";
 export { authenticateNodeRequest } from "./http/node-signature";
 export { createPostgresGrantProvider } from "./grants/postgres-provider";
 export type { GrantProvider, GrantProviders } from "./grants/provider";
+export { authenticateCaller } from "./auth/authenticate-caller";
+export type { Caller } from "./auth/caller";
+export { loginUser, createLoginLimits, type LoginLimits } from "./auth/login-user";
+export { resourceStatuses, type ResourceStatus } from "./services/resource-status";
+export { handleDownload, installScript, type DownloadOptions } from "./http/downloads-handler";

@@ -3,11 +3,17 @@ import { router, createCallerFactory } from "./trpc";
 import { tokenRouter } from "./routers/token";
 import { nodeRouter } from "./routers/node";
 import { roleRouter } from "./routers/role";
+import { userRouter } from "./routers/user";
+import { apiKeyRouter } from "./routers/api-key";
+import { eventRouter } from "./routers/event";
 
 export const appRouter = router({
   token: tokenRouter,
   node: nodeRouter,
   role: roleRouter,
+  user: userRouter,
+  apiKey: apiKeyRouter,
+  event: eventRouter,
 });
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);

@@ -3,11 +3,14 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import { ZodError } from "zod";
 import type { Deps } from "./deps";
-import { authenticate } from "./auth/authenticate";
+import { authenticateCaller } from "./auth/authenticate-caller";
+import type { UserRole } from "@mesh/db";
 import { toTrpcError } from "./errors";
 
 export interface TrpcContext extends Deps {
   actor: string | null;
+  /** What the caller may do; null when there is no caller. */
+  role: UserRole | null;
   /** Base URL hosts use to reach this control plane (for enrol commands). */
   publicUrl: string;
   /** Pin of the TLS certificate served, if any: enrol commands carry it. */
@@ -15,7 +18,8 @@ export interface TrpcContext extends Deps {
 }
 
 export async function createTrpcContext(opts: { deps: Deps; headers: Headers; publicUrl: string; tlsPin?: string }): Promise<TrpcContext> {
-  return { ...opts.deps, actor: await authenticate(opts.deps.db, opts.headers), publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
+  const caller = await authenticateCaller(opts.deps.db, opts.headers);
+  return { ...opts.deps, actor: caller?.name ?? null, role: caller?.role ?? null, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
 }
 
 const t = initTRPC.context<TrpcContext>().create({
@@ -40,5 +44,11 @@ const mapErrors = t.middleware(async ({ next }) => {
 /** Every procedure that reads or changes fleet data requires a caller. */
 export const authedProcedure = t.procedure.use(mapErrors).use(({ ctx, next }) => {
   if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "log in or send Authorization: Bearer <admin API key>" });
-  return next({ ctx: { ...ctx, actor: ctx.actor } });
+  return next({ ctx: { ...ctx, actor: ctx.actor, role: ctx.role ?? "viewer" } });
+});
+
+/** Every mutation: only an admin may change the fleet, users or keys; a viewer gets FORBIDDEN. */
+export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
+  if (ctx.role !== "admin") throw new TRPCError({ code: "FORBIDDEN", message: "this needs the admin role; you are logged in as a viewer" });
+  return next();
 });

@@ -110,11 +110,39 @@ export const ServiceResource = z.strictObject({
 });
 export type ServiceResource = z.infer<typeof ServiceResource>;
 
-export const Resource = z.discriminatedUnion("type", [FileResource, DirectoryResource, SymlinkResource, PackageResource, ServiceResource]);
+/** A release of the host: semver-like, as `mesh-host version` prints it. */
+export const HostVersion = z.string().min(1).max(64).regex(/^[0-9]+\.[0-9]+\.[0-9]+([-.+][A-Za-z0-9.+-]*)?$/, "a version such as 1.2.3");
+
+/**
+ * The host's own binary (DESIGN invariant 6): the host downloads the release, checks its
+ * sha256 and its Ed25519 release signature, puts it over its own path and exits for the
+ * supervisor to start it. Without `source`, the control plane's artifact of that version.
+ */
+export const HostResource = z
+  .strictObject({
+    type: z.literal("host"),
+    ...common,
+    version: HostVersion,
+    sha256: Sha256Hex,
+    source: RemoteSource.optional(),
+    /** base64 Ed25519 signature by the release key over `hostReleaseMessage(version, sha256)`. */
+    signature: z.string().min(1).max(256).regex(/^[A-Za-z0-9+/]+={0,2}$/, "base64"),
+    /** Going back to an older version is refused unless this says so. */
+    allowDowngrade: z.boolean().default(false),
+  })
+  .refine((h) => !h.source || h.source.sha256 === h.sha256, { message: "source.sha256 must equal sha256", path: ["source", "sha256"] });
+export type HostResource = z.infer<typeof HostResource>;
+
+/** What a release signature covers: the version and the bytes, so a signed old build cannot pass for a new version. */
+export function hostReleaseMessage(version: string, sha256: string): string {
+  return `mesh-host release v1\n${version}\n${sha256}\n`;
+}
+
+export const Resource = z.discriminatedUnion("type", [FileResource, DirectoryResource, SymlinkResource, PackageResource, ServiceResource, HostResource]);
 export type Resource = z.infer<typeof Resource>;
 export type ResourceInput = z.input<typeof Resource>;
 export type ResourceType = Resource["type"];
-export const RESOURCE_TYPES = ["file", "directory", "symlink", "package", "service"] as const satisfies readonly ResourceType[];
+export const RESOURCE_TYPES = ["file", "directory", "symlink", "package", "service", "host"] as const satisfies readonly ResourceType[];
 
 /** What a resource manages on the machine; two resources may not share one. */
 export function resourceSubject(r: Resource): string {
@@ -123,6 +151,9 @@ export function resourceSubject(r: Resource): string {
       return `package:${r.name}`;
     case "service":
       return `service:${r.unit}`;
+    case "host":
+      // One host binary per machine: two host resources collide on this subject.
+      return "host:mesh-host";
     default:
       return `path:${r.path}`;
   }

@@ -1,15 +1,15 @@
-// A node's state, coloured the same way everywhere.
-const COLOURS: Record<string, string> = {
+// A node's state, coloured the same way everywhere (badges, counts, filters).
+export const STATE_COLOURS: Record<string, string> = {
   enrolled: "bg-emerald-100 text-emerald-800 ring-emerald-200",
   disconnected: "bg-amber-100 text-amber-800 ring-amber-200",
   retiring: "bg-sky-100 text-sky-800 ring-sky-200",
-  retired: "bg-slate-100 text-slate-600 ring-slate-200",
+  retired: "bg-slate-100 text-slate-700 ring-slate-200",
   revoked: "bg-rose-100 text-rose-800 ring-rose-200",
 };
 
 export function StateBadge({ state }: { state: string }) {
   return (
-    <span data-testid="node-state" className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${COLOURS[state] ?? COLOURS.retired}`}>
+    <span data-testid="node-state" className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[state] ?? STATE_COLOURS.retired}`}>
       {state}
     </span>
   );

@@ -1,5 +1,6 @@
 // The control plane's settings, read once from the environment and checked.
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
 const Env = z.object({
@@ -13,6 +14,7 @@ const Env = z.object({
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
   MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+  MESH_ARTIFACTS_DIR: z.string().optional(),
   MESH_TLS_CERT: z.string().optional(),
   MESH_TLS_KEY: z.string().optional(),
   MESH_TLS: z.enum(["off", "self-signed"]).default("off"),
@@ -33,6 +35,8 @@ export interface Config {
   adminApiKey?: string;
   pingIntervalMs: number;
   lastSeenFlushMs: number;
+  /** Where `npm run package` put the host's artifacts, served at /download. */
+  artifactsDir: string;
   /** TLS: certificate and key files, or a self-signed pair kept in the data directory. */
   tls: { certPath?: string; keyPath?: string; selfSigned: boolean };
   /** Admin URL of the database Postgres grants are made on; none means no grants. */
@@ -58,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
     lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
     tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },
     grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,
     grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,

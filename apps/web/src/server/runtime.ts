@@ -2,7 +2,7 @@
 // separately from server.ts, so a module singleton is not shared: globalThis under
 // a Symbol.for key is. Read it inside handlers, never at module top level.
 import type { Database } from "@mesh/db";
-import type { Deps, EnrolLimits, GrantProviders, Logger } from "@mesh/api";
+import type { Deps, EnrolLimits, GrantProviders, Logger, LoginLimits } from "@mesh/api";
 import type { Config } from "./config";
 
 export interface Runtime {
@@ -10,7 +10,10 @@ export interface Runtime {
   log: Logger;
   config: Config;
   enrolLimits: EnrolLimits;
+  loginLimits: LoginLimits;
   grants: GrantProviders;
+  /** The host version this control plane serves at /download. */
+  hostVersion: string;
   /** The pin of the certificate served, when TLS is on; enrol commands carry it. */
   tlsPin?: string;
 }

@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { settings, type Db, type DbOrTx } from "@mesh/db";
 import { hashPassword } from "./passwords";
+import { ensureAdminUser } from "./admin-user";
 
 export const SETTING = {
   adminPassword: "admin_password_hash",
@@ -58,5 +59,6 @@ export async function ensureAdminCredentials(db: Db, env: { password?: string; a
     const apiKey = `mesh_${randomBytes(24).toString("base64url")}`;
     if ((await settingOnce(db, SETTING.apiKey, hashApiKey(apiKey))) === hashApiKey(apiKey)) generated.apiKey = apiKey;
   }
+  await ensureAdminUser(db, { passwordFromEnv: !!env.password });
   return generated;
 }

@@ -1,14 +1,16 @@
 import { z } from "zod";
-import { authedProcedure, router } from "../trpc";
+import { adminProcedure, authedProcedure, router } from "../trpc";
 import { listNodes, ListNodesInput } from "../services/list-nodes";
 import { getNode } from "../services/get-node";
+import { countNodes } from "../services/count-nodes";
 import { RetireInput, retireNode, revokeNode } from "../services/lifecycle";
 import { SetLabelsInput, setLabels } from "../services/set-labels";
 
 export const nodeRouter = router({
   list: authedProcedure.input(ListNodesInput.optional()).query(({ ctx, input }) => listNodes(ctx, input)),
+  counts: authedProcedure.query(({ ctx }) => countNodes(ctx)),
   get: authedProcedure.input(z.strictObject({ id: z.uuid() })).query(({ ctx, input }) => getNode(ctx, input.id)),
-  setLabels: authedProcedure.input(SetLabelsInput).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
-  retire: authedProcedure.input(RetireInput).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
-  revoke: authedProcedure.input(z.strictObject({ id: z.uuid() })).mutation(({ ctx, input }) => revokeNode(ctx, { actor: ctx.actor, id: input.id })),
+  setLabels: adminProcedure.input(SetLabelsInput).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
+  retire: adminProcedure.input(RetireInput).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
+  revoke: adminProcedure.input(z.strictObject({ id: z.uuid() })).mutation(({ ctx, input }) => revokeNode(ctx, { actor: ctx.actor, id: input.id })),
 });

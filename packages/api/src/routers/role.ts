@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { Role, RoleName } from "@mesh/protocol";
-import { authedProcedure, router } from "../trpc";
+import { adminProcedure, authedProcedure, router } from "../trpc";
 import { deleteRole, listRoles, upsertRole } from "../services/roles";
+import { planRole } from "../services/plan-role";
 
 export const roleRouter = router({
   list: authedProcedure.query(({ ctx }) => listRoles(ctx)),
-  upsert: authedProcedure.input(Role).mutation(({ ctx, input }) => upsertRole(ctx, { actor: ctx.actor, input })),
-  delete: authedProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
+  // A mutation only because a role (file contents) can be larger than a URL; it saves nothing.
+  plan: adminProcedure.input(Role).mutation(({ ctx, input }) => planRole(ctx, { input })),
+  upsert: adminProcedure.input(Role).mutation(({ ctx, input }) => upsertRole(ctx, { actor: ctx.actor, input })),
+  delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
 });

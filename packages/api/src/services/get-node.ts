@@ -1,7 +1,8 @@
 // node.get: everything the node page shows, in one call.
 import { desc, eq } from "drizzle-orm";
-import { events, latestReports, nodes } from "@mesh/db";
-import type { Report } from "@mesh/protocol";
+import { events, grants, latestReports, nodes } from "@mesh/db";
+import type { Report, Resource } from "@mesh/protocol";
+import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { currentDeclaration } from "./recompile-node";
@@ -14,10 +15,16 @@ export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
 
 export async function getNode(deps: Pick<Deps, "db">, id: string) {
   const node = await getNodeOrThrow(deps, id);
-  const [declaration, [latest], recent] = await Promise.all([
+  const [declaration, [latest], recent, nodeGrants] = await Promise.all([
     currentDeclaration(deps.db, id),
     deps.db.select().from(latestReports).where(eq(latestReports.nodeId, id)),
     deps.db.select().from(events).where(eq(events.nodeId, id)).orderBy(desc(events.id)).limit(50),
+    // Never the secret: the page shows which credentials exist and whether they are revoked.
+    deps.db
+      .select({ grantId: grants.grantId, provider: grants.provider, principal: grants.principal, createdAt: grants.createdAt, revokedAt: grants.revokedAt })
+      .from(grants)
+      .where(eq(grants.nodeId, id))
+      .orderBy(grants.grantId),
   ]);
   const report = (latest?.body ?? null) as Report | null;
   const { publicKey: _publicKey, ...rest } = node;
@@ -29,6 +36,9 @@ export async function getNode(deps: Pick<Deps, "db">, id: string) {
     owned: report?.owned ?? [],
     drift: report?.drift ?? [],
     errors: report?.errors ?? [],
+    skipped: report?.skipped ?? [],
+    resourceStates: resourceStatuses((declaration?.resources ?? []) as Resource[], node.declaredVersion, report),
     events: recent,
+    grants: nodeGrants,
   };
 }

@@ -14,5 +14,10 @@ export const events = pgTable(
     result: text("result").notNull().default("ok"),
     data: jsonb("data").notNull().default({}),
   },
-  (t) => [index("events_node_idx").on(t.nodeId, t.id)],
+  (t) => [
+    index("events_node_idx").on(t.nodeId, t.id),
+    // The audit page filters by actor or action, newest first.
+    index("events_actor_idx").on(t.actor, t.id),
+    index("events_action_idx").on(t.action, t.id),
+  ],
 );

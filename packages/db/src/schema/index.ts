@@ -8,3 +8,4 @@ export * from "./auth";
 export * from "./gateways";
 export * from "./blobs";
 export * from "./grants";
+export * from "./users";

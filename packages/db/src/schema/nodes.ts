@@ -39,6 +39,11 @@ export const nodes = pgTable(
   },
   (t) => [
     index("nodes_state_idx").on(t.state),
+    // The fleet page sorts and filters on these; it must stay fast at 10,000 nodes.
+    index("nodes_name_idx").on(t.name, t.id),
+    index("nodes_last_seen_idx").on(t.lastSeenAt, t.id),
+    index("nodes_drift_idx").on(t.driftCount, t.id),
+    index("nodes_labels_idx").using("gin", t.labels),
     // One live node per machine: re-enrolment replaces it; a retired one is history.
     uniqueIndex("nodes_machine_id_live_idx").on(t.machineId).where(sql`${t.state} <> 'retired'`),
   ],

@@ -1,0 +1,30 @@
+// Add machines: issue a token (admins) and see every token's fate.
+import { requireSession } from "@/server/session";
+import { Shell } from "@/components/shell";
+import { Section } from "@/components/section";
+import { IssueTokenForm } from "@/components/machines/issue-token-form";
+import { TokenList } from "@/components/machines/token-list";
+
+export const dynamic = "force-dynamic";
+
+export default async function MachinesPage() {
+  const { me, isAdmin } = await requireSession();
+  return (
+    <Shell me={me}>
+      <h1 className="mb-1 text-2xl font-semibold">Add machines</h1>
+      <p className="mb-4 text-sm text-slate-700">A token enrols a machine that has mesh-host installed. Tokens are single-use unless you say otherwise, and expire.</p>
+      <div className="space-y-4">
+        {isAdmin ? (
+          <Section title="Issue a token">
+            <IssueTokenForm />
+          </Section>
+        ) : (
+          <p className="rounded-md border border-slate-200 bg-white p-4 text-sm text-slate-700">You are a viewer: an admin issues tokens.</p>
+        )}
+        <Section title="Tokens">
+          <TokenList canEdit={isAdmin} />
+        </Section>
+      </div>
+    </Shell>
+  );
+}

@@ -1,0 +1,21 @@
+// The role editor (admins): a new role, or ?name= an existing one.
+import { notFound } from "next/navigation";
+import { requireSession } from "@/server/session";
+import { Shell } from "@/components/shell";
+import { RoleEditor } from "@/components/roles/role-editor";
+
+export const dynamic = "force-dynamic";
+
+export default async function EditRolePage({ searchParams }: { searchParams: Promise<{ name?: string }> }) {
+  const { name } = await searchParams;
+  const { api, me, isAdmin } = await requireSession();
+  if (!isAdmin) notFound();
+  const existing = name ? (await api.role.list()).find((r) => r.name === name) : undefined;
+  if (name && !existing) notFound();
+  return (
+    <Shell me={me}>
+      <h1 className="mb-4 text-2xl font-semibold">{existing ? `Edit role ${existing.name}` : "New role"}</h1>
+      <RoleEditor initial={existing ? { name: existing.name, selector: existing.selector, resources: existing.resources, grants: existing.grants } : null} />
+    </Shell>
+  );
+}

@@ -1,0 +1,60 @@
+"use client";
+// A node's labels; an admin edits them as `key=value, ...` (node.setLabels
+// recompiles the node, so roles selected by labels follow at once).
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useTRPC } from "../trpc";
+import { Button } from "../button";
+import { LabelChips } from "../label-chips";
+import { formatLabels, parseLabels } from "../labels-input";
+import { errorMessage } from "../error-message";
+
+export function LabelsEditor({ nodeId, labels, canEdit }: { nodeId: string; labels: Record<string, string>; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState("");
+  const save = useMutation(
+    trpc.node.setLabels.mutationOptions({
+      onSuccess: () => (setEditing(false), queryClient.invalidateQueries({ queryKey: trpc.node.get.queryKey({ id: nodeId }) })),
+    }),
+  );
+  const parsed = parseLabels(text);
+  if (!editing)
+    return (
+      <div className="flex flex-wrap items-center gap-3 text-sm">
+        <LabelChips labels={labels} />
+        {canEdit && (
+          <Button onClick={() => (setText(formatLabels(labels)), setEditing(true))} aria-label="Edit labels">
+            Edit
+          </Button>
+        )}
+      </div>
+    );
+  return (
+    <form
+      className="space-y-2"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if ("labels" in parsed) save.mutate({ id: nodeId, labels: parsed.labels });
+      }}
+    >
+      <label className="block text-sm font-medium">
+        Labels (key=value, comma separated)
+        <input value={text} onChange={(e) => setText(e.target.value)} aria-invalid={"error" in parsed} className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 font-mono text-sm" />
+      </label>
+      {"error" in parsed && <p className="text-sm text-rose-700">{parsed.error}</p>}
+      {save.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(save.error)}
+        </p>
+      )}
+      <div className="flex gap-2">
+        <Button type="submit" kind="primary" disabled={"error" in parsed || save.isPending}>
+          Save labels
+        </Button>
+        <Button onClick={() => setEditing(false)}>Cancel</Button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,247 @@
+"use client";
+// One node: state and timeline, labels, profile, inventory, the declaration with
+// a status per resource, owned resources with digests and drift. Polled every 2 s,
+// so a retirement is followed live until `retired`.
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@mesh/api";
+import { resourceSubject, type Inventory, type Resource } from "@mesh/protocol";
+import { useTRPC } from "../trpc";
+import { StateBadge } from "../state-badge";
+import { RelativeTime } from "../relative-time";
+import { Section } from "../section";
+import { ErrorState } from "../states";
+import { NodeActions } from "./node-actions";
+import { LabelsEditor } from "./labels-editor";
+import { InventoryPanel } from "./inventory-panel";
+
+export type NodeDetail = inferRouterOutputs<AppRouter>["node"]["get"];
+
+const STATUS_STYLE: Record<string, string> = {
+  applied: "bg-emerald-100 text-emerald-800",
+  drifted: "bg-amber-100 text-amber-900",
+  failed: "bg-rose-100 text-rose-800",
+  pending: "bg-sky-100 text-sky-800",
+  skipped: "bg-slate-100 text-slate-700",
+};
+const STATE_EVENTS = /^node\.(enrol|retire|retired|revoke|re-enrol|connected|disconnected|state)/;
+
+export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const q = useQuery(trpc.node.get.queryOptions({ id: initial.id }, { refetchInterval: 2000, initialData: initial }));
+  const node = q.data;
+  const profile = node.profile as Record<string, string | number>;
+  const resources = (node.declaration?.resources ?? []) as Resource[];
+  const statusOf = new Map(node.resourceStates.map((s) => [s.id, s]));
+  const retiring = node.state === "retiring";
+
+  return (
+    <div className="space-y-4">
+      <p className="text-sm">
+        <Link href="/" className="text-slate-700 hover:underline">
+          ← Fleet
+        </Link>
+      </p>
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <div className="flex flex-wrap items-center gap-3">
+          <h1 className="text-2xl font-semibold">{node.name}</h1>
+          <StateBadge state={node.state} />
+          <span className="text-sm text-slate-700">
+            declared v{node.declaredVersion}, applied v{node.appliedVersion} · last seen <RelativeTime at={node.lastSeenAt} />
+            {node.hostVersion ? ` · mesh-host ${node.hostVersion}` : ""}
+          </span>
+        </div>
+        {canEdit && <NodeActions node={node} />}
+      </div>
+      {q.isError && <ErrorState error={q.error} title="Live updates paused" />}
+      {retiring && (
+        <div role="status" data-testid="retire-progress" className="rounded-md border border-sky-200 bg-sky-50 p-3 text-sm text-sky-900">
+          Retiring: waiting for the host to apply the final declaration v{node.declaredVersion} and remove what it owns ({node.owned.length} resource
+          {node.owned.length === 1 ? "" : "s"} left, host at v{node.appliedVersion}).
+        </div>
+      )}
+      {node.state === "retired" && (
+        <p role="status" className="rounded-md border border-slate-200 bg-white p-3 text-sm text-slate-800">
+          Retired <RelativeTime at={node.retiredAt} />: the host removed what it owned and left the mesh; its credential and grants are revoked.
+        </p>
+      )}
+      {node.state === "revoked" && (
+        <p role="status" className="rounded-md border border-rose-200 bg-rose-50 p-3 text-sm text-rose-900">
+          Revoked <RelativeTime at={node.revokedAt} />: its credential and grants are refused everywhere. The machine may still run its last declaration.
+        </p>
+      )}
+      {node.storeLost && (
+        <p role="alert" data-testid="store-lost" className="rounded-md border border-rose-200 bg-rose-50 p-3 text-sm text-rose-900">
+          This host lost its local store: it no longer remembers what it created before, so it cannot remove it. The last owned set it reported is kept below; remove those
+          resources by hand or declare them again to take them back.
+        </p>
+      )}
+      {node.conflicts.length > 0 && (
+        <div role="alert" data-testid="conflicts" className="rounded-md border border-amber-200 bg-amber-50 p-3 text-sm text-amber-900">
+          <p className="font-medium">Nothing new is pushed to this node: its roles conflict.</p>
+          <ul className="mt-1 list-disc pl-5">
+            {node.conflicts.map((c) => (
+              <li key={c.key}>
+                <span className="font-mono">{c.key}</span> is declared differently by roles <strong>{c.roles[0]}</strong> and <strong>{c.roles[1]}</strong>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+
+      <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
+        <Section title={`Declaration v${node.declaration?.version ?? 0}`} className="lg:col-span-2">
+          {resources.length === 0 ? (
+            <p className="text-sm text-slate-600">Nothing declared: no role matches this node.</p>
+          ) : (
+            <div className="overflow-x-auto">
+              <table className="min-w-full text-sm">
+                <thead className="text-left text-slate-700">
+                  <tr>
+                    <th scope="col" className="px-2 py-1 font-medium">Resource</th>
+                    <th scope="col" className="px-2 py-1 font-medium">Subject</th>
+                    <th scope="col" className="px-2 py-1 font-medium">Status</th>
+                    <th scope="col" className="px-2 py-1 font-medium">Detail</th>
+                  </tr>
+                </thead>
+                <tbody className="divide-y divide-slate-100">
+                  {resources.map((r) => {
+                    const s = statusOf.get(r.id);
+                    return (
+                      <tr key={r.id} data-testid="declared-resource">
+                        <td className="px-2 py-1 font-mono">
+                          {r.id} <span className="text-slate-600">{r.type}</span>
+                        </td>
+                        <td className="px-2 py-1 font-mono">{resourceSubject(r).replace(/^\w+:/, "")}</td>
+                        <td className="px-2 py-1">
+                          <span data-testid="resource-status" className={`rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_STYLE[s?.status ?? "pending"]}`}>
+                            {s?.status ?? "pending"}
+                          </span>
+                        </td>
+                        <td className="px-2 py-1 text-slate-700">{s?.detail ?? (s?.digest ? <span className="font-mono text-xs">{s.digest.slice(0, 12)}</span> : "")}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {node.errors.filter((e) => !e.id).map((e, i) => (
+            <p key={i} role="alert" className="mt-2 text-sm text-rose-700">
+              The declaration as a whole failed: {e.message}
+            </p>
+          ))}
+        </Section>
+
+        <Section title={`Drift (${node.drift.length})`}>
+          {node.drift.length === 0 ? (
+            <p className="text-sm text-slate-600">No drift in the last report.</p>
+          ) : (
+            <ul data-testid="drift" className="space-y-2 text-sm">
+              {node.drift.map((d) => (
+                <li key={d.id}>
+                  <p>
+                    <span className="font-mono">{d.id}</span>: {d.description}{" "}
+                    {d.corrected ? <span className="text-emerald-800">(corrected)</span> : <span className="font-medium text-amber-900">(not corrected)</span>}
+                  </p>
+                  <p className="font-mono text-xs text-slate-700">
+                    declared {d.declared.slice(0, 12)} · observed {d.observed ? d.observed.slice(0, 12) : "missing"}
+                  </p>
+                </li>
+              ))}
+            </ul>
+          )}
+        </Section>
+
+        <Section title={`Owned (${node.owned.length})`}>
+          {node.owned.length === 0 ? (
+            <p className="text-sm text-slate-600">The host owns nothing{node.reportReceivedAt ? "" : " yet"}.</p>
+          ) : (
+            <ul data-testid="owned" className="space-y-1 text-sm">
+              {node.owned.map((o) => (
+                <li key={o.id} className="flex justify-between gap-2 font-mono">
+                  <span>
+                    {o.id} <span className="text-slate-600">{o.type}</span>
+                    {o.adopted ? <span className="text-slate-600"> (adopted)</span> : null}
+                  </span>
+                  <span className="text-xs text-slate-600" title={o.digest}>
+                    {o.digest.slice(0, 12)}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
+          {node.reportReceivedAt && (
+            <p className="mt-2 text-xs text-slate-600">
+              Last report <RelativeTime at={node.reportReceivedAt} />
+            </p>
+          )}
+        </Section>
+
+        <Section title="Labels">
+          <LabelsEditor nodeId={node.id} labels={node.labels} canEdit={canEdit && (node.state === "enrolled" || node.state === "disconnected")} />
+        </Section>
+
+        <Section title="Timeline">
+          {node.events.length === 0 ? (
+            <p className="text-sm text-slate-600">No events yet.</p>
+          ) : (
+            <ol className="max-h-72 space-y-1 overflow-y-auto text-sm" tabIndex={0} aria-label="Node events, newest first">
+              {node.events.map((e) => (
+                <li key={e.id} className="flex justify-between gap-2">
+                  <span className={`font-mono ${STATE_EVENTS.test(e.action) ? "font-semibold" : ""} ${e.result !== "ok" ? "text-rose-700" : ""}`}>
+                    {e.action}
+                    <span className="font-sans text-slate-600"> by {e.actor.startsWith("node:") ? "the host" : e.actor}</span>
+                  </span>
+                  <span className="shrink-0 text-slate-600">
+                    <RelativeTime at={e.at} />
+                  </span>
+                </li>
+              ))}
+            </ol>
+          )}
+          <p className="mt-2 text-xs">
+            <Link href={`/audit?node=${node.id}`} className="underline">
+              All events for this node
+            </Link>
+          </p>
+        </Section>
+
+        <Section title={`Grants (${node.grants.length})`}>
+          {node.grants.length === 0 ? (
+            <p className="text-sm text-slate-600">No credentials are granted to this node.</p>
+          ) : (
+            <ul className="space-y-1 text-sm">
+              {node.grants.map((g) => (
+                <li key={`${g.provider}:${g.principal}`} className="flex flex-wrap justify-between gap-2">
+                  <span className="font-mono">
+                    {g.grantId} <span className="text-slate-600">{g.provider}:{g.principal}</span>
+                  </span>
+                  <span className={g.revokedAt ? "text-rose-700" : "text-slate-700"}>
+                    {g.revokedAt ? <>revoked <RelativeTime at={g.revokedAt} /></> : <>issued <RelativeTime at={g.createdAt} /></>}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </Section>
+
+        <Section title="Profile">
+          <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
+            {Object.entries(profile).map(([k, v]) => (
+              <div key={k} className="contents">
+                <dt className="text-slate-600">{k}</dt>
+                <dd className="break-all font-mono">{String(v)}</dd>
+              </div>
+            ))}
+          </dl>
+        </Section>
+
+        <Section title="Inventory">
+          <InventoryPanel inventory={node.inventory as Inventory} />
+        </Section>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,142 @@
+"use client";
+// The role editor: name, selector and resources as JSON, checked as you type
+// with errors at the field; a live plan of what saving would do; then save.
+import { useRouter } from "next/navigation";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useDeferredValue, useEffect, useMemo, useState } from "react";
+import { useTRPC, useTRPCClient } from "../trpc";
+import { Button } from "../button";
+import { ErrorState, LoadingState } from "../states";
+import { errorMessage } from "../error-message";
+import { checkDraft, type Field } from "./role-draft";
+import { RolePlan } from "./role-plan";
+
+const EXAMPLE_RESOURCES = [
+  { type: "directory", id: "site-dir", path: "/srv/site", mode: "0755" },
+  { type: "file", id: "index", path: "/srv/site/index.html", content: "<h1>hello</h1>\n", mode: "0644" },
+];
+
+export interface RoleDraftInput {
+  name: string;
+  selector: unknown;
+  resources: unknown;
+  grants?: unknown;
+}
+
+export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const queryClient = useQueryClient();
+  const router = useRouter();
+  const [name, setName] = useState(initial?.name ?? "");
+  const [selectorText, setSelectorText] = useState(JSON.stringify(initial?.selector ?? { labels: {} }, null, 2));
+  const [resourcesText, setResourcesText] = useState(JSON.stringify(initial?.resources ?? EXAMPLE_RESOURCES, null, 2));
+  // Marks the form interactive once hydrated: typing before that would be lost.
+  const [ready, setReady] = useState(false);
+  useEffect(() => setReady(true), []);
+  const draft = useMemo(() => checkDraft(name, selectorText, resourcesText, initial?.grants ?? []), [name, selectorText, resourcesText, initial]);
+  const planned = useDeferredValue(draft.role);
+  const plan = useQuery({
+    queryKey: ["role-plan", planned],
+    queryFn: () => client.role.plan.mutate(planned!),
+    enabled: !!planned,
+    staleTime: 5000,
+    placeholderData: (prev) => prev,
+  });
+  const save = useMutation(
+    trpc.role.upsert.mutationOptions({
+      onSuccess: () => {
+        void queryClient.invalidateQueries({ queryKey: trpc.role.list.queryKey() });
+        router.push("/roles");
+      },
+    }),
+  );
+
+  const fieldError = (f: Field) =>
+    draft.errors?.[f]?.length ? (
+      <ul id={`${f}-errors`} data-testid={`${f}-errors`} className="mt-1 list-disc pl-5 text-sm text-rose-700">
+        {draft.errors[f]!.map((e, i) => (
+          <li key={i}>{e}</li>
+        ))}
+      </ul>
+    ) : null;
+  const box = (f: Field) =>
+    `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${draft.errors?.[f]?.length ? "border-rose-400" : "border-slate-300"}`;
+
+  return (
+    <div className="grid gap-4 lg:grid-cols-2">
+      <form
+        data-testid="role-form"
+        data-ready={ready}
+        className="space-y-4 rounded-lg border border-slate-200 bg-white p-4"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (draft.role) save.mutate(draft.role);
+        }}
+      >
+        <label className="block text-sm font-medium">
+          Name
+          <input
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            readOnly={!!initial}
+            aria-invalid={!!draft.errors?.name}
+            aria-describedby="name-errors"
+            placeholder="web"
+            className={box("name")}
+          />
+        </label>
+        {fieldError("name")}
+        <label className="block text-sm font-medium">
+          Selector (JSON: labels and profile conditions; {"{}"} matches every node)
+          <textarea
+            value={selectorText}
+            onChange={(e) => setSelectorText(e.target.value)}
+            rows={5}
+            spellCheck={false}
+            aria-invalid={!!draft.errors?.selector}
+            aria-describedby="selector-errors"
+            className={box("selector")}
+          />
+        </label>
+        {fieldError("selector")}
+        <label className="block text-sm font-medium">
+          Resources (JSON array)
+          <textarea
+            value={resourcesText}
+            onChange={(e) => setResourcesText(e.target.value)}
+            rows={14}
+            spellCheck={false}
+            aria-invalid={!!draft.errors?.resources}
+            aria-describedby="resources-errors"
+            className={box("resources")}
+          />
+        </label>
+        {fieldError("resources")}
+        {save.isError && (
+          <p role="alert" className="text-sm text-rose-700">
+            Not saved: {errorMessage(save.error)}
+          </p>
+        )}
+        <div className="flex gap-2">
+          <Button type="submit" kind="primary" disabled={!draft.role || save.isPending || !plan.data}>
+            {save.isPending ? "Saving…" : "Save and push"}
+          </Button>
+          <Button onClick={() => router.push("/roles")}>Cancel</Button>
+        </div>
+      </form>
+      <section aria-label="Plan" className="rounded-lg border border-slate-200 bg-white p-4">
+        <h2 className="mb-3 text-sm font-semibold uppercase tracking-wide text-slate-600">Plan</h2>
+        {!draft.role ? (
+          <p className="text-sm text-slate-700">Fix the errors on the left to see the plan.</p>
+        ) : plan.isError ? (
+          <ErrorState error={plan.error} title="Could not plan this role" />
+        ) : !plan.data ? (
+          <LoadingState label="Planning…" />
+        ) : (
+          <RolePlan plan={plan.data} />
+        )}
+      </section>
+    </div>
+  );
+}

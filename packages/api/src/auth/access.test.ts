@@ -1,0 +1,88 @@
+// Access control against a real database: users, roles, sessions, named keys,
+// and FORBIDDEN for a viewer inside every mutation.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import type { Deps } from "../deps";
+import { createCaller } from "../root";
+import { createTrpcContext } from "../trpc";
+import { ensureAdminCredentials } from "./credentials";
+import { createLoginLimits, loginUser } from "./login-user";
+import { SESSION_COOKIE } from "./sessions";
+
+describe.each(testEngines())("access on %s", (engine) => {
+  let t: TestDatabase;
+  let deps: Deps;
+  beforeAll(async () => {
+    t = await createTestDatabase(engine);
+    deps = { db: t.database.db, log: pino({ level: "silent" }) };
+    await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
+  });
+  afterAll(() => t?.drop());
+
+  const callerWith = async (headers: Record<string, string>) =>
+    createCaller(await createTrpcContext({ deps, headers: new Headers(headers), publicUrl: "http://cp" }));
+  const session = async (name: string, password: string) => {
+    const { sessionId } = await loginUser(deps.db, createLoginLimits(), { name, password });
+    return callerWith({ cookie: `${SESSION_COOKIE}=${sessionId}` });
+  };
+
+  it("makes MESH_ADMIN_PASSWORD the password of the admin user, and keeps the env API key an admin", async () => {
+    const admin = await session("admin", "admin-password-1");
+    expect(await admin.user.me()).toEqual({ name: "admin", role: "admin" });
+    const key = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    expect((await key.user.me()).role).toBe("admin");
+    await expect(session("admin", "wrong")).rejects.toThrow(/wrong user name or password/);
+  });
+
+  it("lets a viewer read and refuses every mutation with FORBIDDEN", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    await admin.user.create({ name: "vera", role: "viewer", password: "viewer-password" });
+    const viewer = await session("vera", "viewer-password");
+    expect((await viewer.node.list()).total).toBe(0);
+    expect((await viewer.event.list()).items.length).toBeGreaterThan(0);
+    const forbidden = { code: "FORBIDDEN" };
+    await expect(viewer.token.create({})).rejects.toMatchObject(forbidden);
+    await expect(viewer.role.upsert({ name: "x", selector: {}, resources: [] })).rejects.toMatchObject(forbidden);
+    await expect(viewer.role.plan({ name: "x", selector: {}, resources: [] })).rejects.toMatchObject(forbidden);
+    await expect(viewer.user.list()).rejects.toMatchObject(forbidden);
+    await expect(viewer.apiKey.create({ name: "k", role: "admin" })).rejects.toMatchObject(forbidden);
+    await expect(viewer.node.revoke({ id: crypto.randomUUID() })).rejects.toMatchObject(forbidden);
+  });
+
+  it("rotates the session at login and ends a revoked user's sessions", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const { id } = await admin.user.create({ name: "olga", role: "admin", password: "olga-password" });
+    const limits = createLoginLimits();
+    const first = await loginUser(deps.db, limits, { name: "olga", password: "olga-password" });
+    const second = await loginUser(deps.db, limits, { name: "olga", password: "olga-password", previousSessionId: first.sessionId });
+    expect(second.sessionId).not.toBe(first.sessionId);
+    await expect((await callerWith({ cookie: `${SESSION_COOKIE}=${first.sessionId}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    const olga = await callerWith({ cookie: `${SESSION_COOKIE}=${second.sessionId}` });
+    expect((await olga.user.me()).name).toBe("olga");
+    await admin.user.revoke({ id });
+    // Every request authenticates anew: the next one with that cookie is nobody.
+    await expect((await callerWith({ cookie: `${SESSION_COOKIE}=${second.sessionId}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("rate-limits logins per account and per address", async () => {
+    const limits = createLoginLimits(3, 5);
+    for (let i = 0; i < 3; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "b" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    await expect(loginUser(deps.db, limits, { name: "x1", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "x2", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "x3", password: "nope", address: "a" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+  });
+
+  it("issues a named key once, stores only its hash, and refuses it once revoked", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const created = await admin.apiKey.create({ name: "ci-reader", role: "viewer" });
+    expect(created.key).toMatch(/^meshk_[a-z0-9]{8}\./);
+    expect(JSON.stringify(await admin.apiKey.list())).not.toContain(created.key.split(".")[1]);
+    const reader = await callerWith({ authorization: `Bearer ${created.key}` });
+    expect(await reader.user.me()).toEqual({ name: "key:ci-reader", role: "viewer" });
+    await expect(reader.token.create({})).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await admin.apiKey.revoke({ id: created.id });
+    await expect((await callerWith({ authorization: `Bearer ${created.key}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+});

@@ -1,0 +1,79 @@
+// /download: the host's artifacts of this control plane's version (built by
+// `npm run package`), and install.sh, which fetches the tarball for the machine's
+// architecture, checks its sha256 and runs the tarball's own install script.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Deps } from "../deps";
+import { MeshError } from "../errors";
+import { jsonError } from "./json-body";
+
+export interface DownloadOptions {
+  artifactsDir: string;
+  hostVersion: string;
+  publicUrl: string;
+}
+
+const ARTIFACT = /^mesh-host[-_][A-Za-z0-9._+~-]{1,120}$/;
+const ARCHES = ["x86_64", "aarch64"] as const;
+
+function tarballName(version: string, arch: string) {
+  return `mesh-host-${version}-linux-${arch}.tar.gz`;
+}
+
+function sha256Of(file: string): string | null {
+  try {
+    return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+  } catch {
+    return null;
+  }
+}
+
+/** The install script: sh, coreutils, tar, and curl or wget to fetch. */
+export function installScript(opts: DownloadOptions): string {
+  const sums = ARCHES.map((arch) => [arch, sha256Of(path.join(opts.artifactsDir, tarballName(opts.hostVersion, arch)))] as const).filter(([, s]) => s);
+  const cases = sums.map(([arch, sum]) => `  ${arch}) sum=${sum} ;;`).join("\n");
+  return `#!/bin/sh
+# Installs mesh-host ${opts.hostVersion} from ${opts.publicUrl}: fetches the tarball for
+# this machine, checks its sha256, and runs its install.sh (sh, tar, coreutils).
+set -eu
+version=${opts.hostVersion}
+arch=$(uname -m)
+case "$arch" in
+${cases || "  none) ;;"}
+  *) echo "mesh-host: no build for $arch on this control plane" >&2; exit 1 ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+url="${opts.publicUrl}/download/mesh-host-$version-linux-$arch.tar.gz"
+if command -v curl >/dev/null 2>&1; then curl -fsSL \${MESH_CURL_OPTS:-} "$url" -o "$tmp/host.tar.gz"
+elif command -v wget >/dev/null 2>&1; then wget -q \${MESH_WGET_OPTS:-} -O "$tmp/host.tar.gz" "$url"
+else echo "mesh-host: needs curl or wget to download" >&2; exit 1; fi
+echo "$sum  $tmp/host.tar.gz" | sha256sum -c --quiet -
+tar -xzf "$tmp/host.tar.gz" -C "$tmp"
+sh "$tmp/mesh-host-$version-linux-$arch/install.sh" "$@"
+`;
+}
+
+export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts: DownloadOptions): Promise<Response> {
+  try {
+    if (name === "install.sh") {
+      if (!fs.existsSync(path.join(opts.artifactsDir, tarballName(opts.hostVersion, "x86_64"))) && !fs.existsSync(path.join(opts.artifactsDir, tarballName(opts.hostVersion, "aarch64")))) {
+        throw new MeshError("NOT_FOUND", `no mesh-host ${opts.hostVersion} tarball here: run \`npm run package\` on the control plane`);
+      }
+      return new Response(installScript(opts), { headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" } });
+    }
+    if (!ARTIFACT.test(name)) throw new MeshError("NOT_FOUND", `no artifact named ${name.slice(0, 80)}`);
+    const file = path.join(opts.artifactsDir, name);
+    let stat;
+    try {
+      stat = fs.statSync(file);
+    } catch {
+      throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
+    }
+    const data = fs.readFileSync(file);
+    return new Response(new Uint8Array(data), { headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" } });
+  } catch (err) {
+    return jsonError(deps, err);
+  }
+}

@@ -1,0 +1,44 @@
+// apiKey.list / apiKey.create / apiKey.revoke: named keys for automation, admin or
+// viewer. A key is shown once at creation; only its sha256 is stored.
+import { z } from "zod";
+import { and, desc, eq, isNull } from "drizzle-orm";
+import { apiKeys, USER_ROLES } from "@mesh/db";
+import { MeshError } from "../errors";
+import type { Deps } from "../deps";
+import { generateApiKey } from "../auth/api-key-format";
+import { hashApiKey } from "../auth/credentials";
+import { recordEvent } from "./record-event";
+
+export const CreateApiKeyInput = z.strictObject({
+  name: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' and '-'"),
+  role: z.enum(USER_ROLES),
+});
+export type CreateApiKeyInput = z.input<typeof CreateApiKeyInput>;
+
+export async function listApiKeys(deps: Pick<Deps, "db">) {
+  const items = await deps.db
+    .select({ id: apiKeys.id, name: apiKeys.name, role: apiKeys.role, createdBy: apiKeys.createdBy, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .orderBy(desc(apiKeys.createdAt))
+    .limit(500);
+  return { items };
+}
+
+export async function createApiKey(deps: Deps, opts: { actor: string; input: CreateApiKeyInput }) {
+  const input = CreateApiKeyInput.parse(opts.input);
+  const { id, key } = generateApiKey();
+  await deps.db.transaction(async (tx) => {
+    await tx.insert(apiKeys).values({ id, name: input.name, role: input.role, keyHash: hashApiKey(key), createdBy: opts.actor });
+    await recordEvent(tx, { actor: opts.actor, action: "api-key.create", target: `api-key:${id}`, data: { name: input.name, role: input.role } });
+  });
+  return { id, name: input.name, role: input.role, key };
+}
+
+export async function revokeApiKey(deps: Deps, opts: { actor: string; id: string }) {
+  return deps.db.transaction(async (tx) => {
+    const rows = await tx.update(apiKeys).set({ revokedAt: new Date() }).where(and(eq(apiKeys.id, opts.id), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id });
+    if (rows.length === 0) throw new MeshError("NOT_FOUND", `no unrevoked API key ${opts.id}`);
+    await recordEvent(tx, { actor: opts.actor, action: "api-key.revoke", target: `api-key:${opts.id}` });
+    return { id: opts.id, revoked: true };
+  });
+}

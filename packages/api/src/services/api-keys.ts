@@ -8,9 +8,10 @@ import type { Deps } from "../deps";
 import { generateApiKey } from "../auth/api-key-format";
 import { hashApiKey } from "../auth/credentials";
 import { recordEvent } from "./record-event";
+import { CallerName } from "./caller-name";
 
 export const CreateApiKeyInput = z.strictObject({
-  name: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' and '-'"),
+  name: CallerName,
   role: z.enum(USER_ROLES),
 });
 export type CreateApiKeyInput = z.input<typeof CreateApiKeyInput>;

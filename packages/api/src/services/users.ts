@@ -7,10 +7,10 @@ import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { hashPassword } from "../auth/passwords";
 import { recordEvent } from "./record-event";
+import { CallerName } from "./caller-name";
 
-export const UserName = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' and '-'");
 export const CreateUserInput = z.strictObject({
-  name: UserName,
+  name: CallerName,
   role: z.enum(USER_ROLES),
   password: z.string().min(10, "at least 10 characters").max(1024),
 });

@@ -5,11 +5,10 @@ import { useState } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { CopyButton } from "../copy-button";
-import { RelativeTime } from "../relative-time";
+import { ColumnHeads } from "../column-heads";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 import { errorMessage } from "../error-message";
-
-const field = "rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm";
+import { CallerStatusCells, fieldClass, RoleField, type CallerRole } from "./caller-fields";
 
 export function ApiKeysPanel() {
   const trpc = useTRPC();
@@ -19,21 +18,15 @@ export function ApiKeysPanel() {
   const create = useMutation(trpc.apiKey.create.mutationOptions({ onSuccess: () => (setName(""), refresh()) }));
   const revoke = useMutation(trpc.apiKey.revoke.mutationOptions({ onSettled: refresh }));
   const [name, setName] = useState("");
-  const [role, setRole] = useState<"admin" | "viewer">("viewer");
+  const [role, setRole] = useState<CallerRole>("viewer");
   return (
     <div className="space-y-4">
       <form className="flex flex-wrap items-end gap-2" onSubmit={(e) => (e.preventDefault(), create.mutate({ name, role }))}>
         <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
           Key name
-          <input value={name} onChange={(e) => setName(e.target.value)} required placeholder="ci-deploy" autoComplete="off" className={field} />
+          <input value={name} onChange={(e) => setName(e.target.value)} required placeholder="ci-deploy" autoComplete="off" className={fieldClass} />
         </label>
-        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
-          Role
-          <select value={role} onChange={(e) => setRole(e.target.value as "admin" | "viewer")} className={field}>
-            <option value="viewer">viewer</option>
-            <option value="admin">admin</option>
-          </select>
-        </label>
+        <RoleField value={role} onChange={setRole} />
         <Button type="submit" kind="primary" disabled={create.isPending}>
           Create API key
         </Button>
@@ -57,22 +50,13 @@ export function ApiKeysPanel() {
         <EmptyState>No named API keys. The key from MESH_ADMIN_API_KEY (or printed at first start) always works as admin.</EmptyState>
       ) : (
         <table className="min-w-full text-sm">
-          <thead className="text-left text-slate-700">
-            <tr>
-              <th scope="col" className="px-2 py-1 font-medium">Key</th>
-              <th scope="col" className="px-2 py-1 font-medium">Role</th>
-              <th scope="col" className="px-2 py-1 font-medium">Created</th>
-              <th scope="col" className="px-2 py-1 font-medium">Status</th>
-              <th scope="col" className="px-2 py-1 font-medium"><span className="sr-only">Actions</span></th>
-            </tr>
-          </thead>
+          <ColumnHeads names={["Key", "Role", "Created", "Status"]} cell="px-2 py-1" actions />
           <tbody className="divide-y divide-slate-100">
             {keys.data.items.map((k) => (
               <tr key={k.id} data-testid="api-key-row">
                 <td className="px-2 py-1"><span className="font-medium">{k.name}</span> <span className="font-mono text-xs text-slate-600">meshk_{k.id}.…</span></td>
                 <td className="px-2 py-1">{k.role}</td>
-                <td className="px-2 py-1 text-slate-700"><RelativeTime at={k.createdAt} /> by {k.createdBy}</td>
-                <td className="px-2 py-1">{k.revokedAt ? <span className="text-rose-700">revoked</span> : "active"}</td>
+                <CallerStatusCells createdAt={k.createdAt} createdBy={k.createdBy} revokedAt={k.revokedAt} />
                 <td className="px-2 py-1 text-right">
                   {!k.revokedAt && <Button aria-label={`Revoke API key ${k.name}`} onClick={() => revoke.mutate({ id: k.id })}>Revoke</Button>}
                 </td>

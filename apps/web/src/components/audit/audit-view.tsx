@@ -7,6 +7,7 @@ import { useDeferredValue, useState } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { RelativeTime } from "../relative-time";
+import { ColumnHeads } from "../column-heads";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -54,16 +55,7 @@ export function AuditView({ initialNode }: { initialNode?: string }) {
       ) : (
         <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
           <table className="min-w-full text-sm">
-            <thead className="bg-slate-50 text-left text-slate-700">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">When</th>
-                <th scope="col" className="px-3 py-2 font-medium">Actor</th>
-                <th scope="col" className="px-3 py-2 font-medium">Action</th>
-                <th scope="col" className="px-3 py-2 font-medium">Node / target</th>
-                <th scope="col" className="px-3 py-2 font-medium">Result</th>
-                <th scope="col" className="px-3 py-2 font-medium">Data</th>
-              </tr>
-            </thead>
+            <ColumnHeads names={["When", "Actor", "Action", "Node / target", "Result", "Data"]} cell="px-3 py-2" className="bg-slate-50 text-left text-slate-700" />
             <tbody className="divide-y divide-slate-100">
               {events.data.items.map((e) => (
                 <tr key={e.id} data-testid="event-row">

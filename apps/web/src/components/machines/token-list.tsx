@@ -8,6 +8,7 @@ import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { RelativeTime } from "../relative-time";
 import { LabelChips } from "../label-chips";
+import { ColumnHeads } from "../column-heads";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 import { errorMessage } from "../error-message";
 
@@ -38,18 +39,7 @@ export function TokenList({ canEdit }: { canEdit: boolean }) {
       )}
       <div className="overflow-x-auto">
         <table className="min-w-full text-sm">
-          <thead className="text-left text-slate-700">
-            <tr>
-              <th scope="col" className="px-2 py-2 font-medium">Token</th>
-              <th scope="col" className="px-2 py-2 font-medium">Status</th>
-              <th scope="col" className="px-2 py-2 font-medium">Labels</th>
-              <th scope="col" className="px-2 py-2 font-medium">Uses</th>
-              <th scope="col" className="px-2 py-2 font-medium">Nodes</th>
-              <th scope="col" className="px-2 py-2 font-medium">Expires</th>
-              <th scope="col" className="px-2 py-2 font-medium">Issued</th>
-              {canEdit && <th scope="col" className="px-2 py-2 font-medium"><span className="sr-only">Actions</span></th>}
-            </tr>
-          </thead>
+          <ColumnHeads names={["Token", "Status", "Labels", "Uses", "Nodes", "Expires", "Issued"]} cell="px-2 py-2" actions={canEdit} />
           <tbody className="divide-y divide-slate-100">
             {list.data.items.map((t) => (
               <tr key={t.id} data-testid="token-row">

@@ -11,6 +11,7 @@ import { useTRPC } from "../trpc";
 import { StateBadge } from "../state-badge";
 import { RelativeTime } from "../relative-time";
 import { Section } from "../section";
+import { ColumnHeads } from "../column-heads";
 import { ErrorState } from "../states";
 import { NodeActions } from "./node-actions";
 import { LabelsEditor } from "./labels-editor";
@@ -97,14 +98,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           ) : (
             <div className="overflow-x-auto">
               <table className="min-w-full text-sm">
-                <thead className="text-left text-slate-700">
-                  <tr>
-                    <th scope="col" className="px-2 py-1 font-medium">Resource</th>
-                    <th scope="col" className="px-2 py-1 font-medium">Subject</th>
-                    <th scope="col" className="px-2 py-1 font-medium">Status</th>
-                    <th scope="col" className="px-2 py-1 font-medium">Detail</th>
-                  </tr>
-                </thead>
+                <ColumnHeads names={["Resource", "Subject", "Status", "Detail"]} cell="px-2 py-1" />
                 <tbody className="divide-y divide-slate-100">
                   {resources.map((r) => {
                     const s = statusOf.get(r.id);

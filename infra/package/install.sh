@@ -15,10 +15,11 @@ done
 
 here=$(dirname "$0")
 bindir="$root/usr/local/bin"
+libdir="$root/usr/local/lib/mesh-host"
 unitdir="$root/etc/systemd/system"
 statedir="$root/var/lib/mesh-host"
 
-mkdir -p "$bindir" "$unitdir" "$statedir"
+mkdir -p "$bindir" "$libdir" "$unitdir" "$statedir"
 chmod 0700 "$statedir"
 
 # Copy beside, then rename: a running host keeps its inode, a crash leaves no half file.
@@ -26,6 +27,10 @@ cp "$here/mesh-host" "$bindir/.mesh-host.new"
 chmod 0755 "$bindir/.mesh-host.new"
 sync "$bindir/.mesh-host.new"
 mv -f "$bindir/.mesh-host.new" "$bindir/mesh-host"
+# The unit's rollback step for self-upgrade (ExecStopPost).
+cp "$here/mesh-host-rollback" "$libdir/.mesh-host-rollback.new"
+chmod 0755 "$libdir/.mesh-host-rollback.new"
+mv -f "$libdir/.mesh-host-rollback.new" "$libdir/mesh-host-rollback"
 cp "$here/mesh-host.service" "$unitdir/mesh-host.service"
 chmod 0644 "$unitdir/mesh-host.service"
 

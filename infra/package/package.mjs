@@ -17,7 +17,8 @@ const unameArch = { amd64: "x86_64", arm64: "aarch64" }[debArch] ?? debArch;
 const work = path.join(out, `.work-${version}`);
 
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
-const unit = (bindir) => fs.readFileSync(path.join(repo, "infra/systemd/mesh-host.service"), "utf8").replaceAll("@BINDIR@", bindir);
+const unit = (bindir, libdir) => fs.readFileSync(path.join(repo, "infra/systemd/mesh-host.service"), "utf8").replaceAll("@BINDIR@", bindir).replaceAll("@LIBDIR@", libdir);
+const rollback = fs.readFileSync(path.join(here, "mesh-host-rollback.sh"));
 
 fs.rmSync(work, { recursive: true, force: true });
 fs.mkdirSync(work, { recursive: true });
@@ -37,13 +38,15 @@ fs.chmodSync(binary, 0o755);
 run("strip", [binary]);
 run(path.join(repo, "node_modules/.bin/postject"), [binary, "NODE_SEA_BLOB", path.join(work, "sea.blob"), "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"], { stdio: "ignore" });
 
-// 3. The tarball: binary, unit, install.sh (sh + tar + coreutils only).
+// 3. The tarball: binary, unit, rollback script, install.sh (sh + tar + coreutils only).
 const tarName = `mesh-host-${version}-linux-${unameArch}`;
 const tarDir = path.join(work, tarName);
 fs.mkdirSync(tarDir);
 fs.copyFileSync(binary, path.join(tarDir, "mesh-host"));
 fs.chmodSync(path.join(tarDir, "mesh-host"), 0o755);
-fs.writeFileSync(path.join(tarDir, "mesh-host.service"), unit("/usr/local/bin"));
+fs.writeFileSync(path.join(tarDir, "mesh-host.service"), unit("/usr/local/bin", "/usr/local/lib/mesh-host"));
+fs.writeFileSync(path.join(tarDir, "mesh-host-rollback"), rollback);
+fs.chmodSync(path.join(tarDir, "mesh-host-rollback"), 0o755);
 fs.copyFileSync(path.join(here, "install.sh"), path.join(tarDir, "install.sh"));
 fs.chmodSync(path.join(tarDir, "install.sh"), 0o755);
 fs.mkdirSync(out, { recursive: true });
@@ -59,7 +62,8 @@ const put = (rel, data, mode) => {
   fs.chmodSync(p, mode);
 };
 put("usr/bin/mesh-host", fs.readFileSync(binary), 0o755);
-put("lib/systemd/system/mesh-host.service", unit("/usr/bin"), 0o644);
+put("lib/systemd/system/mesh-host.service", unit("/usr/bin", "/usr/lib/mesh-host"), 0o644);
+put("usr/lib/mesh-host/mesh-host-rollback", rollback, 0o755);
 put("usr/share/doc/mesh-host/copyright", "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: mesh-host\n\nFiles: *\nCopyright: 2026 The Mesh authors\nLicense: proprietary\n Copyright 2026 The Mesh authors. All rights reserved.\n", 0o644);
 put("usr/share/lintian/overrides/mesh-host", fs.readFileSync(path.join(here, "deb/lintian-overrides")), 0o644);
 put("usr/share/man/man1/mesh-host.1.gz", zlib.gzipSync(fs.readFileSync(path.join(here, "deb/mesh-host.1")), { level: 9 }), 0o644);

@@ -1,12 +1,17 @@
 // Shipping the host: the single binary runs with nothing else; the tarball's
 // install.sh needs only sh, tar and coreutils; the .deb installs with dpkg into a
 // sandbox root, passes lintian, upgrades N -> N+1 keeping the node's identity;
-// the unit passes systemd-analyze verify with empty stderr.
-import { execFileSync, spawnSync } from "node:child_process";
+// the unit passes systemd-analyze verify with empty stderr; the binary upgrades itself
+// from a signed release and the unit's rollback step puts the old one back.
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { createHash, createPrivateKey, sign } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostReleaseMessage } from "@mesh/protocol";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { buildArtifacts, type Artifacts } from "../harness/packaging";
@@ -94,6 +99,9 @@ describe("packaging", () => {
     expect(r.stdout).toMatch(/systemd is not running here/);
     expect(fs.statSync(path.join(root, "var/lib/mesh-host")).mode & 0o777).toBe(0o700);
     expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStart=/usr/local/bin/mesh-host run");
+    // installed, told no mesh yet: hosted
+    const status = sh(path.join(root, "usr/local/bin/mesh-host"), ["status", "--json", "--state-dir", path.join(root, "var/lib/mesh-host"), "--root", root]);
+    expect(JSON.parse(status.stdout).state).toBe("hosted");
     expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStopPost=/usr/local/lib/mesh-host/mesh-host-rollback /var/lib/mesh-host /usr/local/bin/mesh-host");
     expect(fs.statSync(path.join(root, "usr/local/lib/mesh-host/mesh-host-rollback")).mode & 0o777).toBe(0o755);
     await enrolAndApply(path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
@@ -142,6 +150,47 @@ describe("packaging", () => {
     expect(sh("dpkg", [`--root=${root}`, "--force-script-chrootless", "-P", "mesh-host"]).code).toBe(0);
     expect(fs.existsSync(state)).toBe(false);
   });
+
+  it("the single binary upgrades itself from a signed release, keeps N as .prev, and the unit's rollback step puts N back", async () => {
+    const dir = path.join(tmp, "sea-upgrade");
+    const bin = path.join(dir, "bin", "mesh-host");
+    const state = path.join(dir, "state");
+    fs.mkdirSync(path.dirname(bin), { recursive: true });
+    fs.mkdirSync(path.join(dir, "root"), { recursive: true });
+    fs.copyFileSync(n.binary, bin);
+    fs.chmodSync(bin, 0o755);
+    const bytes = fs.readFileSync(n1.binary);
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    const key = createPrivateKey(fs.readFileSync(path.join(REPO, "infra/release/TEST-ONLY-release-private-key.pem")));
+    const server = http.createServer((_req, res) => res.end(bytes));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mesh-host`;
+      const resource = { type: "host", id: "mesh-host", version: n1.version, sha256, source: { url, sha256 }, signature: sign(null, Buffer.from(hostReleaseMessage(n1.version, sha256)), key).toString("base64") };
+      const decl = path.join(dir, "decl.json");
+      fs.writeFileSync(decl, JSON.stringify({ version: 1, resources: [resource] }));
+      // Run asynchronously: the test's own server must keep answering while the binary downloads.
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(bin, ["apply", "--file", decl, "--state-dir", state, "--root", path.join(dir, "root")], { timeout: 120_000 }, (err, _out, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+        );
+      });
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      server.close();
+    }
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(n1.version);
+    expect(sh(`${bin}.prev`, ["version"]).stdout.trim()).toBe(HOST_VERSION);
+    expect(JSON.parse(fs.readFileSync(path.join(state, "upgrade.json"), "utf8"))).toMatchObject({ from: HOST_VERSION, to: n1.version, binary: bin });
+    // What ExecStopPost does: the first exit is the old binary's; a second one before the new binary reached a control plane rolls back.
+    const script = path.join(REPO, "infra/package/mesh-host-rollback.sh");
+    expect(sh("sh", [script, state, bin]).code).toBe(0);
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(n1.version);
+    expect(sh("sh", [script, state, bin]).code).toBe(0);
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(HOST_VERSION);
+    expect(fs.existsSync(path.join(state, "upgrade.json"))).toBe(false);
+    expect(JSON.parse(fs.readFileSync(path.join(state, "upgrade-failed.json"), "utf8")).to).toBe(n1.version);
+  }, 180_000);
 
   function writeDeclaration(): string {
     const f = path.join(tmp, "decl.json");

@@ -130,6 +130,13 @@ describe("self-upgrade", () => {
     const startups = await waitFor("first-report log lines", () => (starts.every((s) => Supervisor.firstReportAt(s)) ? starts.map((s) => Supervisor.firstReportAt(s)! - s.at) : null));
     console.log(`role change to all three reporting ${N1}: ${((allReported - changedAt) / 1000).toFixed(1)} s`);
     console.log(`host start-up to first report (node bundle): ${startups.map((ms) => `${ms} ms`).join(", ")}`);
+    // Where the time goes, per host: role change -> binary in place -> old exits -> new starts -> new reports.
+    for (const { sup } of hosts) {
+      const old = sup.starts.find((s) => s.version === N)!;
+      const next = sup.starts.find((s) => s.version === N1)!;
+      const placed = Supervisor.loggedAt(old, "new host binary in place; exiting after this report for the supervisor to start it")!;
+      console.log(`  in place +${placed - changedAt} ms, old exited +${old.exit!.at - changedAt} ms, new started +${next.at - changedAt} ms, new reported +${Supervisor.firstReportAt(next)! - changedAt} ms${/no ack for the report after the upgrade/.test(old.output) ? " (no ack for the last report within 5 s)" : ""}`);
+    }
   });
 
   it("comes back to N+1 from a build that crashes at start (the unit's rollback step) and reports the failed upgrade", async () => {

@@ -66,18 +66,29 @@ export class Supervisor {
    */
   static firstReportAt(start: Start): number | undefined {
     let up = false;
-    for (const line of start.output.split("\n")) {
-      if (!line.startsWith("{")) continue;
-      let entry: { msg?: string; time?: number };
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue;
-      }
+    for (const entry of Supervisor.logOf(start)) {
       if (entry.msg === "link up") up = true;
       else if (up && entry.msg === "reconciled") return entry.time;
     }
     return undefined;
+  }
+
+  /** The log time of the first line with this message. */
+  static loggedAt(start: Start, msg: string): number | undefined {
+    return Supervisor.logOf(start).find((e) => e.msg === msg)?.time;
+  }
+
+  private static logOf(start: Start): { msg?: string; time?: number }[] {
+    const out: { msg?: string; time?: number }[] = [];
+    for (const line of start.output.split("\n")) {
+      if (!line.startsWith("{")) continue;
+      try {
+        out.push(JSON.parse(line));
+      } catch {
+        // a line cut by the exit
+      }
+    }
+    return out;
   }
 
   /** The versions of the binaries started, in order. */

@@ -12,6 +12,8 @@ const outfile = process.env.MESH_HOST_OUTFILE ?? join(here, "..", "dist", "mesh-
 const version = process.env.MESH_HOST_VERSION ?? pkg.version;
 // The release key's public half, built in: a real release sets MESH_RELEASE_PUBLIC_KEY (PEM);
 // otherwise the committed test key, whose private half is public too (docs/decisions/0007).
+// A release build (MESH_RELEASE_BUILD=1) refuses to fall back to the test key.
+if (process.env.MESH_RELEASE_BUILD === "1" && !process.env.MESH_RELEASE_PUBLIC_KEY) throw new Error("MESH_RELEASE_BUILD=1 needs MESH_RELEASE_PUBLIC_KEY (the release key's public half, PEM)");
 const releasePublicKey = process.env.MESH_RELEASE_PUBLIC_KEY ?? (await readFile(join(here, "..", "..", "..", "infra", "release", "test-release-public-key.pem"), "utf8"));
 if (!/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n?$/.test(releasePublicKey.trim() + "\n")) {
   throw new Error("MESH_RELEASE_PUBLIC_KEY: not a PEM public key");

@@ -249,7 +249,10 @@ export class Host {
   private async exitForUpgrade(seq: number | null): Promise<void> {
     if (seq !== null) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, UPGRADE_ACK_WAIT_MS);
+        const t = setTimeout(() => {
+          this.log.warn({ seq, waitedMs: UPGRADE_ACK_WAIT_MS }, "no ack for the report after the upgrade; exiting anyway");
+          resolve();
+        }, UPGRADE_ACK_WAIT_MS);
         this.ackWaiter = {
           seq,
           resolve: () => {

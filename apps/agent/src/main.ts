@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { HostError, reasonOf } from "./host-error";
 import { createLogger } from "./log";
 import { applyCommand } from "./cli/apply";
+import { bootstrapCommand } from "./cli/bootstrap";
 import { enrolCommand } from "./cli/enrol";
 import { commonOptions } from "./cli/options";
 import { runCommand } from "./cli/run";
@@ -18,6 +19,8 @@ commands:
   run                             the daemon: hold the link and reconcile
   status [--json]                 hosted or enrolled, and what was last reconciled
   apply --file F [--json]         reconcile a local declaration once
+  bootstrap --bundle F            node one: apply the bundle that raises the control plane,
+                                  take a token from it over loopback, and enrol
   version                         print the host's version
 
 options:
@@ -31,6 +34,7 @@ const ALLOWED: Record<string, string[]> = {
   run: [],
   status: ["json"],
   apply: ["file", "json"],
+  bootstrap: ["bundle"],
   version: [],
 };
 
@@ -51,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
         insecure: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         file: { type: "string" },
+        bundle: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -74,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const allowed = ALLOWED[command];
     if (!allowed) throw new HostError("usage", `unknown command ${JSON.stringify(command)}`);
-    for (const key of ["token", "force", "json", "file", "ca-pin", "insecure"] as const) {
+    for (const key of ["token", "force", "json", "file", "bundle", "ca-pin", "insecure"] as const) {
       const v = values[key];
       if (v !== undefined && v !== false && !allowed.includes(key)) {
         throw new HostError("usage", `--${key} does not apply to ${command}`);
@@ -92,6 +97,8 @@ export async function main(argv: string[]): Promise<number> {
         return await statusCommand({ ...common, json: values.json ?? false, log });
       case "apply":
         return await applyCommand({ ...common, file: values.file, json: values.json ?? false, log });
+      case "bootstrap":
+        return await bootstrapCommand({ ...common, bundle: values.bundle, log });
     }
     return 2;
   } catch (err) {

@@ -1,6 +1,7 @@
 // A tiny control plane for tests (node:http + ws on 127.0.0.1, port 0): enrol,
 // challenge, and the /agent upgrade with real signature checks; it records what hosts send.
-import { createPublicKey, randomBytes, randomUUID, verify, type KeyObject } from "node:crypto";
+import { createPublicKey, randomBytes, randomUUID, timingSafeEqual, verify, type KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -16,13 +17,17 @@ export interface FakeControlPlane {
   /** Enrolment requests received; the token "good" is accepted once per request. */
   enrolments: EnrolRequest[];
   nodeId: string;
+  /** Where the bootstrap secret is read when POST /api/bootstrap/token comes (accepted once); unset: 404. */
+  bootstrapSecretFile?: string;
+  bootstrapTokens: number;
   close(): Promise<void>;
 }
 
 export async function startControlPlane(publicKey: KeyObject | null, onConnect: (ws: WebSocket, auth: AuthFrame) => void): Promise<FakeControlPlane> {
   const nonces = new Set<string>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID() };
+  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0 };
+  let bootstrapUsed = false;
   let key = publicKey;
   const server: Server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/api/agent/challenge") {
@@ -30,6 +35,27 @@ export async function startControlPlane(publicKey: KeyObject | null, onConnect: 
       nonces.add(nonce);
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ type: "challenge", nonce, expiresAt: new Date(Date.now() + 60_000).toISOString() }));
+      return;
+    }
+    if (req.method === "POST" && req.url === "/api/bootstrap/token" && cp.bootstrapSecretFile) {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const presented = Buffer.from(String(JSON.parse(Buffer.concat(chunks).toString("utf8")).secret ?? ""));
+        let expected = Buffer.alloc(0);
+        try {
+          expected = Buffer.from(readFileSync(cp.bootstrapSecretFile!, "utf8").trim());
+        } catch {
+          expected = Buffer.alloc(0);
+        }
+        const ok = !bootstrapUsed && expected.length > 0 && expected.length === presented.length && timingSafeEqual(expected, presented);
+        if (ok) {
+          bootstrapUsed = true;
+          cp.bootstrapTokens!++;
+        }
+        res.writeHead(ok ? 201 : 401, { "content-type": "application/json" });
+        res.end(JSON.stringify(ok ? { token: "good", expiresAt: new Date(Date.now() + 60_000).toISOString() } : { error: "unauthorized", message: "bootstrap secret refused" }));
+      });
       return;
     }
     if (req.method === "POST" && req.url === "/api/enrol") {

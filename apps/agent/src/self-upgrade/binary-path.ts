@@ -12,5 +12,10 @@ export function runningBinaryPath(): string {
   }
   const p = sea ? process.execPath : process.argv[1] ?? process.execPath;
   // The path the supervisor starts: a symlink to it (/usr/bin -> /opt) would be replaced, not what it names.
-  return realpathSync(p);
+  // Unresolvable (the file was removed under a running host): the upgrade's own stat reports it.
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 }

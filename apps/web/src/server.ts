@@ -12,7 +12,7 @@ import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrant
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
-import { REMOTE_ADDRESS_HEADER, setRuntime } from "./server/runtime";
+import { FORWARDED_HEADER, REMOTE_ADDRESS_HEADER, setRuntime } from "./server/runtime";
 import { loadTls } from "./server/tls";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
@@ -85,6 +85,7 @@ async function main() {
     const pathname = (req.url ?? "/").split("?")[0];
     // Routes learn the peer's address from us only; a client-sent value is dropped.
     req.headers[REMOTE_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
+    req.headers[FORWARDED_HEADER] = req.headers["x-forwarded-for"] !== undefined || req.headers.forwarded !== undefined ? "1" : "0";
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));

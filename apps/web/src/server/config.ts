@@ -15,6 +15,7 @@ const Env = z.object({
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
   MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
   MESH_ARTIFACTS_DIR: z.string().optional(),
+  MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),
   MESH_TLS_CERT: z.string().optional(),
   MESH_TLS_KEY: z.string().optional(),
   MESH_TLS: z.enum(["off", "self-signed"]).default("off"),
@@ -35,6 +36,8 @@ export interface Config {
   adminApiKey?: string;
   pingIntervalMs: number;
   lastSeenFlushMs: number;
+  /** The first node's one-time secret (decision 0008); unset: no bootstrap endpoint. */
+  bootstrapSecretFile?: string;
   /** Where `npm run package` put the host's artifacts, served at /download. */
   artifactsDir: string;
   /** TLS: certificate and key files, or a self-signed pair kept in the data directory. */
@@ -62,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
     lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
     tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },
     grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,

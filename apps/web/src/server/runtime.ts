@@ -43,6 +43,13 @@ export function remoteAddress(request: Request): string | undefined {
 
 export const REMOTE_ADDRESS_HEADER = "x-mesh-remote-address";
 
+/** "1" when the request reached us through a proxy (it carried forwarding headers). Next adds its own later. */
+export const FORWARDED_HEADER = "x-mesh-forwarded";
+
+export function wasForwarded(request: Request): boolean {
+  return request.headers.get(FORWARDED_HEADER) !== "0";
+}
+
 /** The URL hosts should use: MESH_PUBLIC_URL, else the origin the request came to. */
 export function publicUrlFor(request: Request): string {
   const { config, tlsPin } = getRuntime();

@@ -8,4 +8,5 @@ export * from "./auth";
 export * from "./gateways";
 export * from "./blobs";
 export * from "./grants";
+export * from "./bootstrap";
 export * from "./users";

@@ -52,7 +52,7 @@ describe(`dashboard pages (${engine})`, () => {
     await machines.getByRole("button", { name: "Issue token" }).click();
     const command = (await machines.getByTestId("enrol-command").textContent())!;
     expect(command).toMatch(/^mesh-host enrol http:\/\/127\.0\.0\.1:\d+ --token [a-z0-9]{6}\.[a-z0-9]{24} --insecure$/);
-    expect(await machines.getByTestId("install-command").textContent()).toMatch(/install mesh-host/);
+    expect(await machines.getByTestId("install-command").textContent()).toMatch(/^curl -fsSL http:\/\/127\.0\.0\.1:\d+\/download\/install\.sh \| sh$/);
     await machines.getByTestId("token-status").filter({ hasText: "unused" }).first().waitFor();
 
     // Run exactly the command shown (minus the binary's name: the harness runs it from source).

@@ -18,6 +18,16 @@ export interface CreatedToken {
   token: string;
   expiresAt: string;
   command: string;
+  /** Installs this control plane's mesh-host build (served at /download) on the new machine. */
+  installCommand: string;
+}
+
+/** curl, pinned to the control plane's key over TLS (curl's own pin format is base64). */
+export function installCommand(publicUrl: string, tlsPin?: string): string {
+  const url = `${publicUrl}/download/install.sh`;
+  if (!publicUrl.startsWith("https://") || !tlsPin) return `curl -fsSL ${url} | sh`;
+  const pin = `sha256//${Buffer.from(tlsPin.replace(/^sha256:/, ""), "hex").toString("base64")}`;
+  return `curl -fsSL -k --pinnedpubkey ${pin} ${url} | MESH_CURL_OPTS="-k --pinnedpubkey ${pin}" sh`;
 }
 
 /** The exact command for the new machine: pinned over TLS, explicitly insecure otherwise. */
@@ -44,5 +54,5 @@ export async function createToken(
     });
     await recordEvent(tx, { actor: opts.actor, action: "token.create", data: { tokenId: id, ttlSeconds: input.ttlSeconds, labels: input.labels, maxUses: input.maxUses } });
   });
-  return { id, token, expiresAt: expiresAt.toISOString(), command: enrolCommand(opts.publicUrl, token, opts.tlsPin) };
+  return { id, token, expiresAt: expiresAt.toISOString(), command: enrolCommand(opts.publicUrl, token, opts.tlsPin), installCommand: installCommand(opts.publicUrl, opts.tlsPin) };
 }

@@ -15,7 +15,6 @@ const TTLS = [
   { seconds: 86400, label: "1 day" },
   { seconds: 7 * 86400, label: "7 days" },
 ];
-const INSTALL = "# install mesh-host first (the .deb or the tarball from your release), then:";
 
 export function IssueTokenForm() {
   const trpc = useTRPC();
@@ -81,7 +80,7 @@ export function IssueTokenForm() {
             Token <span className="font-mono">{create.data.id}</span> issued. It is shown only now; it expires{" "}
             <time dateTime={create.data.expiresAt}>{new Date(create.data.expiresAt).toLocaleString("en-GB")}</time>. On the new machine, as root:
           </p>
-          <CommandBlock step="1. Install" text={INSTALL} testId="install-command" />
+          <CommandBlock step="1. Install (the host this control plane serves; needs `npm run package` on it)" text={create.data.installCommand} testId="install-command" />
           <CommandBlock step="2. Enrol" text={create.data.command} testId="enrol-command" />
         </div>
       )}

@@ -4,7 +4,7 @@ import { promises as fs } from "node:fs";
 import type { FileResource } from "@mesh/protocol";
 import { writeFileAtomically } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
-import { observePath, ownerIds, removeTemp, restorePath, snapshotPath, unlinkPath } from "./path-state";
+import { observePath, ownerIds, replacedPathLifecycle } from "./path-state";
 import type { ProviderContext, ResourceProvider } from "./provider";
 
 export function inlineContent(resource: FileResource): Buffer {
@@ -54,19 +54,5 @@ export const fileProvider: ResourceProvider<FileResource> = {
     await writeFileAtomically(hostPath, await contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);
   },
 
-  async remove(path, ctx) {
-    return unlinkPath(await ctx.hostPath(path), path, ctx);
-  },
-
-  async snapshot(path, observed, ctx) {
-    return snapshotPath(await ctx.hostPath(path), observed, ctx);
-  },
-
-  async restore(path, original, ctx) {
-    return restorePath(await ctx.hostPath(path), path, original, ctx);
-  },
-
-  async settle(path, ctx) {
-    await removeTemp(await ctx.hostPath(path));
-  },
+  ...replacedPathLifecycle,
 };

@@ -6,7 +6,8 @@ import { createReadStream, lstatSync, promises as fs, readFileSync, readlinkSync
 import type { Original } from "../store/original";
 import { symlinkAtomically, tempBeside, writeFileAtomically } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
-import type { ProviderContext, RemoveOutcome } from "./provider";
+import type { FileResource, SymlinkResource } from "@mesh/protocol";
+import type { ProviderContext, RemoveOutcome, ResourceProvider } from "./provider";
 
 /** Larger files are hashed as a stream, so that observing never holds them whole. */
 const READ_WHOLE_BELOW = 1024 * 1024;
@@ -132,3 +133,22 @@ export async function ownerIds(
     gid: resource.group ? await ctx.accounts.gid(resource.group) : keep ? Number(observed.gid) : undefined,
   };
 }
+
+/**
+ * Removal, adoption and crash clean-up for what is written beside its path and
+ * renamed over it (files and symlinks): the same for both.
+ */
+export const replacedPathLifecycle: Pick<ResourceProvider<FileResource | SymlinkResource>, "remove" | "snapshot" | "restore" | "settle"> = {
+  async remove(path, ctx) {
+    return unlinkPath(await ctx.hostPath(path), path, ctx);
+  },
+  async snapshot(path, observed, ctx) {
+    return snapshotPath(await ctx.hostPath(path), observed, ctx);
+  },
+  async restore(path, original, ctx) {
+    return restorePath(await ctx.hostPath(path), path, original, ctx);
+  },
+  async settle(path, ctx) {
+    await removeTemp(await ctx.hostPath(path));
+  },
+};

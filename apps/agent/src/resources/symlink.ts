@@ -2,7 +2,7 @@
 // (relative targets stay relative). Made beside the path and renamed over it.
 import type { SymlinkResource } from "@mesh/protocol";
 import { symlinkAtomically } from "./atomic-write";
-import { observePath, removeTemp, restorePath, snapshotPath, unlinkPath } from "./path-state";
+import { observePath, replacedPathLifecycle } from "./path-state";
 import type { ResourceProvider } from "./provider";
 
 export const symlinkProvider: ResourceProvider<SymlinkResource> = {
@@ -25,19 +25,5 @@ export const symlinkProvider: ResourceProvider<SymlinkResource> = {
     await symlinkAtomically(await ctx.hostPath(resource.path), resource.target, resource.path, ctx.syncLater);
   },
 
-  async remove(path, ctx) {
-    return unlinkPath(await ctx.hostPath(path), path, ctx);
-  },
-
-  async snapshot(path, observed, ctx) {
-    return snapshotPath(await ctx.hostPath(path), observed, ctx);
-  },
-
-  async restore(path, original, ctx) {
-    return restorePath(await ctx.hostPath(path), path, original, ctx);
-  },
-
-  async settle(path, ctx) {
-    await removeTemp(await ctx.hostPath(path));
-  },
+  ...replacedPathLifecycle,
 };

@@ -130,7 +130,7 @@ describe("packaging", () => {
     await enrolAndApply(path.join(root, "usr/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
   }, 300_000);
 
-  it("upgrades the .deb from N to N+1 keeping the state directory and the node's identity", () => {
+  it("upgrades the .deb from N to N+1 keeping the state directory and the node's identity", async () => {
     const root = dpkgSandbox("deb-upgrade");
     expect(dpkgInstall(root, n.deb).code).toBe(0);
     const state = path.join(root, "var/lib/mesh-host");
@@ -139,10 +139,19 @@ describe("packaging", () => {
     const apply = sh(bin, ["apply", "--file", writeDeclaration(), "--state-dir", state, "--root", root]);
     expect(apply.code, apply.stderr).toBe(0);
     const before = fs.readFileSync(path.join(state, "store.json"), "utf8");
+    const { token } = await api(cp.url).mutate("token.create", {});
+    const enrol = sh(bin, ["enrol", cp.url, "--token", token, "--insecure", "--state-dir", state, "--root", root]);
+    expect(enrol.code, enrol.stderr).toBe(0);
+    const identity = fs.readFileSync(path.join(state, "identity.json"), "utf8");
+    const key = fs.readFileSync(path.join(state, "node.key"), "utf8");
     const r = dpkgInstall(root, n1.deb);
     expect(r.code, r.stderr).toBe(0);
     expect(sh(bin, ["version"]).stdout.trim()).toBe(`${HOST_VERSION}.1`);
     expect(fs.readFileSync(path.join(state, "store.json"), "utf8")).toBe(before);
+    // the node's identity survives the upgrade: same id, same key
+    expect(fs.readFileSync(path.join(state, "identity.json"), "utf8")).toBe(identity);
+    expect(fs.readFileSync(path.join(state, "node.key"), "utf8")).toBe(key);
+    expect(JSON.parse(sh(bin, ["status", "--json", "--state-dir", state, "--root", root]).stdout).state).toBe("enrolled");
     expect(fs.statSync(state).mode & 0o777).toBe(0o700);
     // removing keeps the state; only purge deletes it
     expect(sh("dpkg", [`--root=${root}`, "--force-script-chrootless", "-r", "mesh-host"]).code).toBe(0);

@@ -8,8 +8,7 @@ export { handleEnrol, createEnrolLimits, type EnrolLimits } from "./http/enrol-h
 export { RateLimiter } from "./http/rate-limiter";
 export { jsonError, readJsonBody } from "./http/json-body";
 export { ensureAdminCredentials } from "./auth/credentials";
-export { login, logout, sessionCookie, clearedSessionCookie, readCookie, SESSION_COOKIE } from "./auth/sessions";
-export { authenticate } from "./auth/authenticate";
+export { logout, sessionCookie, clearedSessionCookie, readCookie, SESSION_COOKIE } from "./auth/sessions";
 export { compileDeclaration } from "./compile/compile-declaration";
 export { handleFileUpload, handleFileDownload } from "./http/files-handler";
 export { authenticateNodeRequest } from "./http/node-signature";

@@ -9,6 +9,7 @@ import { createTrpcContext } from "../trpc";
 import { ensureAdminCredentials } from "./credentials";
 import { createLoginLimits, loginUser } from "./login-user";
 import { SESSION_COOKIE } from "./sessions";
+import { handleFileDownload, handleFileUpload } from "../http/files-handler";
 
 describe.each(testEngines())("access on %s", (engine) => {
   let t: TestDatabase;
@@ -84,5 +85,21 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect(reader.token.create({})).rejects.toMatchObject({ code: "FORBIDDEN" });
     await admin.apiKey.revoke({ id: created.id });
     await expect((await callerWith({ authorization: `Bearer ${created.key}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("lets only an admin upload a file for sources; a viewer may read it", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const { key } = await admin.apiKey.create({ name: "file-reader", role: "viewer" });
+    const upload = (authorization: string) =>
+      handleFileUpload(deps, new Request("http://cp/api/files", { method: "POST", headers: { authorization, "content-type": "application/octet-stream" }, body: "hello" }));
+    const refused = await upload(`Bearer ${key}`);
+    expect(refused.status).toBe(403);
+    const stored = await upload("Bearer env-admin-api-key-0123");
+    expect(stored.status).toBe(201);
+    const { sha256 } = (await stored.json()) as { sha256: string };
+    const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: `Bearer ${key}` } }), sha256);
+    expect(await read.text()).toBe("hello");
+    const anonymous = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`), sha256);
+    expect(anonymous.status).toBe(401);
   });
 });

@@ -2,7 +2,7 @@
 // request signed by their node key.
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
-import { authenticate } from "../auth/authenticate";
+import { authenticateCaller } from "../auth/authenticate-caller";
 import { BLOB_MAX_BYTES, getBlobOrThrow, putBlob } from "../services/blobs";
 import { jsonError } from "./json-body";
 import { authenticateNodeRequest } from "./node-signature";
@@ -16,8 +16,10 @@ async function readBody(request: Request, max: number): Promise<Buffer> {
 
 export async function handleFileUpload(deps: Deps, request: Request): Promise<Response> {
   try {
-    const actor = await authenticate(deps.db, request.headers);
-    if (!actor) throw new MeshError("UNAUTHORIZED", "log in or send Authorization: Bearer <admin API key>");
+    const caller = await authenticateCaller(deps.db, request.headers);
+    if (!caller) throw new MeshError("UNAUTHORIZED", "log in or send Authorization: Bearer <admin API key>");
+    if (caller.role !== "admin") throw new MeshError("FORBIDDEN", "uploading files needs an admin");
+    const actor = caller.name;
     if (!/^application\/octet-stream\b/i.test(request.headers.get("content-type") ?? "")) throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send Content-Type: application/octet-stream");
     return Response.json(await putBlob(deps, { actor, data: await readBody(request, BLOB_MAX_BYTES) }), { status: 201 });
   } catch (err) {
@@ -27,8 +29,9 @@ export async function handleFileUpload(deps: Deps, request: Request): Promise<Re
 
 export async function handleFileDownload(deps: Deps, request: Request, sha256: string): Promise<Response> {
   try {
-    const admin = request.headers.has("authorization") || request.headers.has("cookie") ? await authenticate(deps.db, request.headers) : null;
-    if (!admin) await authenticateNodeRequest(deps.db, request);
+    // A logged-in user or key may read files; otherwise it must be a host's signed request.
+    const caller = request.headers.has("authorization") || request.headers.has("cookie") ? await authenticateCaller(deps.db, request.headers) : null;
+    if (!caller) await authenticateNodeRequest(deps.db, request);
     const data = await getBlobOrThrow(deps, sha256);
     return new Response(new Uint8Array(data), { headers: { "content-type": "application/octet-stream", "content-length": String(data.length), "cache-control": "private, immutable" } });
   } catch (err) {

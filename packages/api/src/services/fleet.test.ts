@@ -14,6 +14,9 @@ import { recordReport } from "./record-report";
 import { completeRetirement, retireNode, revokeNode } from "./lifecycle";
 import { setLabels } from "./set-labels";
 import { listTokens, revokeToken } from "./tokens";
+import { beatGateway, markConnected, sweepDeadGateways } from "./presence";
+import { gateways } from "@mesh/db";
+import { eq, sql } from "drizzle-orm";
 
 const profile = (machineId: string): Profile => ({
   hostname: "h-" + machineId.slice(0, 4), os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64",
@@ -49,6 +52,20 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     node = await getNode(deps, nodeId);
     expect(node.state).toBe("retired");
     await expect(retireNode(deps, { actor: "test", input: { id: nodeId } })).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
+  it("marks the nodes of a gateway that stopped beating as disconnected, and only those", async () => {
+    const held = await enrol();
+    const other = await enrol();
+    await beatGateway(deps, "gw-dead");
+    await beatGateway(deps, "gw-alive");
+    await markConnected(deps, held.nodeId, "gw-dead", "0.1.0");
+    await markConnected(deps, other.nodeId, "gw-alive", "0.1.0");
+    expect(await sweepDeadGateways(deps, 60_000)).toEqual([]);
+    await deps.db.update(gateways).set({ heartbeatAt: sql`now() - interval '10 minutes'` }).where(eq(gateways.id, "gw-dead"));
+    expect(await sweepDeadGateways(deps, 60_000)).toEqual([held.nodeId]);
+    expect((await getNode(deps, held.nodeId)).state).toBe("disconnected");
+    expect((await getNode(deps, other.nodeId)).state).toBe("enrolled");
   });
 
   it("revokes a node once", async () => {

@@ -1,7 +1,7 @@
 // Presence: which gateway holds which node's link. State changes are written at
 // once; last_seen is a batched write (cost rules in DESIGN.md).
-import { and, eq, inArray, isNotNull, lt, notInArray, sql } from "drizzle-orm";
-import { gateways, nodes, notify, CHANNELS } from "@mesh/db";
+import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import { gateways, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
 
@@ -44,26 +44,37 @@ export async function beatGateway(deps: Pick<Deps, "db">, gatewayId: string): Pr
 
 /**
  * Forgets gateways that stopped beating and marks the nodes they held as
- * disconnected: an instance that died cannot mark its own nodes.
+ * disconnected: an instance that died cannot mark its own nodes. Runs on every
+ * beat, so it touches nodes only when a gateway actually died.
  */
 export async function sweepDeadGateways(deps: Pick<Deps, "db">, staleMs: number): Promise<string[]> {
   return deps.db.transaction(async (tx) => {
-    await tx.delete(gateways).where(lt(gateways.heartbeatAt, sql`now() - make_interval(secs => ${staleMs / 1000})`));
-    const orphaned = await tx
-      .update(nodes)
-      .set({ state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`, gatewayId: null, updatedAt: sql`now()` })
-      .where(and(isNotNull(nodes.gatewayId), notInArray(nodes.gatewayId, tx.select({ id: gateways.id }).from(gateways))))
-      .returning({ id: nodes.id });
-    for (const { id } of orphaned) {
-      await recordEvent(tx, { actor: "control-plane", action: "node.disconnect", nodeId: id, data: { reason: "its gateway stopped" } });
-      await notify(tx, CHANNELS.node, id);
-    }
-    return orphaned.map((n) => n.id);
+    const dead = await tx
+      .delete(gateways)
+      .where(lt(gateways.heartbeatAt, sql`now() - make_interval(secs => ${staleMs / 1000})`))
+      .returning({ id: gateways.id });
+    return releaseNodes(tx, dead.map((g) => g.id), "its gateway stopped");
   });
+}
+
+async function releaseNodes(tx: DbOrTx, gatewayIds: string[], reason: string): Promise<string[]> {
+  if (gatewayIds.length === 0) return [];
+  const orphaned = await tx
+    .update(nodes)
+    .set({ state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`, gatewayId: null, updatedAt: sql`now()` })
+    .where(inArray(nodes.gatewayId, gatewayIds))
+    .returning({ id: nodes.id });
+  for (const { id } of orphaned) {
+    await recordEvent(tx, { actor: "control-plane", action: "node.disconnect", nodeId: id, data: { reason } });
+    await notify(tx, CHANNELS.node, id);
+  }
+  return orphaned.map((n) => n.id);
 }
 
 /** A gateway that stops cleanly hands its nodes back at once. */
 export async function retireGateway(deps: Pick<Deps, "db">, gatewayId: string): Promise<void> {
-  await deps.db.delete(gateways).where(eq(gateways.id, gatewayId));
-  await sweepDeadGateways(deps, 3_600_000);
+  await deps.db.transaction(async (tx) => {
+    await tx.delete(gateways).where(eq(gateways.id, gatewayId));
+    await releaseNodes(tx, [gatewayId], "its gateway stopped");
+  });
 }

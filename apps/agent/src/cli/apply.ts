@@ -1,9 +1,8 @@
 // `mesh-host apply --file F`: one local reconcile of a declaration file, a
 // summary on stdout, exit 0 when everything applied and 1 when something failed.
-import { promises as fs } from "node:fs";
-import { Declaration, LIMITS } from "@mesh/protocol";
+import { Declaration } from "@mesh/protocol";
+import { readInputFile } from "./input-file";
 import { HostError } from "../host-error";
-import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { checkDeclaration } from "../reconcile/declaration-check";
 import { reconcile } from "../reconcile/reconcile";
@@ -17,26 +16,8 @@ import { runningBinaryPath } from "../self-upgrade/binary-path";
 import { RELEASE_PUBLIC_KEY } from "../self-upgrade/release-key";
 import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 
-export async function readDeclarationFile(file: string): Promise<Declaration> {
-  let text: string;
-  try {
-    const st = await fs.stat(file);
-    if (!st.isFile()) throw new HostError("bad-input", `--file ${file}: not a regular file`);
-    if (st.size > LIMITS.frameBytes) throw new HostError("bad-input", `--file ${file}: larger than ${LIMITS.frameBytes} bytes`);
-    text = await fs.readFile(file, "utf8");
-  } catch (err) {
-    if (err instanceof HostError) throw err;
-    throw new HostError("bad-input", `--file ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new HostError("bad-input", `--file ${file}: not valid JSON (${(err as Error).message})`);
-  }
-  const parsed = Declaration.safeParse(json);
-  if (!parsed.success) throw new HostError("bad-input", `--file ${file}: ${describeIssues(parsed.error)}`);
-  return parsed.data;
+export function readDeclarationFile(file: string): Promise<Declaration> {
+  return readInputFile("--file", file, Declaration);
 }
 
 export async function applyCommand(opts: CommonOptions & { file?: string; json: boolean; log: Logger }): Promise<number> {

@@ -1,10 +1,8 @@
 // The first node's bundle: a declaration that raises the control plane on this machine,
 // plus where that control plane answers (loopback only) and where its one-time bootstrap secret goes.
 import { z } from "zod";
-import { AbsolutePath, Declaration, Labels, LIMITS } from "@mesh/protocol";
-import { promises as fs } from "node:fs";
-import { HostError } from "../host-error";
-import { describeIssues } from "../input-error";
+import { AbsolutePath, Declaration, Labels } from "@mesh/protocol";
+import { readInputFile } from "./input-file";
 
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
@@ -38,24 +36,6 @@ export const BootstrapBundle = z.strictObject({
 });
 export type BootstrapBundle = z.infer<typeof BootstrapBundle>;
 
-export async function readBundleFile(file: string): Promise<BootstrapBundle> {
-  let text: string;
-  try {
-    const st = await fs.stat(file);
-    if (!st.isFile()) throw new HostError("bad-input", `--bundle ${file}: not a regular file`);
-    if (st.size > LIMITS.frameBytes) throw new HostError("bad-input", `--bundle ${file}: larger than ${LIMITS.frameBytes} bytes`);
-    text = await fs.readFile(file, "utf8");
-  } catch (err) {
-    if (err instanceof HostError) throw err;
-    throw new HostError("bad-input", `--bundle ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new HostError("bad-input", `--bundle ${file}: not valid JSON (${(err as Error).message})`);
-  }
-  const parsed = BootstrapBundle.safeParse(json);
-  if (!parsed.success) throw new HostError("bad-input", `--bundle ${file}: ${describeIssues(parsed.error)}`);
-  return parsed.data;
+export function readBundleFile(file: string): Promise<BootstrapBundle> {
+  return readInputFile("--bundle", file, BootstrapBundle);
 }

@@ -10,6 +10,7 @@ import { commonOptions } from "./cli/options";
 import { runCommand } from "./cli/run";
 import { statusCommand } from "./cli/status";
 import { versionCommand } from "./cli/version";
+import { superviseCommand } from "./supervisor/supervise";
 
 const USAGE = `usage: mesh-host <command> [options]
 
@@ -22,6 +23,7 @@ commands:
   bootstrap --bundle F            node one: apply the bundle that raises the control plane,
                                   take a token from it over loopback, and enrol
   version                         print the host's version
+  supervise --unit U              (started by the host) run one service where systemd is not PID 1
 
 options:
   --state-dir DIR      state directory (env MESH_STATE_DIR, default /var/lib/mesh-host)
@@ -36,6 +38,7 @@ const ALLOWED: Record<string, string[]> = {
   apply: ["file", "json"],
   bootstrap: ["bundle"],
   version: [],
+  supervise: ["unit"],
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -56,6 +59,7 @@ export async function main(argv: string[]): Promise<number> {
         json: { type: "boolean", default: false },
         file: { type: "string" },
         bundle: { type: "string" },
+        unit: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -79,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const allowed = ALLOWED[command];
     if (!allowed) throw new HostError("usage", `unknown command ${JSON.stringify(command)}`);
-    for (const key of ["token", "force", "json", "file", "bundle", "ca-pin", "insecure"] as const) {
+    for (const key of ["token", "force", "json", "file", "bundle", "ca-pin", "insecure", "unit"] as const) {
       const v = values[key];
       if (v !== undefined && v !== false && !allowed.includes(key)) {
         throw new HostError("usage", `--${key} does not apply to ${command}`);
@@ -99,6 +103,9 @@ export async function main(argv: string[]): Promise<number> {
         return await applyCommand({ ...common, file: values.file, json: values.json ?? false, log });
       case "bootstrap":
         return await bootstrapCommand({ ...common, bundle: values.bundle, log });
+      case "supervise":
+        if (!values.unit) throw new HostError("usage", "supervise: --unit U is required");
+        return await superviseCommand({ rootDir: common.root, unit: values.unit });
     }
     return 2;
   } catch (err) {

@@ -9,6 +9,9 @@ import { OriginalBlobs } from "../resources/original-blobs";
 import type { ProviderContext } from "../resources/provider";
 import type { Root } from "../resources/root";
 import { systemdIsPid1 } from "../resources/service";
+import { systemdManager, type ServiceManager } from "../resources/service-manager";
+import { hostCommand } from "../self-upgrade/binary-path";
+import { supervisedManager } from "../supervisor/supervised-manager";
 import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { OwnedRecord } from "../store/ownership";
@@ -22,11 +25,13 @@ export function providerContext(opts: {
   records: readonly OwnedRecord[];
   runner: Runner;
   systemdIsPid1?: boolean;
+  /** argv that runs mesh-host, for the host's own supervisor; this process's own command by default. */
+  hostCommand?: string[];
   selfUpgrade?: SelfUpgrade | null;
 }): ProviderContext {
   const resolved = new Map<string, Promise<string>>();
   const realpaths = new Map<string, Promise<string>>();
-  let systemd: Promise<boolean> | null = null;
+  let manager: Promise<ServiceManager> | null = null;
   const unsynced = new Set<string>();
   return {
     root: opts.root,
@@ -48,7 +53,11 @@ export function providerContext(opts: {
       // A directory removed since its entry changed has nothing left to make durable.
       for (const dir of dirs) await syncDir(dir).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? undefined : Promise.reject(err)));
     },
-    systemdIsPid1: () => (systemd ??= opts.systemdIsPid1 !== undefined ? Promise.resolve(opts.systemdIsPid1) : systemdIsPid1()),
+    serviceManager: () =>
+      (manager ??= (async () =>
+        (opts.systemdIsPid1 ?? (await systemdIsPid1()))
+          ? systemdManager(opts.runner, opts.root.dir)
+          : supervisedManager({ rootDir: opts.root.dir, command: () => opts.hostCommand ?? hostCommand() }))()),
   };
 }
 

@@ -26,6 +26,8 @@ export interface ReconcileDeps {
   runner?: Runner;
   /** Whether systemd is PID 1; found from /proc/1/comm unless a test says so. */
   systemdIsPid1?: boolean;
+  /** argv that runs mesh-host, for the host's own service supervisor; this process's own by default. */
+  hostCommand?: string[];
   now?: () => Date;
   /** How a `host` resource is applied; without it one fails with a clear error. */
   selfUpgrade?: SelfUpgrade | null;
@@ -65,6 +67,7 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     records: ownership.records,
     runner: deps.runner ?? new ProcessRunner(),
     systemdIsPid1: deps.systemdIsPid1,
+    hostCommand: deps.hostCommand,
     selfUpgrade: deps.selfUpgrade ?? null,
   });
   const run = new Run(deps, ownership, ctx);

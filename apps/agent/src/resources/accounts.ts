@@ -7,6 +7,14 @@ import { join } from "node:path";
 interface Table {
   byName: Map<string, number>;
   byId: Map<number, string>;
+  /** passwd only: the primary group and home directory of each user. */
+  entries: Map<string, { gid: number; home: string }>;
+}
+
+export interface UserEntry {
+  uid: number;
+  gid: number;
+  home: string;
 }
 
 export class Accounts {
@@ -25,6 +33,13 @@ export class Accounts {
 
   async gid(name: string): Promise<number> {
     return this.lookup("group", name);
+  }
+
+  /** What a process run as this user needs: its ids and its home. */
+  async user(name: string): Promise<UserEntry> {
+    const uid = await this.uid(name);
+    const entry = (await this.table("passwd")).entries.get(name) ?? (this.system ? await getentUser(name) : undefined);
+    return { uid, gid: entry?.gid ?? uid, home: entry?.home ?? "/" };
   }
 
   /** The user's name, or the number when no entry names it. */
@@ -55,12 +70,14 @@ export class Accounts {
 
 /** name:x:id:... lines; a missing file is an empty table (a bare --root sandbox). */
 async function readTable(file: string): Promise<Table> {
-  const table: Table = { byName: new Map(), byId: new Map() };
+  const table: Table = { byName: new Map(), byId: new Map(), entries: new Map() };
   const text = await fs.readFile(file, "utf8").catch(() => "");
   for (const line of text.split("\n")) {
-    const [name, , id] = line.split(":");
+    const [name, , id, gid, , home] = line.split(":");
     const n = Number(id);
     if (!name || id === undefined || id === "" || !Number.isInteger(n) || n < 0) continue;
+    const g = Number(gid);
+    if (home !== undefined && gid && Number.isInteger(g) && !table.entries.has(name)) table.entries.set(name, { gid: g, home });
     if (!table.byName.has(name)) table.byName.set(name, n);
     if (!table.byId.has(n)) table.byId.set(n, name);
   }
@@ -74,6 +91,17 @@ function getent(db: "passwd" | "group", name: string): Promise<number | undefine
       if (err) return resolve(undefined);
       const id = Number(stdout.split(":")[2]);
       resolve(Number.isInteger(id) && id >= 0 ? id : undefined);
+    });
+  });
+}
+
+function getentUser(name: string): Promise<{ gid: number; home: string } | undefined> {
+  return new Promise((resolve) => {
+    execFile("getent", ["passwd", name], { timeout: 5000 }, (err, stdout) => {
+      if (err) return resolve(undefined);
+      const fields = stdout.trim().split(":");
+      const gid = Number(fields[3]);
+      resolve(Number.isInteger(gid) && gid >= 0 ? { gid, home: fields[5] || "/" } : undefined);
     });
   });
 }

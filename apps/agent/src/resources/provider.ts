@@ -8,6 +8,7 @@ import type { Accounts } from "./accounts";
 import type { OriginalBlobs } from "./original-blobs";
 import type { State } from "./observed";
 import type { Root } from "./root";
+import type { ServiceManager } from "./service-manager";
 
 /** How a removal or a restore ended; `kept` is not a failure of the host but is reported. */
 export type RemoveOutcome =
@@ -31,8 +32,8 @@ export interface ProviderContext {
   runner: Runner;
   /** Puts a verified release over the running binary; null where the host cannot upgrade itself (tests, a source run without a state dir). */
   selfUpgrade: SelfUpgrade | null;
-  /** Whether systemd is PID 1 here, found once. */
-  systemdIsPid1(): Promise<boolean>;
+  /** What runs services here, chosen once: systemd where it is PID 1, else the host's own supervisor. */
+  serviceManager(): Promise<ServiceManager>;
   /**
    * A directory whose entries changed (a rename, mkdir, unlink): fsynced once, by
    * `syncPending`, before the results of the changes are recorded. One fsync per

@@ -1,5 +1,5 @@
-// The `service` provider: the plain functions of service.ts (systemctl over the Runner)
-// behind the ResourceProvider interface, keyed by unit; unsupported where systemd is not PID 1.
+// The `service` provider: the plain functions of service.ts
+// behind the ResourceProvider interface, keyed by unit; systemd or the host's own supervisor runs them.
 import { z } from "zod";
 import type { ServiceResource } from "@mesh/protocol";
 import type { State } from "./observed";
@@ -31,7 +31,7 @@ const ServiceSnapshot = z.strictObject({
 });
 
 async function serviceContext(ctx: ProviderContext): Promise<ServiceContext> {
-  return { runner: ctx.runner, root: ctx.root.dir, systemdIsPid1: await ctx.systemdIsPid1() };
+  return { root: ctx.root.dir, manager: await ctx.serviceManager() };
 }
 
 /** Every key a declaration could name, so that `project` finds each one. */

@@ -1,5 +1,5 @@
-// The service resource: refused with a clear error where systemd is not PID 1 (the real
-// detection, on this machine), and the exact systemctl sequence through the recording runner.
+// The service resource with systemd as its manager: PID 1 detection, and the exact systemctl
+// sequence through the recording runner. The host's own supervisor is tested in supervisor/.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,11 +16,9 @@ import {
   serviceState,
   snapshotService,
   systemdIsPid1,
-  ServiceUnsupportedError,
-  SYSTEMD_NOT_PID1,
-  type ObservedService,
   type ServiceContext,
 } from "./service";
+import { systemdManager } from "./service-manager";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -51,7 +49,7 @@ function systemd(observations: [enabled: string, active: string][], actions: Scr
 /** The commands that change something, without the observations around them. */
 const changes = (runner: RecordingRunner) => runner.argvs.filter((a) => !a.some((x) => x === "is-enabled" || x === "is-active"));
 
-describe("where systemd is not PID 1", () => {
+describe("which manager", () => {
   it("detects PID 1 from /proc/1/comm", async () => {
     const proc = temp();
     mkdirSync(join(proc, "1"));
@@ -61,36 +59,12 @@ describe("where systemd is not PID 1", () => {
     expect(await systemdIsPid1(proc)).toBe(false);
     expect(await systemdIsPid1(join(proc, "missing"))).toBe(false);
   });
-
-  const onThisMachine = readFileSync("/proc/1/comm", "utf8").trim() === "systemd";
-
-  it.skipIf(onThisMachine)("refuses every operation on this machine with a clear error, running nothing and writing nothing", async () => {
-    const runner = new RecordingRunner();
-    const root = temp();
-    const ctx: ServiceContext = { runner, root, systemdIsPid1: await systemdIsPid1() };
-    expect(ctx.systemdIsPid1).toBe(false);
-    const observed: ObservedService = { unit: UNIT, unitFileSha256: null, enabled: "not-found", active: "inactive" };
-    const attempts = [
-      observeService(ctx, UNIT),
-      applyService(ctx, svc({ content: V1, enabled: true, state: "running" }), observed),
-      removeService(ctx, svc({ content: V1 })),
-      snapshotService(ctx, UNIT),
-      restoreService(ctx, { unit: UNIT, unitFile: null, enabled: "disabled", active: "inactive" }),
-    ];
-    for (const attempt of attempts) {
-      const err = await attempt.catch((e) => e);
-      expect(err).toBeInstanceOf(ServiceUnsupportedError);
-      expect(err.message).toBe(SYSTEMD_NOT_PID1);
-    }
-    expect(runner.calls).toEqual([]);
-    expect(existsSync(join(root, "etc/systemd/system", UNIT))).toBe(false);
-  });
 });
 
 describe("with systemd as PID 1 (recorded systemctl)", () => {
   let unitDir: string;
   const unitFile = () => join(unitDir, UNIT);
-  const ctxWith = (runner: RecordingRunner): ServiceContext => ({ runner, root: "/", systemdIsPid1: true, unitDir });
+  const ctxWith = (runner: RecordingRunner): ServiceContext => ({ root: "/", manager: systemdManager(runner, "/"), unitDir });
 
   beforeEach(() => {
     unitDir = join(temp(), "system");
@@ -244,7 +218,7 @@ describe("with systemd as PID 1 under a sandbox root", () => {
       { match: ["systemctl", `--root=${root}`, "enable"] },
       { match: ["systemctl", `--root=${root}`, "is-enabled"], result: { stdout: "enabled\n" } },
     ]);
-    const ctx: ServiceContext = { runner, root, systemdIsPid1: true };
+    const ctx: ServiceContext = { root, manager: systemdManager(runner, root) };
     const observed = await observeService(ctx, UNIT);
     expect(observed.active).toBe("unknown");
     await applyService(ctx, svc({ content: V1, enabled: true }), observed);
@@ -263,6 +237,6 @@ describe("with systemd as PID 1 under a sandbox root", () => {
     mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
     symlinkSync("/dev/null", join(root, "etc/systemd/system", UNIT));
     const runner = new RecordingRunner([{ match: ["systemctl"], result: { stdout: "masked\n" } }]);
-    expect(await snapshotService({ runner, root, systemdIsPid1: true }, UNIT)).toEqual({ unit: UNIT, unitFile: { kind: "symlink", target: "/dev/null" }, enabled: "masked", active: "unknown" });
+    expect(await snapshotService({ root, manager: systemdManager(runner, root) }, UNIT)).toEqual({ unit: UNIT, unitFile: { kind: "symlink", target: "/dev/null" }, enabled: "masked", active: "unknown" });
   });
 });

@@ -1,18 +1,17 @@
 // The `service` resource: a systemd unit's file under /etc/systemd/system, whether it is
-// enabled and whether it runs, driven with systemctl; refused outright where systemd is not PID 1.
+// enabled and whether it runs, driven through a ServiceManager (systemd, or the host's own supervisor).
 // status: ready for wiring
 import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ServiceResource } from "@mesh/protocol";
-import { CommandFailedError, runOrThrow, type Runner } from "../runner/runner";
+import type { ServiceManager, ServiceVerb } from "./service-manager";
 
 export interface ServiceContext {
-  runner: Runner;
-  /** "/" for the machine; under a sandbox root only unit files and enablement (`systemctl --root`) are managed. */
+  /** "/" for the machine, or a sandbox root. */
   root: string;
-  /** From `systemdIsPid1()`, found once at start. */
-  systemdIsPid1: boolean;
+  /** systemd where it is PID 1, otherwise the host's own supervisor. */
+  manager: ServiceManager;
   /** Where unit files go; ROOT/etc/systemd/system unless a test points it elsewhere to check the real-root argv. */
   unitDir?: string;
 }
@@ -48,13 +47,12 @@ export interface ServiceRestore extends ServiceChange {
   detail: string;
 }
 
-export const SYSTEMD_NOT_PID1 = "service resources are unsupported on this machine: systemd is not PID 1";
 /** Invariant 5: the installation owns the host's own unit, never the host. */
 export const HOST_UNIT = "mesh-host.service";
 
 /** Thrown before anything is changed when a service operation cannot work here; reported per resource. */
 export class ServiceUnsupportedError extends Error {
-  constructor(message = SYSTEMD_NOT_PID1) {
+  constructor(message: string) {
     super(message);
     this.name = "ServiceUnsupportedError";
   }
@@ -70,10 +68,9 @@ export async function systemdIsPid1(procDir = "/proc"): Promise<boolean> {
 }
 
 export async function observeService(ctx: ServiceContext, unit: string): Promise<ObservedService> {
-  requireSystemd(ctx);
   const unitFile = await readUnitFile(ctx, unit);
-  const enabled = await systemctlQuery(ctx, ["is-enabled", unit]);
-  const active = ctx.root === "/" ? await systemctlQuery(ctx, ["is-active", unit]) : "unknown";
+  const enabled = await ctx.manager.isEnabled(unit);
+  const active = await ctx.manager.isActive(unit);
   return { unit, unitFileSha256: unitFileSha256(unitFile), enabled, active };
 }
 
@@ -117,8 +114,7 @@ export function describeServiceDrift(resource: ServiceResource, observed: Observ
 /** Bring the unit to its declaration, then observe again and throw unless it got there. */
 export async function applyService(ctx: ServiceContext, resource: ServiceResource, observed: ObservedService): Promise<ServiceChange> {
   refuseHostUnit(resource.unit);
-  requireSystemd(ctx);
-  if (resource.state !== undefined) requireRealRoot(ctx, resource.unit);
+  if (resource.state !== undefined) requireProcessControl(ctx, resource.unit);
   const actions: string[] = [];
   const { unit } = resource;
 
@@ -128,14 +124,14 @@ export async function applyService(ctx: ServiceContext, resource: ServiceResourc
     actions.push("wrote unit file");
     await daemonReload(ctx, actions);
   }
-  if (resource.enabled === true && !isEnabled(observed.enabled)) await systemctl(ctx, ["enable", unit], actions);
-  if (resource.enabled === false && isEnabled(observed.enabled)) await systemctl(ctx, ["disable", unit], actions);
+  if (resource.enabled === true && !isEnabled(observed.enabled)) await act(ctx, "enable", unit, actions);
+  if (resource.enabled === false && isEnabled(observed.enabled)) await act(ctx, "disable", unit, actions);
   if (resource.state === "running") {
     // A running service keeps its old definition until restarted; a new unit file is meant to take effect.
-    if (!isRunning(observed.active)) await systemctl(ctx, ["start", unit], actions);
-    else if (contentChanged) await systemctl(ctx, ["restart", unit], actions);
+    if (!isRunning(observed.active)) await act(ctx, "start", unit, actions);
+    else if (contentChanged) await act(ctx, "restart", unit, actions);
   }
-  if (resource.state === "stopped" && isRunning(observed.active)) await systemctl(ctx, ["stop", unit], actions);
+  if (resource.state === "stopped" && isRunning(observed.active)) await act(ctx, "stop", unit, actions);
 
   const after = await observeService(ctx, unit);
   const drift = describeServiceDrift(resource, after);
@@ -149,13 +145,12 @@ export async function applyService(ctx: ServiceContext, resource: ServiceResourc
  */
 export async function removeService(ctx: ServiceContext, resource: ServiceResource): Promise<ServiceChange> {
   refuseHostUnit(resource.unit);
-  requireSystemd(ctx);
   const { unit } = resource;
   const actions: string[] = [];
   const now = await observeService(ctx, unit);
-  if (ctx.root === "/" && isRunning(now.active)) await systemctl(ctx, ["stop", unit], actions);
-  // Disable while the unit file is still there: systemctl finds the links to remove through it.
-  if (isEnabled(now.enabled)) await systemctl(ctx, ["disable", unit], actions);
+  if (ctx.manager.controlsProcesses && isRunning(now.active)) await act(ctx, "stop", unit, actions);
+  // Disable while the unit file is still there: the manager finds the links to remove through it.
+  if (isEnabled(now.enabled)) await act(ctx, "disable", unit, actions);
   if (resource.content !== undefined && now.unitFileSha256 !== null) {
     await writeUnitFile(ctx, unit, null);
     actions.push("deleted unit file");
@@ -166,7 +161,6 @@ export async function removeService(ctx: ServiceContext, resource: ServiceResour
 
 /** Record the unit as it stands before the host first changes it (adoption). */
 export async function snapshotService(ctx: ServiceContext, unit: string): Promise<ServiceSnapshot> {
-  requireSystemd(ctx);
   const observed = await observeService(ctx, unit);
   return { unit, unitFile: await readUnitFile(ctx, unit), enabled: observed.enabled, active: observed.active };
 }
@@ -175,25 +169,24 @@ export async function snapshotService(ctx: ServiceContext, unit: string): Promis
 export async function restoreService(ctx: ServiceContext, snapshot: ServiceSnapshot): Promise<ServiceRestore> {
   const { unit } = snapshot;
   refuseHostUnit(unit);
-  requireSystemd(ctx);
   const actions: string[] = [];
   const now = await observeService(ctx, unit);
   const wasRunning = isRunning(snapshot.active);
   const wasEnabled = isEnabled(snapshot.enabled);
   const fileChanged = now.unitFileSha256 !== unitFileSha256(snapshot.unitFile);
-  const manager = ctx.root === "/";
+  const manager = ctx.manager.controlsProcesses;
 
-  if (manager && !wasRunning && isRunning(now.active)) await systemctl(ctx, ["stop", unit], actions);
-  if (!wasEnabled && isEnabled(now.enabled)) await systemctl(ctx, ["disable", unit], actions);
+  if (manager && !wasRunning && isRunning(now.active)) await act(ctx, "stop", unit, actions);
+  if (!wasEnabled && isEnabled(now.enabled)) await act(ctx, "disable", unit, actions);
   if (fileChanged) {
     await writeUnitFile(ctx, unit, snapshot.unitFile);
     actions.push(snapshot.unitFile === null ? "deleted unit file" : "restored unit file");
     await daemonReload(ctx, actions);
   }
-  if (wasEnabled && !isEnabled(now.enabled)) await systemctl(ctx, ["enable", unit], actions);
+  if (wasEnabled && !isEnabled(now.enabled)) await act(ctx, "enable", unit, actions);
   if (manager && wasRunning) {
-    if (!isRunning(now.active)) await systemctl(ctx, ["start", unit], actions);
-    else if (fileChanged) await systemctl(ctx, ["restart", unit], actions);
+    if (!isRunning(now.active)) await act(ctx, "start", unit, actions);
+    else if (fileChanged) await act(ctx, "restart", unit, actions);
   }
 
   const after = await observeService(ctx, unit);
@@ -205,43 +198,22 @@ export async function restoreService(ctx: ServiceContext, snapshot: ServiceSnaps
   return { outcome: actions.length ? "restored" : "unchanged", detail: `${unit} is as it was before the host adopted it`, actions, observed: after };
 }
 
-function requireSystemd(ctx: ServiceContext): void {
-  if (!ctx.systemdIsPid1) throw new ServiceUnsupportedError();
-}
-
-/** Starting or stopping acts on the running machine, which a sandbox root promises not to touch. */
-function requireRealRoot(ctx: ServiceContext, unit: string): void {
-  if (ctx.root !== "/") throw new ServiceUnsupportedError(`service ${unit}: a running or stopped state needs --root /; under a sandbox root only the unit file and enablement are managed`);
+/** systemd's start and stop act on the running machine, which a sandbox root promises not to touch. */
+function requireProcessControl(ctx: ServiceContext, unit: string): void {
+  if (!ctx.manager.controlsProcesses) throw new ServiceUnsupportedError(`service ${unit}: a running or stopped state needs --root /; under a sandbox root only the unit file and enablement are managed`);
 }
 
 function refuseHostUnit(unit: string): void {
   if (unit === HOST_UNIT) throw new Error(`${HOST_UNIT} belongs to the host's installation; the host never edits, enables, starts or stops its own unit`);
 }
 
-function rootArgs(ctx: ServiceContext): string[] {
-  return ctx.root === "/" ? [] : [`--root=${ctx.root}`];
-}
-
-async function systemctl(ctx: ServiceContext, args: string[], actions: string[]): Promise<void> {
-  await runOrThrow(ctx.runner, ["systemctl", ...rootArgs(ctx), ...args], {}, `cannot ${args[0]} ${args[1]}`);
-  actions.push(args[0]!);
+async function act(ctx: ServiceContext, verb: ServiceVerb, unit: string, actions: string[]): Promise<void> {
+  await ctx.manager.act(verb, unit);
+  actions.push(verb);
 }
 
 async function daemonReload(ctx: ServiceContext, actions: string[]): Promise<void> {
-  // The running manager never reads a sandbox root, so there is nothing to reload.
-  if (ctx.root !== "/") return;
-  await systemctl(ctx, ["daemon-reload"], actions);
-}
-
-/** is-enabled and is-active answer on stdout and say "no" through their exit status, which is not a failure. */
-async function systemctlQuery(ctx: ServiceContext, args: string[]): Promise<string> {
-  const argv = ["systemctl", ...rootArgs(ctx), ...args];
-  const result = await ctx.runner.run(argv);
-  const answer = result.stdout.trim().split("\n")[0]?.trim() ?? "";
-  if (/^[a-z-]+$/.test(answer)) return answer;
-  // Older systemd says nothing on stdout for a unit it does not know.
-  if (args[0] === "is-enabled" && /No such file or directory|not found/i.test(result.stderr)) return "not-found";
-  throw new CommandFailedError(argv, result, `cannot ask systemd about ${args[1]}`);
+  if (await ctx.manager.reload()) actions.push("daemon-reload");
 }
 
 function isEnabled(state: string): boolean {

@@ -3,14 +3,16 @@
 import { realpathSync } from "node:fs";
 import { isSea } from "node:sea";
 
-export function runningBinaryPath(): string {
-  let sea = false;
+function runningAsSea(): boolean {
   try {
-    sea = isSea();
+    return isSea();
   } catch {
-    sea = false;
+    return false;
   }
-  const p = sea ? process.execPath : process.argv[1] ?? process.execPath;
+}
+
+export function runningBinaryPath(): string {
+  const p = runningAsSea() ? process.execPath : process.argv[1] ?? process.execPath;
   // The path the supervisor starts: a symlink to it (/usr/bin -> /opt) would be replaced, not what it names.
   // Unresolvable (the file was removed under a running host): the upgrade's own stat reports it.
   try {
@@ -18,4 +20,12 @@ export function runningBinaryPath(): string {
   } catch {
     return p;
   }
+}
+
+/** The argv that runs this host again (for `mesh-host supervise`): the executable, or node and the bundle. */
+export function hostCommand(): string[] {
+  if (runningAsSea()) return [process.execPath];
+  const script = process.argv[1] ?? "";
+  if (!/mesh-host(\.[cm]?js)?$/.test(script)) throw new Error(`cannot tell how to run mesh-host again (running ${script || process.execPath})`);
+  return [process.execPath, runningBinaryPath()];
 }

@@ -1,0 +1,166 @@
+// The host's own service manager where systemd is not PID 1: real `mesh-host supervise`
+// processes (dist/mesh-host.js) run real programs under a sandbox root, through whole reconciles.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Declaration, type ResourceInput } from "@mesh/protocol";
+import { silentLogger } from "../log";
+import { reconcile } from "../reconcile/reconcile";
+import { MemoryStore } from "../store/memory-store";
+import { Root } from "../resources/root";
+import { isAlive, readStatus, servicePaths, type ServiceStatus } from "./service-status";
+import { supervisedManager } from "./supervised-manager";
+
+const HOST = [process.execPath, join(__dirname, "../../dist/mesh-host.js")];
+const UNIT = "demo.service";
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+let root: string;
+let store: MemoryStore;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "mesh-sup-"));
+  temps.push(root);
+  store = new MemoryStore();
+});
+// Whatever a test left running is stopped, so no process outlives the suite.
+afterEach(async () => {
+  const dir = join(root, "run/mesh-host/services");
+  if (!existsSync(dir)) return;
+  const manager = supervisedManager({ rootDir: root, command: () => HOST });
+  for (const f of require("node:fs").readdirSync(dir) as string[]) if (f.endsWith(".json")) await manager.act("stop", f.slice(0, -5));
+});
+
+const unitText = (service: string, install = "[Install]\nWantedBy=multi-user.target\n") => `[Unit]\nDescription=demo\n[Service]\n${service}\n${install}`;
+const svc = (service: string, extra: Record<string, unknown> = {}): ResourceInput =>
+  ({ type: "service", id: "demo", unit: UNIT, content: unitText(service), enabled: true, state: "running", ...extra }) as ResourceInput;
+const run = (resources: ResourceInput[], version = 1) =>
+  reconcile(
+    { store, root: new Root(root), log: silentLogger(), enrolled: false, systemdIsPid1: false, hostCommand: HOST },
+    { declaration: Declaration.parse({ version, resources }) },
+  );
+const status = async (unit = UNIT) => (await readStatus(servicePaths(root, unit).status)) as ServiceStatus;
+const log = (unit = UNIT) => readFileSync(servicePaths(root, unit).log, "utf8");
+const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe("the host's own supervisor (systemd is not PID 1)", () => {
+  it("creates, keeps, restarts on a crash, takes a new definition, stops and removes a service", async () => {
+    const first = await run([svc("ExecStart=/bin/sleep 1000\nRestart=always\nRestartSec=0.1")]);
+    expect(first.report.errors).toEqual([]);
+    expect(first.changes.map((c) => c.kind)).toEqual(["created"]);
+    const s1 = await status();
+    expect(s1.state).toBe("active");
+    expect(cmdline(s1.main!.pid)).toEqual(["/bin/sleep", "1000"]);
+    // Enabled the way systemctl enables, so a machine that later boots systemd agrees.
+    expect(readlinkSync(join(root, "etc/systemd/system/multi-user.target.wants", UNIT))).toBe(`/etc/systemd/system/${UNIT}`);
+    expect(spawnSync("systemctl", [`--root=${root}`, "is-enabled", UNIT], { encoding: "utf8" }).stdout.trim()).toBe("enabled");
+    // The supervisor is on its own: another session, so the host's exit or its group's signals leave it running.
+    expect(spawnSync("ps", ["-o", "sid=", "-p", String(s1.supervisor.pid)], { encoding: "utf8" }).stdout.trim()).toBe(String(s1.supervisor.pid));
+
+    expect((await run([svc("ExecStart=/bin/sleep 1000\nRestart=always\nRestartSec=0.1")])).changes).toEqual([]);
+
+    process.kill(s1.main!.pid, "SIGKILL");
+    const s2 = await waitFor("the restart", async () => {
+      const s = await status();
+      return s.state === "active" && s.main && s.main.pid !== s1.main!.pid ? s : null;
+    });
+    expect(s2.restarts).toBe(1);
+    expect(s2.supervisor).toEqual(s1.supervisor);
+
+    const changed = await run([svc("ExecStart=/bin/sleep 2000\nRestart=always")], 2);
+    expect(changed.report.errors).toEqual([]);
+    expect(changed.changes.map((c) => c.kind)).toEqual(["updated"]);
+    const s3 = await status();
+    expect(cmdline(s3.main!.pid)).toEqual(["/bin/sleep", "2000"]);
+    expect(isAlive(s2.main)).toBe(false);
+
+    const stopped = await run([svc("ExecStart=/bin/sleep 2000\nRestart=always", { state: "stopped" })], 3);
+    expect(stopped.report.errors).toEqual([]);
+    expect((await status()).state).toBe("inactive");
+    expect(isAlive(s3.main)).toBe(false);
+    expect(isAlive(s3.supervisor)).toBe(false);
+
+    await run([svc("ExecStart=/bin/sleep 2000")], 4);
+    const s4 = await status();
+    const removed = await run([], 5);
+    expect(removed.changes.map((c) => c.kind)).toEqual(["removed"]);
+    expect(isAlive(s4.main)).toBe(false);
+    expect(existsSync(join(root, "etc/systemd/system", UNIT))).toBe(false);
+    expect(existsSync(join(root, "etc/systemd/system/multi-user.target.wants", UNIT))).toBe(false);
+  });
+
+  it("a supervisor killed with -9 is noticed, and the next reconcile runs one copy, not two", async () => {
+    await run([svc("ExecStart=/bin/sleep 1000")]);
+    const before = await status();
+    process.kill(before.supervisor.pid, "SIGKILL");
+    await waitFor("the supervisor to die", () => !isAlive(before.supervisor));
+    const again = await run([svc("ExecStart=/bin/sleep 1000")]);
+    expect(again.report.drift.map((d) => d.id)).toEqual(["demo"]);
+    const after = await status();
+    expect(after.state).toBe("active");
+    expect(after.main!.pid).not.toBe(before.main!.pid);
+    expect(isAlive(before.main)).toBe(false);
+  });
+
+  it("passes Environment, EnvironmentFile, WorkingDirectory and ExecStartPre, and logs the output", async () => {
+    mkdirSync(join(root, "etc/demo"), { recursive: true });
+    mkdirSync(join(root, "srv/demo"), { recursive: true });
+    writeFileSync(join(root, "etc/demo/env"), "FROM_FILE=file\n# a comment\nBOTH=file\n");
+    const script = `echo "$GREETING $FROM_FILE $BOTH $(pwd)"; exec sleep 1000`;
+    const r = await run([
+      svc(`Environment="GREETING=hello there" BOTH=unit\nEnvironmentFile=/etc/demo/env\nEnvironmentFile=-/etc/demo/missing\nWorkingDirectory=/srv/demo\nExecStartPre=/bin/echo pre ran\nExecStart=/bin/sh -c '${script}'`),
+    ]);
+    expect(r.report.errors).toEqual([]);
+    const out = await waitFor("the service's output", () => (log().includes("hello there") ? log() : null));
+    expect(out).toContain("pre ran");
+    expect(out).toContain(`hello there file file ${join(root, "srv/demo")}`);
+  });
+
+  it("a service that keeps crashing is failed after the start limit, with the reason, and reported as drift", async () => {
+    const crashing = svc("ExecStart=/bin/sh -c 'exit 3'\nRestart=always\nRestartSec=0.1", { onDrift: "report" });
+    // Like systemd's Type=simple, a start succeeds once the program runs; what it does next is observed.
+    expect((await run([crashing])).report.errors).toEqual([]);
+    const failed = await waitFor("the start limit", async () => ((await status()).state === "failed" ? status() : null));
+    expect(failed.result).toMatch(/^start request repeated too quickly \(exited with status 3/);
+    expect(failed.restarts).toBe(5);
+    expect(await supervisedManager({ rootDir: root, command: () => HOST }).isActive(UNIT)).toBe("failed");
+    const onDrift = await run([crashing], 2);
+    expect(onDrift.report.drift).toEqual([expect.objectContaining({ id: "demo", description: expect.stringContaining("failed, declared running") })]);
+  });
+
+  it("stops a service that ignores SIGTERM by killing it after TimeoutStopSec", async () => {
+    await run([svc(`ExecStart=/bin/sh -c 'trap "" TERM; while :; do sleep 0.1; done'\nTimeoutStopSec=0.5`)]);
+    const s = await status();
+    const started = Date.now();
+    await supervisedManager({ rootDir: root, command: () => HOST }).act("stop", UNIT);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(isAlive(s.main)).toBe(false);
+    expect(log()).toMatch(/still running after TimeoutStopSec; killed/);
+  });
+
+  it("refuses a unit it cannot run, clearly, and starts nothing", async () => {
+    const r = await run([svc("Type=forking\nPIDFile=/run/demo.pid\nExecStart=/usr/sbin/demo")]);
+    expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/Type=forking is not supported/) }]);
+    expect(existsSync(servicePaths(root, UNIT).status)).toBe(false);
+    const missing = await run([svc("ExecStart=/nonexistent/program")], 2);
+    expect(missing.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/cannot run \/nonexistent\/program/) }]);
+  });
+
+  it("a oneshot with RemainAfterExit counts as running once it has run", async () => {
+    const r = await run([svc(`Type=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'echo once >> ${join(root, "ran")}'`)]);
+    expect(r.report.errors).toEqual([]);
+    expect((await status()).state).toBe("active");
+    expect((await run([svc(`Type=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'echo once >> ${join(root, "ran")}'`)])).changes).toEqual([]);
+    expect(readFileSync(join(root, "ran"), "utf8")).toBe("once\n");
+  });
+});

@@ -1,0 +1,125 @@
+// The host's own service manager, for machines where systemd is not PID 1 (containers):
+// each running unit has one detached `mesh-host supervise` process that runs it, restarts it
+// as the unit says, and writes its state; the host reads that state and signals the supervisor.
+import { spawn } from "node:child_process";
+import { promises as fs, openSync, closeSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ServiceManager } from "../resources/service-manager";
+import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
+import { isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
+import { killGroup, rotateLog } from "./process-group";
+
+/** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
+const START_TIMEOUT_MS = 90_000;
+const POLL_MS = 50;
+
+export interface SupervisedManagerOptions {
+  rootDir: string;
+  /** argv that runs this host's binary: `[...command, "supervise", ...]` starts a supervisor. */
+  command: () => string[];
+}
+
+export function supervisedManager(opts: SupervisedManagerOptions): ServiceManager {
+  const { rootDir } = opts;
+
+  async function isActive(unit: string): Promise<string> {
+    const status = await readStatus(servicePaths(rootDir, unit).status);
+    if (!status) return "inactive";
+    if (isAlive(status.supervisor)) return status.state;
+    // Only a supervisor that finished writes inactive or failed; any other state means it was killed.
+    return status.state === "inactive" || status.state === "failed" ? status.state : "failed";
+  }
+
+  async function start(unit: string): Promise<void> {
+    await loadUnit(rootDir, unit); // a unit that cannot run here is refused before anything starts
+    const paths = servicePaths(rootDir, unit);
+    const before = await readStatus(paths.status);
+    if (before && isAlive(before.supervisor)) {
+      if (before.state !== "deactivating") return;
+      // A stop in progress: the supervisor bounds it by TimeoutStopSec, then exits.
+      while (isAlive(before.supervisor)) await sleep(POLL_MS);
+    }
+    await fs.mkdir(dirname(paths.log), { recursive: true, mode: 0o755 });
+    await rotateLog(paths.log);
+    const [program, ...args] = opts.command();
+    const out = openSync(paths.log, "a", 0o640);
+    let child;
+    try {
+      child = spawn(program!, [...args, "supervise", "--unit", unit, "--root", rootDir], { detached: true, stdio: ["ignore", out, out] });
+    } finally {
+      closeSync(out);
+    }
+    let exited: string | null = null;
+    child.on("exit", (code, signal) => (exited = signal ? `killed by ${signal}` : `exited with status ${code}`));
+    child.on("error", (err) => (exited = err.message));
+    child.unref();
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const now = await readStatus(paths.status).catch(() => null);
+      if (now && now.supervisor.pid === child.pid) {
+        // Started, as systemd's start job finishes: the main process ran (what it does next is observed),
+        // or a oneshot finished, or a failed attempt is already waiting to be restarted.
+        if (now.state === "active" || now.state === "inactive" || now.restarts > 0) return;
+        if (now.state === "failed") throw new Error(`${unit} failed to start: ${now.result}${await tail(paths.log)}`);
+      }
+      if (exited) throw new Error(`${unit}: the supervisor ${exited} before the service started${await tail(paths.log)}`);
+      if (Date.now() > deadline) throw new Error(`${unit} did not start within ${START_TIMEOUT_MS / 1000} s${await tail(paths.log)}`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  async function stop(unit: string): Promise<void> {
+    const paths = servicePaths(rootDir, unit);
+    const status = await readStatus(paths.status);
+    if (!status) return;
+    if (isAlive(status.supervisor)) {
+      // The supervisor stops the service as the unit says (ExecStop, KillSignal, TimeoutStopSec), then exits.
+      process.kill(status.supervisor.pid, "SIGTERM");
+      const spec = await loadUnit(rootDir, unit).catch(() => null);
+      const grace = Math.min(spec?.timeoutStopMs ?? 90_000, 10 * 60_000) + 5_000;
+      const deadline = Date.now() + grace;
+      while (isAlive(status.supervisor) && Date.now() < deadline) await sleep(POLL_MS);
+      if (isAlive(status.supervisor)) process.kill(status.supervisor.pid, "SIGKILL");
+    }
+    // A supervisor killed outright leaves its service behind: finish its work.
+    const last = (await readStatus(paths.status)) ?? status;
+    if (last.main && isAlive(last.main)) await killGroup(last.main, "SIGTERM", 10_000);
+    if (last.state !== "inactive" && last.state !== "failed") {
+      writeStatusSync(paths.status, { ...last, main: null, state: "inactive", since: new Date().toISOString(), result: "stopped by the host after its supervisor was gone" } satisfies ServiceStatus);
+    }
+  }
+
+  return {
+    name: "mesh-host",
+    controlsProcesses: true,
+    isEnabled: (unit) => enablement(rootDir, unit),
+    isActive,
+    async act(verb, unit) {
+      switch (verb) {
+        case "enable":
+          return enableUnit(rootDir, unit);
+        case "disable":
+          return disableUnit(rootDir, unit);
+        case "start":
+          return start(unit);
+        case "stop":
+          return stop(unit);
+        case "restart":
+          await stop(unit);
+          return start(unit);
+      }
+    },
+    // The supervisor reads the unit file each time it starts; there is no loaded copy to refresh.
+    reload: async () => false,
+  };
+}
+
+async function tail(log: string): Promise<string> {
+  const text = await fs.readFile(log, "utf8").catch(() => "");
+  const lines = text.trim().split("\n").filter(Boolean).slice(-5);
+  return lines.length ? `; last output: ${lines.join(" / ").slice(-1000)}` : "";
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,99 @@
+// Where a unit's file is found under a root, in systemd's order of precedence, and
+// what enablement means without systemd: the same .wants/.requires links systemctl makes.
+import { promises as fs } from "node:fs";
+import { join } from "node:path";
+import { parseUnitFile, UnitFileError, type UnitSpec } from "./unit-file";
+
+/** systemd's search path for system units, highest precedence first. */
+const UNIT_DIRS = ["/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system"];
+const LINK_DIR = "/etc/systemd/system";
+
+export interface UnitFileFound {
+  /** The path as the machine names it, e.g. /etc/systemd/system/web.service. */
+  path: string;
+  /** The file's text, or null when the unit is masked (a link to /dev/null). */
+  text: string | null;
+}
+
+export async function findUnitFile(rootDir: string, unit: string): Promise<UnitFileFound | null> {
+  for (const dir of UNIT_DIRS) {
+    const path = join(dir, unit);
+    const hostPath = join(rootDir, path);
+    try {
+      const st = await fs.lstat(hostPath);
+      if (st.isSymbolicLink() && (await fs.readlink(hostPath)) === "/dev/null") return { path, text: null };
+      return { path, text: await fs.readFile(hostPath, "utf8") };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") continue;
+      throw err;
+    }
+  }
+  return null;
+}
+
+/** The unit, parsed for running without systemd; a clear error when it cannot be found or run. */
+export async function loadUnit(rootDir: string, unit: string): Promise<UnitSpec> {
+  const found = await findUnitFile(rootDir, unit);
+  if (!found) throw new Error(`unit ${unit} not found (no file under ${UNIT_DIRS.join(", ")})`);
+  if (found.text === null) throw new Error(`unit ${unit} is masked`);
+  return parseUnitFile(unit, found.text);
+}
+
+/** What `systemctl is-enabled` would say, from the unit file and the links beside it. */
+export async function enablement(rootDir: string, unit: string): Promise<string> {
+  const found = await findUnitFile(rootDir, unit);
+  if (!found) return "not-found";
+  if (found.text === null) return "masked";
+  if ((await existingLinks(rootDir, unit)).length) return "enabled";
+  let spec: UnitSpec | null = null;
+  try {
+    spec = parseUnitFile(unit, found.text);
+  } catch (err) {
+    if (!(err instanceof UnitFileError)) throw err;
+  }
+  return spec && !spec.hasInstall ? "static" : "disabled";
+}
+
+/** The links [Install] asks for: TARGET.wants/UNIT (WantedBy) and TARGET.requires/UNIT (RequiredBy). */
+export async function enableUnit(rootDir: string, unit: string): Promise<void> {
+  const found = await findUnitFile(rootDir, unit);
+  if (!found) throw new Error(`unit ${unit} not found`);
+  if (found.text === null) throw new Error(`unit ${unit} is masked; cannot enable it`);
+  const spec = parseUnitFile(unit, found.text);
+  const links = [...spec.wantedBy.map((t) => `${t}.wants`), ...spec.requiredBy.map((t) => `${t}.requires`)];
+  if (!links.length) throw new Error(`unit ${unit} has no WantedBy= or RequiredBy= in [Install]; there is nothing to enable it into`);
+  for (const dir of links) {
+    const hostDir = join(rootDir, LINK_DIR, dir);
+    await fs.mkdir(hostDir, { recursive: true, mode: 0o755 });
+    const link = join(hostDir, unit);
+    await fs.rm(link, { force: true });
+    await fs.symlink(found.path, link);
+  }
+}
+
+/** Every .wants/.requires link to the unit goes, whatever made it. */
+export async function disableUnit(rootDir: string, unit: string): Promise<void> {
+  for (const link of await existingLinks(rootDir, unit)) await fs.rm(link, { force: true });
+}
+
+async function existingLinks(rootDir: string, unit: string): Promise<string[]> {
+  const base = join(rootDir, LINK_DIR);
+  let entries: string[];
+  try {
+    entries = await fs.readdir(base);
+  } catch {
+    return [];
+  }
+  const links: string[] = [];
+  for (const dir of entries.filter((e) => e.endsWith(".wants") || e.endsWith(".requires"))) {
+    const link = join(base, dir, unit);
+    try {
+      await fs.lstat(link);
+      links.push(link);
+    } catch {
+      // not linked from this target
+    }
+  }
+  return links;
+}

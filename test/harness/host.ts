@@ -25,8 +25,8 @@ export class Host {
   }
 
   /** Runs a mesh-host command to completion. */
-  cli(args: string[], env: Record<string, string> = {}) {
-    const r = spawnSync(process.execPath, [HOST_BIN, ...args, ...this.flags()], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000 });
+  cli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000) {
+    const r = spawnSync(process.execPath, [HOST_BIN, ...args, ...this.flags()], { encoding: "utf8", env: { ...process.env, ...env }, timeout: timeoutMs });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 
@@ -67,6 +67,35 @@ export class Host {
     const t = setTimeout(() => child.kill("SIGKILL"), 5000);
     await done;
     clearTimeout(t);
+  }
+
+  /**
+   * Services the host's own supervisor runs outlive the host by design; a test ends them as
+   * the host would (SIGTERM to each supervisor, which stops its service), SIGKILL after 30 s.
+   */
+  async stopServices() {
+    const dir = this.file("run/mesh-host/services");
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".json")) : [];
+    for (const f of files) {
+      const status = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
+      const pids = [status.supervisor?.pid, status.main?.pid].filter((p): p is number => typeof p === "number");
+      const alive = () => pids.filter((p) => fs.existsSync(`/proc/${p}`) && !/\) Z /.test(fs.readFileSync(`/proc/${p}/stat`, "utf8")));
+      if (!alive().length) continue;
+      try {
+        process.kill(status.supervisor.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      const deadline = Date.now() + 30_000;
+      while (alive().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      for (const p of alive()) {
+        try {
+          process.kill(-p, "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
   }
 
   dispose() {

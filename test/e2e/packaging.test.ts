@@ -160,6 +160,36 @@ describe("packaging", () => {
     expect(fs.existsSync(state)).toBe(false);
   });
 
+  it("the single binary runs a service itself where systemd is not PID 1, and stops it when it leaves the declaration", async () => {
+    const dir = path.join(tmp, "sea-service");
+    const root = path.join(dir, "root");
+    fs.mkdirSync(path.join(root, "etc"), { recursive: true });
+    const unit = "[Service]\nExecStart=/bin/sleep 1000\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n";
+    const decl = (resources: unknown[]) => {
+      const f = path.join(dir, `decl-${resources.length}.json`);
+      fs.writeFileSync(f, JSON.stringify({ version: 1, resources }));
+      return f;
+    };
+    const service = [
+      { type: "directory", id: "units", path: "/etc/systemd", mode: "0755" },
+      { type: "directory", id: "system", path: "/etc/systemd/system", mode: "0755", after: ["units"] },
+      { type: "service", id: "sleeper", unit: "sleeper.service", content: unit, enabled: true, state: "running", after: ["system"] },
+    ];
+    const flags = ["--state-dir", path.join(dir, "state"), "--root", root];
+    const up = sh(n.binary, ["apply", "--file", decl(service), ...flags]);
+    expect(up.code, up.stderr).toBe(0);
+    const status = JSON.parse(fs.readFileSync(path.join(root, "run/mesh-host/services/sleeper.service.json"), "utf8"));
+    expect(status.state).toBe("active");
+    // The supervisor is the single binary itself: nothing else is needed to run a service.
+    expect(fs.readFileSync(`/proc/${status.supervisor.pid}/cmdline`, "utf8").split("\0").slice(0, 4)).toEqual([n.binary, "supervise", "--unit", "sleeper.service"]);
+    const down = sh(n.binary, ["apply", "--file", decl([]), ...flags]);
+    expect(down.code, down.stderr).toBe(0);
+    // Gone, or a zombie waiting for whatever PID 1 is here to reap it.
+    const running = (pid: number) => fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+    expect(running(status.main.pid)).toBe(false);
+    expect(running(status.supervisor.pid)).toBe(false);
+  });
+
   it("the single binary upgrades itself from a signed release, keeps N as .prev, and the unit's rollback step puts N back", async () => {
     const dir = path.join(tmp, "sea-upgrade");
     const bin = path.join(dir, "bin", "mesh-host");

@@ -1,7 +1,7 @@
 // Where a unit's file is found under a root, in systemd's order of precedence, and
 // what enablement means without systemd: the same .wants/.requires links systemctl makes.
 import { promises as fs } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseUnitFile, UnitFileError, type UnitSpec } from "./unit-file";
 
 /** systemd's search path for system units, highest precedence first. */
@@ -74,7 +74,11 @@ export async function enableUnit(rootDir: string, unit: string): Promise<void> {
 
 /** Every .wants/.requires link to the unit goes, whatever made it. */
 export async function disableUnit(rootDir: string, unit: string): Promise<void> {
-  for (const link of await existingLinks(rootDir, unit)) await fs.rm(link, { force: true });
+  for (const link of await existingLinks(rootDir, unit)) {
+    await fs.rm(link, { force: true });
+    // An emptied TARGET.wants goes too, so leaving leaves /etc/systemd/system as it was.
+    await fs.rmdir(dirname(link)).catch(() => undefined);
+  }
 }
 
 async function existingLinks(rootDir: string, unit: string): Promise<string[]> {

@@ -104,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
       case "bootstrap":
         return await bootstrapCommand({ ...common, bundle: values.bundle, log });
       case "supervise":
-        if (!values.unit) throw new HostError("usage", "supervise: --unit U is required");
+        if (!values.unit || !/^[A-Za-z0-9@._:\\-]+\.service$/.test(values.unit)) throw new HostError("usage", "supervise: --unit needs a .service unit name");
         return await superviseCommand({ rootDir: common.root, unit: values.unit });
     }
     return 2;

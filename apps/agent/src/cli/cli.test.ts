@@ -103,6 +103,14 @@ describe("mesh-host usage", () => {
     expect(r.stderr).toMatch(/--interval soon/);
   });
 
+  it("supervise takes only a .service unit name, never a path", async () => {
+    for (const unit of ["../../etc/passwd.service", "web.timer", ""]) {
+      const r = await host("supervise", "--unit", unit);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/supervise: --unit needs a \.service unit name/);
+    }
+  });
+
   it("status says hosted before enrolment", async () => {
     const r = await host("status", "--json");
     expect(r.code).toBe(0);

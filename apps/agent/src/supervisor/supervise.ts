@@ -2,12 +2,12 @@
 // PID 1. Runs ExecStartPre, ExecStart (its own process group) and ExecStartPost, restarts as
 // Restart= says within the start limit, stops with ExecStop, KillSignal and TimeoutStopSec on
 // SIGTERM, and writes each state change to the unit's status file. Started detached by the host.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { promises as fs, writeSync } from "node:fs";
 import { join } from "node:path";
 import { Accounts } from "../resources/accounts";
 import { reasonOf } from "../host-error";
-import { killGroup, rotateLog } from "./process-group";
+import { killGroup, rotateLog, signalGroup } from "./process-group";
 import { isAlive, processRef, readStatus, servicePaths, writeStatusSync, type ProcessRef, type ServiceStatus } from "./service-status";
 import { loadUnit } from "./unit-location";
 import { expandCommand, parseEnvironmentFile, type UnitCommand, type UnitSpec } from "./unit-file";
@@ -80,13 +80,7 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
 
   /** Start one command in its own process group; resolves with how it ended. */
   async function run(cmd: UnitCommand, main: boolean, onStarted?: (ref: ProcessRef) => void): Promise<Exit> {
-    const env = launch.env;
-    const argv = expandCommand(cmd, env);
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: launch.cwd, env, uid: launch.uid, gid: launch.gid, detached: true, stdio: ["ignore", 1, 2] });
-    const exit = new Promise<Exit>((resolve) => {
-      child.once("exit", (code, signal) => resolve({ code, signal }));
-      child.once("error", (err) => resolve({ code: null, signal: null, error: `cannot run ${argv[0]}: ${reasonOf(err)}` }));
-    });
+    const { child, exit } = launchCommand(cmd, launch);
     const spawned = await Promise.race([new Promise<boolean>((r) => child.once("spawn", () => r(true))), exit.then(() => false)]);
     const ref = spawned && child.pid ? processRef(child.pid) : null;
     if (!ref) return exit;
@@ -131,14 +125,11 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
 
   /** ExecStop runs while the main process still does; it gets the stop timeout, then is killed. */
   async function runBounded(cmd: UnitCommand, extraEnv: Record<string, string>, timeoutMs: number): Promise<Exit> {
-    const env = { ...launch.env, ...extraEnv };
-    const argv = expandCommand(cmd, env);
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: launch.cwd, env, uid: launch.uid, gid: launch.gid, detached: true, stdio: ["ignore", 1, 2] });
-    return new Promise<Exit>((resolve) => {
-      const timer = setTimeout(() => child.pid && process.kill(-child.pid, "SIGKILL"), bounded(timeoutMs));
-      child.once("exit", (code, signal) => (clearTimeout(timer), resolve({ code, signal })));
-      child.once("error", (err) => (clearTimeout(timer), resolve({ code: null, signal: null, error: reasonOf(err) })));
-    });
+    const { child, exit } = launchCommand(cmd, launch, extraEnv);
+    const timer = setTimeout(() => child.pid && signalGroup(child.pid, "SIGKILL"), bounded(timeoutMs));
+    const ended = await exit;
+    clearTimeout(timer);
+    return ended;
   }
 
   process.on("SIGTERM", () => void stop("SIGTERM"));
@@ -215,6 +206,18 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   if (stopping) await stopDone;
   clearInterval(logCheck);
   return code;
+}
+
+/** One command of the unit in its own process group, with the unit's directory, environment and identity. */
+function launchCommand(cmd: UnitCommand, launch: Omit<Launch, "argv">, extraEnv: Record<string, string> = {}): { child: ChildProcess; exit: Promise<Exit> } {
+  const env = { ...launch.env, ...extraEnv };
+  const argv = expandCommand(cmd, env);
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: launch.cwd, env, uid: launch.uid, gid: launch.gid, detached: true, stdio: ["ignore", 1, 2] });
+  const exit = new Promise<Exit>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("error", (err) => resolve({ code: null, signal: null, error: `cannot run ${argv[0]}: ${reasonOf(err)}` }));
+  });
+  return { child, exit };
 }
 
 /** The process's working directory, environment and identity, as the unit gives them. */

@@ -1,7 +1,7 @@
 // The host's own service manager where systemd is not PID 1: real `mesh-host supervise`
 // processes (dist/mesh-host.js) run real programs under a sandbox root, through whole reconciles.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -146,6 +146,20 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(isAlive(s.main)).toBe(false);
     expect(log()).toMatch(/still running after TimeoutStopSec; killed/);
+  });
+
+  it("runs as User= (from the root's passwd) and runs ExecStop with $MAINPID before signalling", async () => {
+    chmodSync(root, 0o755); // mkdtemp makes it 0700: nobody could not reach out/
+    mkdirSync(join(root, "etc"));
+    writeFileSync(join(root, "etc/passwd"), "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+    const out = join(root, "out");
+    mkdirSync(out, { mode: 0o777 });
+    chmodSync(out, 0o777);
+    await run([svc(`User=nobody\nExecStart=/bin/sh -c 'echo "$(id -u):$(id -g):$HOME" > ${out}/id; exec sleep 1000'\nExecStop=/bin/sh -c 'echo "stop $MAINPID" > ${out}/stop'`)]);
+    const s = await status();
+    expect(await waitFor("the id file", () => existsSync(join(out, "id")) && readFileSync(join(out, "id"), "utf8"))).toBe("65534:65534:/nonexistent\n");
+    await supervisedManager({ rootDir: root, command: () => HOST }).act("stop", UNIT);
+    expect(readFileSync(join(out, "stop"), "utf8")).toBe(`stop ${s.main!.pid}\n`);
   });
 
   it("refuses a unit it cannot run, clearly, and starts nothing", async () => {

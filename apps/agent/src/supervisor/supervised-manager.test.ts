@@ -29,7 +29,7 @@ afterEach(async () => {
   const dir = join(root, "run/mesh-host/services");
   if (!existsSync(dir)) return;
   const manager = supervisedManager({ rootDir: root, command: () => HOST });
-  for (const f of require("node:fs").readdirSync(dir) as string[]) if (f.endsWith(".json")) await manager.act("stop", f.slice(0, -5));
+  for (const f of readdirSync(dir)) if (f.endsWith(".json")) await manager.act("stop", f.slice(0, -5));
 });
 
 const unitText = (service: string, install = "[Install]\nWantedBy=multi-user.target\n") => `[Unit]\nDescription=demo\n[Service]\n${service}\n${install}`;

@@ -2,15 +2,8 @@
 // per command in cli/, and turns errors into exit codes (0 ok, 1 failure, 2 bad usage or input).
 import { parseArgs } from "node:util";
 import { HostError, reasonOf } from "./host-error";
-import { createLogger } from "./log";
-import { applyCommand } from "./cli/apply";
-import { bootstrapCommand } from "./cli/bootstrap";
-import { enrolCommand } from "./cli/enrol";
 import { commonOptions } from "./cli/options";
-import { runCommand } from "./cli/run";
-import { statusCommand } from "./cli/status";
-import { versionCommand } from "./cli/version";
-import { superviseCommand } from "./supervisor/supervise";
+import type { Logger } from "./log";
 
 const USAGE = `usage: mesh-host <command> [options]
 
@@ -77,9 +70,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`mesh-host: a command is required\n\n${USAGE}`);
     return 2;
   }
-  if (command === "version") return versionCommand();
+  // Each command's code loads when it runs: `supervise`, one per service, stays small and quick to start.
+  if (command === "version") return (await import("./cli/version")).versionCommand();
 
-  const log = createLogger();
+  let log: Logger | null = null;
+  const logger = async () => (log ??= (await import("./log")).createLogger());
   try {
     const allowed = ALLOWED[command];
     if (!allowed) throw new HostError("usage", `unknown command ${JSON.stringify(command)}`);
@@ -94,18 +89,18 @@ export async function main(argv: string[]): Promise<number> {
     const common = commonOptions(values);
     switch (command) {
       case "enrol":
-        return await enrolCommand({ ...common, url: rest[0], token: values.token, force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log });
+        return await (await import("./cli/enrol")).enrolCommand({ ...common, url: rest[0], token: values.token, force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log: await logger() });
       case "run":
-        return await runCommand({ ...common, log });
+        return await (await import("./cli/run")).runCommand({ ...common, log: await logger() });
       case "status":
-        return await statusCommand({ ...common, json: values.json ?? false, log });
+        return await (await import("./cli/status")).statusCommand({ ...common, json: values.json ?? false, log: await logger() });
       case "apply":
-        return await applyCommand({ ...common, file: values.file, json: values.json ?? false, log });
+        return await (await import("./cli/apply")).applyCommand({ ...common, file: values.file, json: values.json ?? false, log: await logger() });
       case "bootstrap":
-        return await bootstrapCommand({ ...common, bundle: values.bundle, log });
+        return await (await import("./cli/bootstrap")).bootstrapCommand({ ...common, bundle: values.bundle, log: await logger() });
       case "supervise":
         if (!values.unit || !/^[A-Za-z0-9@._:\\-]+\.service$/.test(values.unit)) throw new HostError("usage", "supervise: --unit needs a .service unit name");
-        return await superviseCommand({ rootDir: common.root, unit: values.unit });
+        return await (await import("./supervisor/supervise")).superviseCommand({ rootDir: common.root, unit: values.unit });
     }
     return 2;
   } catch (err) {
@@ -114,7 +109,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code === "usage") process.stderr.write(`run \`mesh-host --help\` for usage\n`);
       return err.exitCode;
     }
-    log.error({ err }, "unexpected failure");
+    (await logger()).error({ err }, "unexpected failure");
     process.stderr.write(`mesh-host: ${reasonOf(err)}\n`);
     return 1;
   }

@@ -11,7 +11,7 @@ import { killGroup, rotateLog } from "./process-group";
 
 /** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
 const START_TIMEOUT_MS = 90_000;
-const POLL_MS = 50;
+const POLL_MS = 10;
 
 export interface SupervisedManagerOptions {
   rootDir: string;

@@ -76,7 +76,9 @@ describe("first node bootstrap", () => {
     for (const dir of ["/opt", "/var/lib"]) fs.mkdirSync(host.file(dir), { recursive: true });
     const file = path.join(path.dirname(host.root), "bundle.json");
     fs.writeFileSync(file, JSON.stringify(bundle));
+    const started = Date.now();
     const r = host.cli(["bootstrap", "--bundle", file], {}, 180_000);
+    console.log(`bootstrap (${engines()[0]}): bundle applied, control plane started and healthy, token taken, enrolled in ${Date.now() - started} ms`);
     expect(r.code, `${r.stdout}\n${r.stderr}\n${fs.existsSync(host.file(`var/log/mesh-host/${UNIT}.log`)) ? fs.readFileSync(host.file(`var/log/mesh-host/${UNIT}.log`), "utf8").slice(-3000) : ""}`).toBe(0);
   }, 240_000);
   afterAll(async () => {

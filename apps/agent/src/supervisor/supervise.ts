@@ -38,6 +38,12 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   const paths = servicePaths(rootDir, unit);
   const me = processRef(process.pid)!;
   const say = (line: string) => writeSync(1, `${new Date().toISOString()} mesh-host supervise ${unit}: ${line}\n`);
+  // A stop can come before anything runs: remembered here, carried out once the loop can.
+  let stopFor: string | null = null;
+  let onStop = (signal: string) => void (stopFor = signal);
+  process.on("SIGTERM", () => onStop("SIGTERM"));
+  process.on("SIGINT", () => onStop("SIGINT"));
+  process.on("SIGHUP", () => undefined);
 
   const previous = await readStatus(paths.status).catch(() => null);
   if (previous && previous.supervisor.pid !== process.pid && isAlive(previous.supervisor)) {
@@ -59,10 +65,8 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   set({});
 
   let spec: UnitSpec;
-  let launch: Omit<Launch, "argv">;
   try {
     spec = await loadUnit(rootDir, unit);
-    launch = await launchContext(rootDir, spec);
   } catch (err) {
     say(reasonOf(err));
     set({ state: "failed", result: reasonOf(err) });
@@ -72,6 +76,7 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   if (spec.ignored.length) say(`unknown directives ignored: ${spec.ignored.join(", ")}`);
 
   const logCheck = setInterval(() => void rotateLog(paths.log).catch(() => undefined), LOG_CHECK_MS);
+  let launch: Omit<Launch, "argv"> = { cwd: rootDir, env: {} };
   let current: { ref: ProcessRef; exit: Promise<Exit>; main: boolean } | null = null;
   let stopping = false;
   let wake: (() => void) | null = null;
@@ -132,13 +137,13 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
     return ended;
   }
 
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGHUP", () => undefined);
+  onStop = (signal) => void stop(signal);
+  if (stopFor) void stop(stopFor);
 
   const starts: number[] = [];
   let code = 0;
   for (;;) {
+    if (stopping) break;
     // Start limit: more than StartLimitBurst starts within StartLimitIntervalSec is a failure.
     const t = Date.now();
     starts.push(t);
@@ -152,7 +157,13 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
     set({ state: "activating" });
 
     let outcome: Exit | null = null;
-    for (const cmd of spec.execStartPre) {
+    // Like systemd, EnvironmentFile= (and the user's entry) are read again at every start.
+    try {
+      launch = await launchContext(rootDir, spec);
+    } catch (err) {
+      outcome = { code: null, signal: null, error: reasonOf(err) };
+    }
+    for (const cmd of outcome ? [] : spec.execStartPre) {
       const e = await run(cmd, false);
       if (stopping) break;
       if (!succeeded(e, spec) && !cmd.ignoreFailure) {
@@ -232,7 +243,7 @@ async function launchContext(rootDir: string, spec: UnitSpec): Promise<Omit<Laun
     LOGNAME: spec.user ?? "root",
     ...spec.environment,
   };
-  // Like systemd, EnvironmentFile= is read at each start and wins over Environment=.
+  // EnvironmentFile= wins over Environment=, as in systemd.
   for (const file of spec.environmentFiles) {
     let text: string;
     try {

@@ -162,6 +162,25 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     expect(readFileSync(join(out, "stop"), "utf8")).toBe(`stop ${s.main!.pid}\n`);
   });
 
+  it("a stop while ExecStartPre runs ends the start there: the main process never runs", async () => {
+    await run([svc("ExecStartPre=/bin/sleep 30\nExecStart=/bin/sleep 1000", { state: undefined })]);
+    const manager = supervisedManager({ rootDir: root, command: () => HOST });
+    const starting = manager.act("start", UNIT);
+    const pre = await waitFor("ExecStartPre to run", async () => {
+      const s = existsSync(servicePaths(root, UNIT).status) ? await status() : null;
+      return s?.state === "activating" ? s : null;
+    });
+    const t = Date.now();
+    await manager.act("stop", UNIT);
+    expect(Date.now() - t).toBeLessThan(5_000);
+    await starting;
+    const after = await status();
+    expect(after.state).toBe("inactive");
+    expect(after.main).toBeNull();
+    expect(isAlive(pre.supervisor)).toBe(false);
+    expect(log()).not.toMatch(/started pid/);
+  });
+
   it("refuses a unit it cannot run, clearly, and starts nothing", async () => {
     const r = await run([svc("Type=forking\nPIDFile=/run/demo.pid\nExecStart=/usr/sbin/demo")]);
     expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/Type=forking is not supported/) }]);

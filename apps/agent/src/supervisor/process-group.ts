@@ -1,6 +1,6 @@
 // A service runs as the leader of its own process group, so stopping it reaches
 // everything it started (systemd's KillMode=control-group, as near as a group gets).
-import { promises as fs } from "node:fs";
+import { constants, openSync, promises as fs } from "node:fs";
 import { isAlive, type ProcessRef } from "./service-status";
 
 /** A service's log is kept to this size; the older half lives on as LOG.1. */
@@ -25,34 +25,67 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * `signal` to the whole group, then SIGKILL to whatever is left after `timeoutMs`.
- * Resolves when the main process and the rest of its group are gone.
+ * `signal` to the whole group (or to the main process alone first, for KillMode=mixed/process),
+ * then SIGKILL to whatever is left after `timeoutMs`. The group is signalled even when the main
+ * process has already gone (an ExecStop that ended it leaves its workers). Resolves when the
+ * group is gone, or 10 s after the SIGKILL for a process that cannot die (uninterruptible sleep).
  */
 export async function killGroup(main: ProcessRef, signal: NodeJS.Signals, timeoutMs: number, onlyMainFirst = false): Promise<"exited" | "killed"> {
-  if (isAlive(main)) {
-    if (onlyMainFirst) process.kill(main.pid, signal);
-    else signalGroup(main.pid, signal);
-  }
+  const gone = () => !isAlive(main) && (onlyMainFirst || !groupAlive(main.pid));
+  if (onlyMainFirst && isAlive(main)) signalProcess(main.pid, signal);
+  else if (isAlive(main) || groupAlive(main.pid)) signalGroup(main.pid, signal);
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!isAlive(main) && (onlyMainFirst || !groupAlive(main.pid))) break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  const killed = isAlive(main);
+  while (!gone() && Date.now() < deadline) await sleep(25);
+  const killed = !gone();
   signalGroup(main.pid, "SIGKILL");
-  while (isAlive(main)) await new Promise((r) => setTimeout(r, 10));
+  const last = Date.now() + 10_000;
+  while (isAlive(main) && Date.now() < last) await sleep(10);
   return killed ? "killed" : "exited";
 }
 
-/** Keep LOG under MAX_LOG_BYTES: copy it to LOG.1 and truncate it in place (writers hold it open in append mode). */
-export async function rotateLog(log: string): Promise<void> {
-  let size = 0;
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
-    size = (await fs.stat(log)).size;
+    process.kill(pid, signal);
   } catch {
-    return;
+    // already gone
   }
-  if (size <= MAX_LOG_BYTES) return;
-  await fs.copyFile(log, `${log}.1`);
-  await fs.truncate(log, 0);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Keep LOG under MAX_LOG_BYTES: copy it to LOG.1 and truncate it in place (writers hold it open
+ * in append mode). Neither name is ever followed if it is a symlink.
+ */
+export async function rotateLog(log: string): Promise<void> {
+  let fh;
+  try {
+    fh = await fs.open(log, constants.O_RDWR | constants.O_NOFOLLOW);
+  } catch {
+    return; // not there yet, or a symlink: nothing of ours to rotate
+  }
+  try {
+    if ((await fh.stat()).size <= MAX_LOG_BYTES) return;
+    const old = await fs.open(`${log}.1`, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o640);
+    try {
+      await old.writeFile(await fh.readFile());
+    } finally {
+      await old.close();
+    }
+    await fh.truncate(0);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The log a supervisor writes to, opened for appending; a symlink there is refused. */
+export function openLogSync(log: string): number {
+  try {
+    return openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o640);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new Error(`${log} is a symlink; refusing to write a service's log through it`);
+    throw err;
+  }
 }

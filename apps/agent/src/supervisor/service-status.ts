@@ -1,8 +1,9 @@
 // Where the host's own supervisor keeps a service's state: ROOT/run/mesh-host/services/<unit>.json,
 // written atomically by the one supervisor process, and read by the host to answer is-active.
-import { readFileSync, renameSync, writeFileSync, fsyncSync, openSync, closeSync, mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { promises as fs } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { z } from "zod";
 
 /** A process as the kernel knows it: a pid alone can be reused, a pid with its start time cannot. */
@@ -38,6 +39,22 @@ export function servicePaths(rootDir: string, unit: string): ServicePaths {
   };
 }
 
+/**
+ * The directory of a status file or log, made where missing: the host's own levels below
+ * ROOT/run and ROOT/var/log must be real directories, never symlinks someone planted to
+ * make root write elsewhere.
+ */
+export function ensureServiceDir(file: string): void {
+  const dir = dirname(file);
+  const base = dir.endsWith("/run/mesh-host/services") ? dirname(dirname(dir)) : dirname(dir);
+  let at = base;
+  for (const part of relative(base, dir).split("/")) {
+    at = join(at, part);
+    mkdirSync(at, { recursive: true, mode: 0o755 });
+    if (!lstatSync(at).isDirectory()) throw new Error(`${at} is not a directory (a symlink?); refusing to write service state through it`);
+  }
+}
+
 /** The status on disk, or null when there is none (never started, or /run was cleared by a reboot). */
 export async function readStatus(path: string): Promise<ServiceStatus | null> {
   let text: string;
@@ -54,16 +71,19 @@ export async function readStatus(path: string): Promise<ServiceStatus | null> {
 
 /** Temp file, fsync, rename: synchronous, because the supervisor writes it from signal handlers too. */
 export function writeStatusSync(path: string, status: ServiceStatus): void {
-  const dir = join(path, "..");
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const temp = `${path}.tmp-${process.pid}`;
-  writeFileSync(temp, JSON.stringify(status) + "\n", { mode: 0o644 });
-  const fd = openSync(temp, "r");
+  ensureServiceDir(path);
+  // A fresh name opened exclusively: never through a file or link that is already there.
+  const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
+  const fd = openSync(temp, "wx", 0o644);
   try {
+    writeSync(fd, JSON.stringify(status) + "\n");
     fsyncSync(fd);
-  } finally {
+  } catch (err) {
     closeSync(fd);
+    rmSync(temp, { force: true });
+    throw err;
   }
+  closeSync(fd);
   renameSync(temp, path);
 }
 

@@ -78,6 +78,20 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   const logCheck = setInterval(() => void rotateLog(paths.log).catch(() => undefined), LOG_CHECK_MS);
   let launch: Omit<Launch, "argv"> = { cwd: rootDir, env: {} };
   let current: { ref: ProcessRef; exit: Promise<Exit>; main: boolean } | null = null;
+  /** Process groups of every command started and not yet ended (main, pre, post, stop). */
+  const groups = new Set<number>();
+  /** Whatever went wrong in the supervisor itself: nothing it started is left behind, and the status says so. */
+  const fatal = (err: unknown): number => {
+    say(`supervisor failed: ${reasonOf(err)}`);
+    for (const pgid of groups) signalGroup(pgid, "SIGKILL");
+    try {
+      set({ state: "failed", main: null, result: `supervisor failed: ${reasonOf(err)}` });
+    } catch {
+      // the status cannot be written either; the host sees a dead supervisor and reports failed
+    }
+    clearInterval(logCheck);
+    return 1;
+  };
   let stopping = false;
   let wake: (() => void) | null = null;
   let stopped!: () => void;
@@ -85,11 +99,18 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
 
   /** Start one command in its own process group; resolves with how it ended. */
   async function run(cmd: UnitCommand, main: boolean, onStarted?: (ref: ProcessRef) => void): Promise<Exit> {
-    const { child, exit } = launchCommand(cmd, launch);
-    const spawned = await Promise.race([new Promise<boolean>((r) => child.once("spawn", () => r(true))), exit.then(() => false)]);
-    const ref = spawned && child.pid ? processRef(child.pid) : null;
-    if (!ref) return exit;
+    const { child, exit } = launchCommand(cmd, launch, {}, groups);
+    // Known to stop() from the moment it exists, so a stop in the spawn window reaches it.
+    const early = child?.pid ? processRef(child.pid) : null;
+    if (early) current = { ref: early, exit, main };
+    const spawned = child ? await Promise.race([new Promise<boolean>((r) => child.once("spawn", () => r(true))), exit.then(() => false)]) : false;
+    const ref = spawned && child?.pid ? (early ?? processRef(child.pid)) : null;
+    if (!ref) {
+      current = null;
+      return exit;
+    }
     current = { ref, exit, main };
+    if (stopping) return exit; // stop() has it; it must not be reported as started
     if (main) {
       set({ state: "active", main: ref, result: `started pid ${ref.pid}` });
       onStarted?.(ref);
@@ -103,19 +124,24 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
     if (stopping) return;
     stopping = true;
     say(`${signal}: stopping`);
+    const wasActive = status.state === "active";
     set({ state: "deactivating", result: "stopping" });
     wake?.();
     const running = current as { ref: ProcessRef; exit: Promise<Exit>; main: boolean } | null;
-    if (running) {
-      if (running.main) {
-        for (const cmd of spec.execStop) {
-          const e = await runBounded(cmd, { MAINPID: String(running.ref.pid) }, spec.timeoutStopMs);
-          if (!succeeded(e, spec)) say(`ExecStop ${describe(e)}`);
-        }
+    // ExecStop runs for a running main process, and for a oneshot that remained after it ran (its teardown).
+    const remained = !running && wasActive && spec.type === "oneshot";
+    if (running?.main || remained) {
+      for (const cmd of spec.execStop) {
+        const e = await runBounded(cmd, running ? { MAINPID: String(running.ref.pid) } : {}, spec.timeoutStopMs);
+        if (!succeeded(e, spec)) say(`ExecStop ${describe(e)}`);
       }
+    }
+    if (running) {
       const how = await killGroup(running.ref, spec.killSignal, bounded(spec.timeoutStopMs), spec.killMode !== "control-group");
       if (how === "killed") say(`still running after TimeoutStopSec; killed`);
     }
+    // ExecStartPost and anything else still running of this unit goes with it.
+    for (const pgid of groups) signalGroup(pgid, "SIGKILL");
     set({ state: "inactive", main: null, result: "stopped" });
     stopped();
   }
@@ -130,15 +156,33 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
 
   /** ExecStop runs while the main process still does; it gets the stop timeout, then is killed. */
   async function runBounded(cmd: UnitCommand, extraEnv: Record<string, string>, timeoutMs: number): Promise<Exit> {
-    const { child, exit } = launchCommand(cmd, launch, extraEnv);
-    const timer = setTimeout(() => child.pid && signalGroup(child.pid, "SIGKILL"), bounded(timeoutMs));
+    const { child, exit } = launchCommand(cmd, launch, extraEnv, groups);
+    const timer = setTimeout(() => child?.pid && signalGroup(child.pid, "SIGKILL"), bounded(timeoutMs));
     const ended = await exit;
     clearTimeout(timer);
     return ended;
   }
 
-  onStop = (signal) => void stop(signal);
-  if (stopFor) void stop(stopFor);
+  let failedHard: unknown = null;
+  const stopSafely = (signal: string) =>
+    void stop(signal).catch((err) => {
+      failedHard = err;
+      stopped();
+    });
+  onStop = stopSafely;
+  if (stopFor) stopSafely(stopFor);
+  try {
+    const code = await loop();
+    if (failedHard) return fatal(failedHard);
+    // The service is over: nothing of it (an ExecStartPost still running, ...) outlives it.
+    for (const pgid of groups) signalGroup(pgid, "SIGKILL");
+    clearInterval(logCheck);
+    return code;
+  } catch (err) {
+    return fatal(err);
+  }
+
+  async function loop(): Promise<number> {
 
   const starts: number[] = [];
   let code = 0;
@@ -194,8 +238,14 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
     } else if (!outcome) {
       const main = spec.execStart[0]!;
       // ExecStartPost runs once the main process has started, beside it.
-      outcome = await run(main, true, (ref) => void startPost(ref));
+      let mainRef: ProcessRef | null = null;
+      outcome = await run(main, true, (ref) => {
+        mainRef = ref;
+        void startPost(ref);
+      });
       if (stopping) break;
+      // Like systemd between runs: what the main process left in its group is stopped too.
+      if (mainRef) await killGroup(mainRef, spec.killSignal, bounded(spec.timeoutStopMs), spec.killMode === "process");
       if (!main.ignoreFailure || outcome.error) say(`main process ${describe(outcome)}`);
     }
 
@@ -215,19 +265,32 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
     if (stopping) break;
   }
   if (stopping) await stopDone;
-  clearInterval(logCheck);
   return code;
+  }
 }
 
-/** One command of the unit in its own process group, with the unit's directory, environment and identity. */
-function launchCommand(cmd: UnitCommand, launch: Omit<Launch, "argv">, extraEnv: Record<string, string> = {}): { child: ChildProcess; exit: Promise<Exit> } {
+/**
+ * One command of the unit in its own process group, with the unit's directory, environment and
+ * identity; its group is in `groups` while it runs. Never throws: a command that cannot even be
+ * spawned (a NUL byte in an argument, ...) ends with `error`.
+ */
+function launchCommand(cmd: UnitCommand, launch: Omit<Launch, "argv">, extraEnv: Record<string, string>, groups: Set<number>): { child: ChildProcess | null; exit: Promise<Exit> } {
   const env = { ...launch.env, ...extraEnv };
-  const argv = expandCommand(cmd, env);
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: launch.cwd, env, uid: launch.uid, gid: launch.gid, detached: true, stdio: ["ignore", 1, 2] });
+  let argv: string[] = [];
+  let child: ChildProcess;
+  try {
+    argv = expandCommand(cmd, env);
+    child = spawn(argv[0]!, argv.slice(1), { cwd: launch.cwd, env, uid: launch.uid, gid: launch.gid, detached: true, stdio: ["ignore", 1, 2] });
+  } catch (err) {
+    return { child: null, exit: Promise.resolve({ code: null, signal: null, error: `cannot run ${argv[0] ?? "the command"}: ${reasonOf(err)}` }) };
+  }
+  const pgid = child.pid;
+  if (pgid) groups.add(pgid);
   const exit = new Promise<Exit>((resolve) => {
     child.once("exit", (code, signal) => resolve({ code, signal }));
     child.once("error", (err) => resolve({ code: null, signal: null, error: `cannot run ${argv[0]}: ${reasonOf(err)}` }));
   });
+  void exit.then(() => pgid && groups.delete(pgid));
   return { child, exit };
 }
 

@@ -1,7 +1,7 @@
 // The host's own service manager where systemd is not PID 1: real `mesh-host supervise`
 // processes (dist/mesh-host.js) run real programs under a sandbox root, through whole reconciles.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -179,6 +179,41 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     expect(after.main).toBeNull();
     expect(isAlive(pre.supervisor)).toBe(false);
     expect(log()).not.toMatch(/started pid/);
+  });
+
+  it("ExecStop that ends the main process: its workers in the group are stopped at once, not after TimeoutStopSec", async () => {
+    await run([svc(`ExecStart=/bin/sh -c '/bin/sleep 1000 & exec /bin/sleep 1001'\nExecStop=/bin/sh -c 'kill $MAINPID'\nTimeoutStopSec=30`)]);
+    const s = await status();
+    const t = Date.now();
+    await supervisedManager({ rootDir: root, command: () => HOST }).act("stop", UNIT);
+    expect(Date.now() - t).toBeLessThan(5_000);
+    expect(spawnSync("pgrep", ["-g", String(s.main!.pid)]).status).toBe(1); // no process left in the group
+  });
+
+  it("a oneshot that remained runs its ExecStop (its teardown) when stopped", async () => {
+    const mark = join(root, "torn-down");
+    await run([svc(`Type=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\nExecStop=/bin/touch ${mark}`)]);
+    await supervisedManager({ rootDir: root, command: () => HOST }).act("stop", UNIT);
+    expect(existsSync(mark)).toBe(true);
+  });
+
+  it("a command that cannot even be spawned fails the start, and the supervisor exits", async () => {
+    const r = await run([svc('ExecStart=/bin/echo "a\\x00b"')]);
+    expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/failed to start: cannot run \/bin\/echo/) }]);
+    const s = await status();
+    await waitFor("the supervisor to exit", () => !isAlive(s.supervisor));
+  });
+
+  it("refuses [Install] targets that are paths, and a log that is a planted symlink", async () => {
+    const r = await run([svc("ExecStart=/bin/sleep 1000", { content: unitText("ExecStart=/bin/sleep 1000", "[Install]\nWantedBy=../../../../tmp/x\n") })]);
+    expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringContaining("which is not a unit name") }]);
+    const victim = join(root, "victim");
+    writeFileSync(victim, "keep me\n");
+    mkdirSync(join(root, "var/log/mesh-host"), { recursive: true });
+    symlinkSync(victim, servicePaths(root, UNIT).log);
+    const again = await run([svc("ExecStart=/bin/sleep 1000", { enabled: undefined })], 2);
+    expect(again.report.errors).toEqual([{ id: "demo", message: expect.stringContaining("is a symlink; refusing to write a service's log through it") }]);
+    expect(readFileSync(victim, "utf8")).toBe("keep me\n");
   });
 
   it("refuses a unit it cannot run, clearly, and starts nothing", async () => {

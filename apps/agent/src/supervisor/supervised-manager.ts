@@ -2,12 +2,12 @@
 // each running unit has one detached `mesh-host supervise` process that runs it, restarts it
 // as the unit says, and writes its state; the host reads that state and signals the supervisor.
 import { spawn } from "node:child_process";
-import { promises as fs, openSync, closeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, constants, promises as fs } from "node:fs";
 import type { ServiceManager } from "../resources/service-manager";
 import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
-import { isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
-import { killGroup, rotateLog } from "./process-group";
+import type { UnitSpec } from "./unit-file";
+import { ensureServiceDir, isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
+import { killGroup, openLogSync, rotateLog } from "./process-group";
 
 /** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
 const START_TIMEOUT_MS = 90_000;
@@ -35,14 +35,14 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     const paths = servicePaths(rootDir, unit);
     const before = await readStatus(paths.status);
     if (before && isAlive(before.supervisor)) {
-      if (before.state !== "deactivating") return;
-      // A stop in progress: the supervisor bounds it by TimeoutStopSec, then exits.
-      while (isAlive(before.supervisor)) await sleep(POLL_MS);
+      if (before.state === "active" || before.state === "activating") return;
+      // Stopping, or finished and about to exit: let it end (as stop does), then start afresh.
+      await endSupervisor(before, await loadUnit(rootDir, unit).catch(() => null));
     }
-    await fs.mkdir(dirname(paths.log), { recursive: true, mode: 0o755 });
+    ensureServiceDir(paths.log);
     await rotateLog(paths.log);
     const [program, ...args] = opts.command();
-    const out = openSync(paths.log, "a", 0o640);
+    const out = openLogSync(paths.log);
     let child;
     try {
       child = spawn(program!, [...args, "supervise", "--unit", unit, "--root", rootDir], { detached: true, stdio: ["ignore", out, out] });
@@ -72,15 +72,7 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     const paths = servicePaths(rootDir, unit);
     const status = await readStatus(paths.status);
     if (!status) return;
-    if (isAlive(status.supervisor)) {
-      // The supervisor stops the service as the unit says (ExecStop, KillSignal, TimeoutStopSec), then exits.
-      process.kill(status.supervisor.pid, "SIGTERM");
-      const spec = await loadUnit(rootDir, unit).catch(() => null);
-      const grace = Math.min(spec?.timeoutStopMs ?? 90_000, 10 * 60_000) + 5_000;
-      const deadline = Date.now() + grace;
-      while (isAlive(status.supervisor) && Date.now() < deadline) await sleep(POLL_MS);
-      if (isAlive(status.supervisor)) process.kill(status.supervisor.pid, "SIGKILL");
-    }
+    if (isAlive(status.supervisor)) await endSupervisor(status, await loadUnit(rootDir, unit).catch(() => null));
     // A supervisor killed outright leaves its service behind: finish its work.
     const last = (await readStatus(paths.status)) ?? status;
     if (last.main && isAlive(last.main)) await killGroup(last.main, "SIGTERM", 10_000);
@@ -114,8 +106,31 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
   };
 }
 
+/**
+ * SIGTERM to a supervisor, which stops its service as the unit says (each ExecStop and then
+ * the kill each get TimeoutStopSec), and wait for it to exit; SIGKILL past that (at most an hour).
+ */
+async function endSupervisor(status: ServiceStatus, spec: UnitSpec | null): Promise<void> {
+  const stopMs = spec?.timeoutStopMs ?? 90_000;
+  const grace = Number.isFinite(stopMs) ? ((spec?.execStop.length ?? 0) + 1) * stopMs + 5_000 : 3_600_000;
+  signal(status.supervisor.pid, "SIGTERM");
+  const deadline = Date.now() + Math.min(grace, 3_600_000);
+  while (isAlive(status.supervisor) && Date.now() < deadline) await sleep(POLL_MS);
+  if (isAlive(status.supervisor)) signal(status.supervisor.pid, "SIGKILL");
+  while (isAlive(status.supervisor) && Date.now() < deadline + 10_000) await sleep(POLL_MS);
+}
+
+/** A process that is gone already (and reaped by whatever PID 1 is) is not an error. */
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
+  }
+}
+
 async function tail(log: string): Promise<string> {
-  const text = await fs.readFile(log, "utf8").catch(() => "");
+  const text = await fs.readFile(log, { encoding: "utf8", flag: constants.O_RDONLY | constants.O_NOFOLLOW }).catch(() => "");
   const lines = text.trim().split("\n").filter(Boolean).slice(-5);
   return lines.length ? `; last output: ${lines.join(" / ").slice(-1000)}` : "";
 }

@@ -14,6 +14,9 @@ import { REPO } from "../harness/paths";
 import { waitFor } from "../harness/wait";
 
 const UNIT = "mesh-control-plane.service";
+// The host's own supervisor runs the bundle's service even on a machine where systemd is PID 1
+// (a sandbox root must not start units in the machine's systemd).
+const HOST_ENV = { MESH_SERVICE_MANAGER: "mesh-host" };
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -77,7 +80,7 @@ describe("first node bootstrap", () => {
     const file = path.join(path.dirname(host.root), "bundle.json");
     fs.writeFileSync(file, JSON.stringify(bundle));
     const started = Date.now();
-    const r = host.cli(["bootstrap", "--bundle", file], {}, 180_000);
+    const r = host.cli(["bootstrap", "--bundle", file], HOST_ENV, 180_000);
     console.log(`bootstrap (${engines()[0]}): bundle applied, control plane started and healthy, token taken, enrolled in ${Date.now() - started} ms`);
     expect(r.code, `${r.stdout}\n${r.stderr}\n${fs.existsSync(host.file(`var/log/mesh-host/${UNIT}.log`)) ? fs.readFileSync(host.file(`var/log/mesh-host/${UNIT}.log`), "utf8").slice(-3000) : ""}`).toBe(0);
   }, 240_000);
@@ -105,7 +108,7 @@ describe("first node bootstrap", () => {
 
   it("node one runs as an ordinary node: the declaration is the bundle, applied with nothing removed or restarted", async () => {
     const before = status();
-    host.run(1);
+    host.run(1, HOST_ENV);
     const nodeId = host.status().nodeId as string;
     const node = await waitFor(
       "node one enrolled and applied",
@@ -125,7 +128,7 @@ describe("first node bootstrap", () => {
     await host.stop();
     expect((await fetch(`${url}/`)).status).toBeLessThan(500);
     expect(status().main).toEqual(before.main);
-    host.run(1);
+    host.run(1, HOST_ENV);
     const nodeId = host.status().nodeId as string;
     await waitFor("node one back", async () => (await api(url).query("node.get", { id: nodeId })).state === "enrolled", 30_000);
     expect(status().main).toEqual(before.main);

@@ -160,7 +160,7 @@ describe("packaging", () => {
     expect(fs.existsSync(state)).toBe(false);
   });
 
-  it("the single binary runs a service itself where systemd is not PID 1, and stops it when it leaves the declaration", async () => {
+  it("the single binary runs a service as its own supervisor (as where systemd is not PID 1), and stops it when it leaves the declaration", async () => {
     const dir = path.join(tmp, "sea-service");
     const root = path.join(dir, "root");
     fs.mkdirSync(path.join(root, "etc"), { recursive: true });
@@ -176,13 +176,14 @@ describe("packaging", () => {
       { type: "service", id: "sleeper", unit: "sleeper.service", content: unit, enabled: true, state: "running", after: ["system"] },
     ];
     const flags = ["--state-dir", path.join(dir, "state"), "--root", root];
-    const up = sh(n.binary, ["apply", "--file", decl(service), ...flags]);
+    const env = { ...process.env, MESH_SERVICE_MANAGER: "mesh-host" };
+    const up = sh(n.binary, ["apply", "--file", decl(service), ...flags], { env });
     expect(up.code, up.stderr).toBe(0);
     const status = JSON.parse(fs.readFileSync(path.join(root, "run/mesh-host/services/sleeper.service.json"), "utf8"));
     expect(status.state).toBe("active");
     // The supervisor is the single binary itself: nothing else is needed to run a service.
     expect(fs.readFileSync(`/proc/${status.supervisor.pid}/cmdline`, "utf8").split("\0").slice(0, 4)).toEqual([n.binary, "supervise", "--unit", "sleeper.service"]);
-    const down = sh(n.binary, ["apply", "--file", decl([]), ...flags]);
+    const down = sh(n.binary, ["apply", "--file", decl([]), ...flags], { env });
     expect(down.code, down.stderr).toBe(0);
     // Gone, or a zombie waiting for whatever PID 1 is here to reap it.
     const running = (pid: number) => fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));

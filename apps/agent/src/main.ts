@@ -22,6 +22,10 @@ options:
   --state-dir DIR      state directory (env MESH_STATE_DIR, default /var/lib/mesh-host)
   --root DIR           prefix for every path resources touch (env MESH_ROOT, default /)
   --interval SECONDS   timer reconcile interval (default 300)
+
+environment:
+  MESH_SERVICE_MANAGER  what runs service resources: systemd, mesh-host (its own supervisor)
+                        or auto (default: systemd where it is PID 1)
 `;
 
 const ALLOWED: Record<string, string[]> = {

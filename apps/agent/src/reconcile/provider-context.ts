@@ -55,10 +55,22 @@ export function providerContext(opts: {
     },
     serviceManager: () =>
       (manager ??= (async () =>
-        (opts.systemdIsPid1 ?? (await systemdIsPid1()))
+        (opts.systemdIsPid1 ?? managerChosen() ?? (await systemdIsPid1()))
           ? systemdManager(opts.runner, opts.root.dir)
           : supervisedManager({ rootDir: opts.root.dir, command: () => opts.hostCommand ?? hostCommand() }))()),
   };
+}
+
+/**
+ * MESH_SERVICE_MANAGER=systemd or mesh-host overrides the choice made from PID 1 (true means
+ * systemd); unset or "auto" leaves it to PID 1. Anything else fails each service resource, clearly.
+ */
+function managerChosen(env: NodeJS.ProcessEnv = process.env): boolean | undefined {
+  const v = env.MESH_SERVICE_MANAGER;
+  if (v === undefined || v === "" || v === "auto") return undefined;
+  if (v === "systemd") return true;
+  if (v === "mesh-host") return false;
+  throw new Error(`MESH_SERVICE_MANAGER=${v}: expected systemd, mesh-host or auto`);
 }
 
 /** Every managed path and each of its ancestors: what a purging directory must leave. */

@@ -216,6 +216,19 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     expect(readFileSync(victim, "utf8")).toBe("keep me\n");
   });
 
+  it("MESH_SERVICE_MANAGER chooses the manager over PID 1, and a bad value fails the service clearly", async () => {
+    const byEnv = (value: string) => {
+      process.env.MESH_SERVICE_MANAGER = value;
+      return reconcile(
+        { store, root: new Root(root), log: silentLogger(), enrolled: false, hostCommand: HOST },
+        { declaration: Declaration.parse({ version: 1, resources: [svc("ExecStart=/bin/sleep 1000")] }) },
+      ).finally(() => delete process.env.MESH_SERVICE_MANAGER);
+    };
+    expect((await byEnv("mesh-host")).report.errors).toEqual([]);
+    expect((await status()).state).toBe("active");
+    expect((await byEnv("upstart")).report.errors).toEqual([{ id: "demo", message: "MESH_SERVICE_MANAGER=upstart: expected systemd, mesh-host or auto" }]);
+  });
+
   it("refuses a unit it cannot run, clearly, and starts nothing", async () => {
     const r = await run([svc("Type=forking\nPIDFile=/run/demo.pid\nExecStart=/usr/sbin/demo")]);
     expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/Type=forking is not supported/) }]);

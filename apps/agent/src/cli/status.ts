@@ -7,6 +7,7 @@ import { DiskStore } from "../store/disk-store";
 import { Ownership, OWNERSHIP_KEY } from "../store/ownership";
 import type { Store } from "../store/store";
 import type { Logger } from "../log";
+import { supervisedServices, type SupervisedService } from "../supervisor/supervised-manager";
 import { HOST_VERSION } from "../version";
 import type { CommonOptions } from "./options";
 
@@ -29,9 +30,11 @@ export interface StatusView {
   identityProblem: string | null;
   hostVersion: string;
   stateDir: string;
+  /** Units the host's own supervisor runs (where systemd is not PID 1); empty otherwise. */
+  services: SupervisedService[];
 }
 
-export async function statusView(store: Store, stateDir: string, log: Logger): Promise<StatusView> {
+export async function statusView(store: Store, stateDir: string, rootDir: string, log: Logger): Promise<StatusView> {
   const identity = await loadIdentity(store);
   const status = await readStatusFile(store);
   const held = await loadHeldDeclaration(store, log);
@@ -67,12 +70,13 @@ export async function statusView(store: Store, stateDir: string, log: Logger): P
     identityProblem: identity.kind === "bad" ? identity.reason : null,
     hostVersion: HOST_VERSION,
     stateDir,
+    services: await supervisedServices(rootDir),
   };
 }
 
 export async function statusCommand(opts: CommonOptions & { json: boolean; log: Logger }): Promise<number> {
   const store = new DiskStore(opts.stateDir);
-  const view = await statusView(store, opts.stateDir, opts.log);
+  const view = await statusView(store, opts.stateDir, opts.root, opts.log);
   if (opts.json) {
     process.stdout.write(JSON.stringify(view, null, 2) + "\n");
     return 0;
@@ -95,6 +99,14 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
   }
   if (view.storeLost) lines.push(`store: lost (what was owned before it can no longer be removed)`);
   lines.push(`state dir: ${view.stateDir}`);
+  if (view.services.length) {
+    lines.push(`services run by mesh-host (systemd is not PID 1 here):`);
+    for (const s of view.services) {
+      const pid = s.pid !== null ? ` pid ${s.pid}` : "";
+      const restarts = s.restarts ? `, ${s.restarts} restart${s.restarts === 1 ? "" : "s"}` : "";
+      lines.push(`  ${s.unit}: ${s.state}${pid} since ${s.since}${restarts} (${s.result}); log ${s.log}`);
+    }
+  }
   process.stdout.write(lines.join("\n") + "\n");
   return 0;
 }

@@ -12,6 +12,8 @@ import { MemoryStore } from "../store/memory-store";
 import { Root } from "../resources/root";
 import { isAlive, readStatus, servicePaths, type ServiceStatus } from "./service-status";
 import { supervisedManager } from "./supervised-manager";
+import { statusView } from "../cli/status";
+import { DiskStore } from "../store/disk-store";
 
 const HOST = [process.execPath, join(__dirname, "../../dist/mesh-host.js")];
 const UNIT = "demo.service";
@@ -227,6 +229,23 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     expect((await byEnv("mesh-host")).report.errors).toEqual([]);
     expect((await status()).state).toBe("active");
     expect((await byEnv("upstart")).report.errors).toEqual([{ id: "demo", message: "MESH_SERVICE_MANAGER=upstart: expected systemd, mesh-host or auto" }]);
+  });
+
+  it("runs an instance from its template with %i, and mesh-host status lists what it runs", async () => {
+    mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
+    writeFileSync(join(root, "etc/systemd/system/worker@.service"), "[Service]\nExecStart=/bin/sleep 10%i\n[Install]\nWantedBy=multi-user.target\n");
+    const r = await run([{ type: "service", id: "w", unit: "worker@42.service", enabled: true, state: "running" } as ResourceInput]);
+    expect(r.report.errors).toEqual([]);
+    const s = await status("worker@42.service");
+    expect(cmdline(s.main!.pid)).toEqual(["/bin/sleep", "1042"]);
+    expect(readlinkSync(join(root, "etc/systemd/system/multi-user.target.wants/worker@42.service"))).toBe("/etc/systemd/system/worker@.service");
+    const manager = supervisedManager({ rootDir: root, command: () => HOST });
+    await expect(manager.act("start", "worker@.service")).rejects.toThrow("is a template; run an instance of it, such as worker@NAME.service");
+
+    const state = mkdtempSync(join(tmpdir(), "mesh-sup-state-"));
+    temps.push(state);
+    const view = await statusView(new DiskStore(state), state, root, silentLogger());
+    expect(view.services).toEqual([expect.objectContaining({ unit: "worker@42.service", state: "active", pid: s.main!.pid, restarts: 0 })]);
   });
 
   it("refuses a unit it cannot run, clearly, and starts nothing", async () => {

@@ -3,6 +3,7 @@
 // as the unit says, and writes its state; the host reads that state and signals the supervisor.
 import { spawn } from "node:child_process";
 import { closeSync, constants, promises as fs } from "node:fs";
+import { dirname } from "node:path";
 import type { ServiceManager } from "../resources/service-manager";
 import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
 import type { UnitSpec } from "./unit-file";
@@ -24,10 +25,7 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
 
   async function isActive(unit: string): Promise<string> {
     const status = await readStatus(servicePaths(rootDir, unit).status);
-    if (!status) return "inactive";
-    if (isAlive(status.supervisor)) return status.state;
-    // Only a supervisor that finished writes inactive or failed; any other state means it was killed.
-    return status.state === "inactive" || status.state === "failed" ? status.state : "failed";
+    return status ? effectiveState(status) : "inactive";
   }
 
   async function start(unit: string): Promise<void> {
@@ -104,6 +102,40 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     // The supervisor reads the unit file each time it starts; there is no loaded copy to refresh.
     reload: async () => false,
   };
+}
+
+/** The state as it stands: only a supervisor that finished writes inactive or failed; any other state with it gone means it was killed. */
+function effectiveState(status: ServiceStatus): ServiceStatus["state"] {
+  if (isAlive(status.supervisor)) return status.state;
+  return status.state === "inactive" || status.state === "failed" ? status.state : "failed";
+}
+
+export interface SupervisedService {
+  unit: string;
+  state: ServiceStatus["state"];
+  since: string;
+  /** The main process while it runs. */
+  pid: number | null;
+  restarts: number;
+  result: string;
+  log: string;
+}
+
+/** Every unit the host's own supervisor has run under this root, as `mesh-host status` shows them. */
+export async function supervisedServices(rootDir: string): Promise<SupervisedService[]> {
+  const dir = dirname(servicePaths(rootDir, "x.service").status);
+  const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith(".service.json")).sort();
+  const out: SupervisedService[] = [];
+  for (const file of files) {
+    const unit = file.slice(0, -".json".length);
+    const paths = servicePaths(rootDir, unit);
+    const status = await readStatus(paths.status).catch(() => null);
+    if (!status) continue;
+    const state = effectiveState(status);
+    const running = state === "active" || state === "activating" || state === "deactivating";
+    out.push({ unit, state, since: status.since, pid: running && status.main && isAlive(status.main) ? status.main.pid : null, restarts: status.restarts, result: status.result, log: paths.log });
+  }
+  return out;
 }
 
 /**

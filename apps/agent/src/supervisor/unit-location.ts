@@ -16,6 +16,14 @@ export interface UnitFileFound {
 }
 
 export async function findUnitFile(rootDir: string, unit: string): Promise<UnitFileFound | null> {
+  const own = await findFile(rootDir, unit);
+  if (own) return own;
+  // An instance (foo@bar.service) without a file of its own runs from its template (foo@.service).
+  const template = /^([^@]+)@[^@]+\.service$/.exec(unit);
+  return template ? findFile(rootDir, `${template[1]}@.service`) : null;
+}
+
+async function findFile(rootDir: string, unit: string): Promise<UnitFileFound | null> {
   for (const dir of UNIT_DIRS) {
     const path = join(dir, unit);
     const hostPath = join(rootDir, path);
@@ -37,6 +45,7 @@ export async function loadUnit(rootDir: string, unit: string): Promise<UnitSpec>
   const found = await findUnitFile(rootDir, unit);
   if (!found) throw new Error(`unit ${unit} not found (no file under ${UNIT_DIRS.join(", ")})`);
   if (found.text === null) throw new Error(`unit ${unit} is masked`);
+  if (unit.endsWith("@.service")) throw new Error(`unit ${unit} is a template; run an instance of it, such as ${unit.replace("@.service", "@NAME.service")}`);
   return parseUnitFile(unit, found.text);
 }
 

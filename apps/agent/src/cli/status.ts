@@ -100,7 +100,7 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
   if (view.storeLost) lines.push(`store: lost (what was owned before it can no longer be removed)`);
   lines.push(`state dir: ${view.stateDir}`);
   if (view.services.length) {
-    lines.push(`services run by mesh-host (systemd is not PID 1 here):`);
+    lines.push(`services run by mesh-host's own supervisor:`);
     for (const s of view.services) {
       const pid = s.pid !== null ? ` pid ${s.pid}` : "";
       const restarts = s.restarts ? `, ${s.restarts} restart${s.restarts === 1 ? "" : "s"}` : "";

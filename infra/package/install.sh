@@ -31,6 +31,10 @@ mv -f "$bindir/.mesh-host.new" "$bindir/mesh-host"
 cp "$here/mesh-host-rollback" "$libdir/.mesh-host-rollback.new"
 chmod 0755 "$libdir/.mesh-host-rollback.new"
 mv -f "$libdir/.mesh-host-rollback.new" "$libdir/mesh-host-rollback"
+# What systemd does for the unit, for machines without it (restart on every exit, the rollback step).
+cp "$here/mesh-host-run-loop" "$libdir/.mesh-host-run-loop.new"
+chmod 0755 "$libdir/.mesh-host-run-loop.new"
+mv -f "$libdir/.mesh-host-run-loop.new" "$libdir/mesh-host-run-loop"
 cp "$here/mesh-host.service" "$unitdir/mesh-host.service"
 chmod 0644 "$unitdir/mesh-host.service"
 
@@ -40,6 +44,7 @@ if [ -z "$root" ] && [ -d /run/systemd/system ]; then
   systemctl enable --now mesh-host.service
   echo "mesh-host.service is enabled and running; enrol with: mesh-host enrol URL --token T --ca-pin sha256:..."
 else
-  echo "systemd is not running here: start the host with '$bindir/mesh-host run' under your supervisor"
+  echo "systemd is not running here: start the host with '${libdir#$root}/mesh-host-run-loop ${bindir#$root}/mesh-host'"
+  echo "(it restarts the host on every exit and rolls back a failed self-upgrade, as the unit does; run it under an init that reaps, e.g. tini)"
   echo "then enrol with: mesh-host enrol URL --token T --ca-pin sha256:..."
 fi

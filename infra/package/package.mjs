@@ -19,6 +19,7 @@ const work = path.join(out, `.work-${version}`);
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
 const unit = (bindir, libdir) => fs.readFileSync(path.join(repo, "infra/systemd/mesh-host.service"), "utf8").replaceAll("@BINDIR@", bindir).replaceAll("@LIBDIR@", libdir);
 const rollback = fs.readFileSync(path.join(here, "mesh-host-rollback.sh"));
+const runLoop = fs.readFileSync(path.join(here, "mesh-host-run-loop.sh"));
 
 fs.rmSync(work, { recursive: true, force: true });
 fs.mkdirSync(work, { recursive: true });
@@ -38,7 +39,7 @@ fs.chmodSync(binary, 0o755);
 run("strip", [binary]);
 run(path.join(repo, "node_modules/.bin/postject"), [binary, "NODE_SEA_BLOB", path.join(work, "sea.blob"), "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"], { stdio: "ignore" });
 
-// 3. The tarball: binary, unit, rollback script, install.sh (sh + tar + coreutils only).
+// 3. The tarball: binary, unit, rollback script, run loop (no systemd), install.sh (sh + tar + coreutils only).
 const tarName = `mesh-host-${version}-linux-${unameArch}`;
 const tarDir = path.join(work, tarName);
 fs.mkdirSync(tarDir);
@@ -47,6 +48,8 @@ fs.chmodSync(path.join(tarDir, "mesh-host"), 0o755);
 fs.writeFileSync(path.join(tarDir, "mesh-host.service"), unit("/usr/local/bin", "/usr/local/lib/mesh-host"));
 fs.writeFileSync(path.join(tarDir, "mesh-host-rollback"), rollback);
 fs.chmodSync(path.join(tarDir, "mesh-host-rollback"), 0o755);
+fs.writeFileSync(path.join(tarDir, "mesh-host-run-loop"), runLoop);
+fs.chmodSync(path.join(tarDir, "mesh-host-run-loop"), 0o755);
 fs.copyFileSync(path.join(here, "install.sh"), path.join(tarDir, "install.sh"));
 fs.chmodSync(path.join(tarDir, "install.sh"), 0o755);
 fs.mkdirSync(out, { recursive: true });
@@ -64,6 +67,7 @@ const put = (rel, data, mode) => {
 put("usr/bin/mesh-host", fs.readFileSync(binary), 0o755);
 put("lib/systemd/system/mesh-host.service", unit("/usr/bin", "/usr/lib/mesh-host"), 0o644);
 put("usr/lib/mesh-host/mesh-host-rollback", rollback, 0o755);
+put("usr/lib/mesh-host/mesh-host-run-loop", runLoop, 0o755);
 put("usr/share/doc/mesh-host/copyright", "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: mesh-host\n\nFiles: *\nCopyright: 2026 The Mesh authors\nLicense: proprietary\n Copyright 2026 The Mesh authors. All rights reserved.\n", 0o644);
 put("usr/share/lintian/overrides/mesh-host", fs.readFileSync(path.join(here, "deb/lintian-overrides")), 0o644);
 put("usr/share/man/man1/mesh-host.1.gz", zlib.gzipSync(fs.readFileSync(path.join(here, "deb/mesh-host.1")), { level: 9 }), 0o644);

@@ -3,7 +3,7 @@
 // sandbox root, passes lintian, upgrades N -> N+1 keeping the node's identity;
 // the unit passes systemd-analyze verify with empty stderr; the binary upgrades itself
 // from a signed release and the unit's rollback step puts the old one back.
-import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash, createPrivateKey, sign } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -29,6 +29,7 @@ const sh = (cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] =
 /** A directory of links to sh, tar and every coreutils program: all install.sh may use. */
 function minimalPath(): string {
   const dir = path.join(tmp, "minimal-bin");
+  if (fs.existsSync(dir)) return dir;
   fs.mkdirSync(dir, { recursive: true });
   const coreutils = execFileSync("dpkg", ["-L", "coreutils"], { encoding: "utf8" }).split("\n").filter((p) => /^\/(usr\/)?bin\/[^/]+$/.test(p));
   for (const p of [...coreutils, "/bin/sh", "/bin/tar"]) {
@@ -105,6 +106,41 @@ describe("packaging", () => {
     expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStopPost=/usr/local/lib/mesh-host/mesh-host-rollback /var/lib/mesh-host /usr/local/bin/mesh-host");
     expect(fs.statSync(path.join(root, "usr/local/lib/mesh-host/mesh-host-rollback")).mode & 0o777).toBe(0o755);
     await enrolAndApply(path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
+  });
+
+  it("without systemd, the installed run loop restarts the host on every exit and stops it on SIGTERM, with only sh and coreutils", async () => {
+    const bin = minimalPath();
+    const root = path.join(tmp, "loop-root");
+    fs.mkdirSync(path.join(root, "etc"), { recursive: true });
+    const unpacked = path.join(tmp, "loop-unpacked");
+    fs.mkdirSync(unpacked);
+    expect(sh("tar", ["-xzf", n.tarball, "-C", unpacked, "--strip-components=1"]).code).toBe(0);
+    const installed = sh(`${bin}/sh`, [path.join(unpacked, "install.sh"), "--root", root], { env: { PATH: bin } });
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain("start the host with '/usr/local/lib/mesh-host/mesh-host-run-loop /usr/local/bin/mesh-host'");
+    const loop = spawn(`${bin}/sh`, [path.join(root, "usr/local/lib/mesh-host/mesh-host-run-loop"), path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host")], {
+      env: { PATH: bin, MESH_ROOT: root },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    loop.stdout!.on("data", (d) => (output += d));
+    loop.stderr!.on("data", (d) => (output += d));
+    const exited = new Promise<number | null>((r) => loop.once("exit", (code) => r(code)));
+    const hostPid = () => {
+      const r = sh("pgrep", ["-P", String(loop.pid)]);
+      return r.stdout.split("\n").map(Number).find((pid) => pid > 0 && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("run"));
+    };
+    try {
+      const first = await waitFor("the host under the loop", hostPid, 10_000);
+      process.kill(first, "SIGKILL");
+      const second = await waitFor("the host started again", () => { const p = hostPid(); return p && p !== first ? p : null; }, 10_000);
+      expect(output).toMatch(/mesh-host exited with status 137; restarting in 2 s/);
+      loop.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(fs.existsSync(`/proc/${second}`) && !/\) Z /.test(fs.readFileSync(`/proc/${second}/stat`, "utf8"))).toBe(false);
+    } finally {
+      if (loop.exitCode === null) loop.kill("SIGKILL");
+    }
   });
 
   it("installs the .deb into a sandbox root; the unit verifies; lintian is clean; the host enrols and applies", async () => {

@@ -84,24 +84,24 @@ async function readTable(file: string): Promise<Table> {
   return table;
 }
 
-/** Users that live outside /etc (LDAP, systemd-homed) through NSS. */
-function getent(db: "passwd" | "group", name: string): Promise<number | undefined> {
+/** The fields of one entry from NSS (users that live outside /etc: LDAP, systemd-homed), or undefined. */
+function getentFields(db: "passwd" | "group", name: string): Promise<string[] | undefined> {
   return new Promise((resolve) => {
-    execFile("getent", [db, name], { timeout: 5000 }, (err, stdout) => {
-      if (err) return resolve(undefined);
-      const id = Number(stdout.split(":")[2]);
-      resolve(Number.isInteger(id) && id >= 0 ? id : undefined);
-    });
+    execFile("getent", [db, name], { timeout: 5000 }, (err, stdout) => resolve(err ? undefined : stdout.trim().split(":")));
   });
 }
 
-function getentUser(name: string): Promise<{ gid: number; home: string } | undefined> {
-  return new Promise((resolve) => {
-    execFile("getent", ["passwd", name], { timeout: 5000 }, (err, stdout) => {
-      if (err) return resolve(undefined);
-      const fields = stdout.trim().split(":");
-      const gid = Number(fields[3]);
-      resolve(Number.isInteger(gid) && gid >= 0 ? { gid, home: fields[5] || "/" } : undefined);
-    });
-  });
+function nonNegativeInt(field: string | undefined): number | undefined {
+  const n = Number(field);
+  return field && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+async function getent(db: "passwd" | "group", name: string): Promise<number | undefined> {
+  return nonNegativeInt((await getentFields(db, name))?.[2]);
+}
+
+async function getentUser(name: string): Promise<{ gid: number; home: string } | undefined> {
+  const fields = await getentFields("passwd", name);
+  const gid = nonNegativeInt(fields?.[3]);
+  return gid === undefined ? undefined : { gid, home: fields?.[5] || "/" };
 }

@@ -228,14 +228,19 @@ function unitPath(ctx: ServiceContext, unit: string): string {
   return join(ctx.unitDir ?? join(ctx.root, "etc/systemd/system"), unit);
 }
 
-async function readUnitFile(ctx: ServiceContext, unit: string): Promise<UnitFile> {
-  const path = unitPath(ctx, unit);
+function readUnitFile(ctx: ServiceContext, unit: string): Promise<UnitFile> {
+  return readUnitFileAt(unitPath(ctx, unit));
+}
+
+/** A unit file as it stands at a host path: its text, the link it is (a mask links to /dev/null), or null. */
+export async function readUnitFileAt(path: string): Promise<UnitFile> {
   try {
     const st = await fs.lstat(path);
     if (st.isSymbolicLink()) return { kind: "symlink", target: await fs.readlink(path) };
     return { kind: "file", content: await fs.readFile(path, "utf8") };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw err;
   }
 }

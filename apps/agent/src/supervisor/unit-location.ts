@@ -2,6 +2,7 @@
 // what enablement means without systemd: the same .wants/.requires links systemctl makes.
 import { promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
+import { readUnitFileAt } from "../resources/service";
 import { parseUnitFile, UnitFileError, type UnitSpec } from "./unit-file";
 
 /** systemd's search path for system units, highest precedence first. */
@@ -26,16 +27,13 @@ export async function findUnitFile(rootDir: string, unit: string): Promise<UnitF
 async function findFile(rootDir: string, unit: string): Promise<UnitFileFound | null> {
   for (const dir of UNIT_DIRS) {
     const path = join(dir, unit);
-    const hostPath = join(rootDir, path);
-    try {
-      const st = await fs.lstat(hostPath);
-      if (st.isSymbolicLink() && (await fs.readlink(hostPath)) === "/dev/null") return { path, text: null };
-      return { path, text: await fs.readFile(hostPath, "utf8") };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") continue;
-      throw err;
-    }
+    const found = await readUnitFileAt(join(rootDir, path));
+    if (!found) continue;
+    if (found.kind === "file") return { path, text: found.content };
+    if (found.target === "/dev/null") return { path, text: null };
+    // Any other link (to a file elsewhere, as systemctl link makes) is read through.
+    const text = await fs.readFile(join(rootDir, path), "utf8").catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
+    if (text !== null) return { path, text };
   }
   return null;
 }

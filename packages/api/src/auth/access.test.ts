@@ -66,13 +66,25 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect((await callerWith({ cookie: `${SESSION_COOKIE}=${second.sessionId}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
-  it("rate-limits logins per account and per address", async () => {
-    const limits = createLoginLimits(3, 5);
-    for (let i = 0; i < 3; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
-    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "b" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
-    await expect(loginUser(deps.db, limits, { name: "x1", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
-    await expect(loginUser(deps.db, limits, { name: "x2", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
-    await expect(loginUser(deps.db, limits, { name: "x3", password: "nope", address: "a" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+  it("backs off failed logins per (account, address), never locking the account out elsewhere, and never counting successes", async () => {
+    let now = 1_000_000;
+    const limits = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
+    for (let i = 0; i < 4; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
+    // The attacker's address is locked for that account...
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "attacker" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    // ...while the admin logs in from anywhere else.
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
+    // Successes do not count: many logins in a row from one address all work.
+    for (let i = 0; i < 8; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
+    // Repeated failures back off: 1 s after the first lock, 2 s after the next failure.
+    now += 1000;
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/try again in 2 s/);
+    // One address spraying many accounts meets the coarse per-address cap (5 failures here).
+    const sprayer = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
+    for (let i = 0; i < 6; i++) await expect(loginUser(deps.db, sprayer, { name: `x${i}`, password: "nope", address: "sprayer" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, sprayer, { name: "x9", password: "nope", address: "sprayer" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    await expect(loginUser(deps.db, sprayer, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
   });
 
   it("issues a named key once, stores only its hash, and refuses it once revoked", async () => {

@@ -136,6 +136,9 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect(loginUser(deps.db, limits, { name: "pia", password: "pia-password-1" })).rejects.toThrow(/wrong/);
     await expect(loginUser(deps.db, limits, { name: "pia", password: "pia-password-2" })).resolves.toMatchObject({ role: "viewer" });
     expect(await lastEvent("user.change-password")).toMatchObject({ actor: "user:pia", target: "user:pia", data: { sessionsEnded: 1 } });
+    // Someone holding a stolen session cannot guess the password behind it for long.
+    for (let i = 0; i < 6; i++) await expect(pia.user.changePassword({ currentPassword: `guess-${i}`, newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(pia.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS" });
     // An API key has no password to change.
     await expect(admin.user.changePassword({ currentPassword: "x", newPassword: "0123456789" })).rejects.toMatchObject({ code: "FORBIDDEN" });
   });

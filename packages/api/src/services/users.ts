@@ -10,6 +10,11 @@ import { userActor } from "../auth/actor";
 import type { SessionUser } from "../auth/caller";
 import { recordEvent } from "./record-event";
 import { CallerName } from "./caller-name";
+import { describeWait, FailureBackoff } from "../http/failure-backoff";
+
+// Whoever holds a stolen session must not be able to guess the password behind it:
+// wrong current passwords back off per user, like logins (in memory, per instance).
+const currentPasswordFailures = new FailureBackoff({ freeFailures: 5 });
 
 export const Password = z.string().min(10, "at least 10 characters").max(1024);
 
@@ -78,7 +83,10 @@ export async function changeOwnPassword(deps: Deps, opts: { actor: string; user:
   const name = opts.user.name;
   const [user] = await deps.db.select().from(users).where(and(eq(users.name, name), isNull(users.revokedAt)));
   if (!user) throw new MeshError("UNAUTHORIZED", "your account no longer exists");
+  const attempt = currentPasswordFailures.attempt(user.id);
+  if (!attempt.allowed) throw new MeshError("RATE_LIMITED", `too many wrong current passwords; try again in ${describeWait(attempt.retryAfterMs)}`);
   if (!(await verifyPassword(input.currentPassword, user.passwordHash))) throw new MeshError("BAD_INPUT", "the current password is wrong");
+  currentPasswordFailures.succeeded(user.id);
   const passwordHash = await hashPassword(input.newPassword);
   const keep = opts.user.sessionIdHash;
   return deps.db.transaction(async (tx) => {

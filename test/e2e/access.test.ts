@@ -131,7 +131,7 @@ describe(`accounts and limits (${engine})`, () => {
     await cp.stop();
     await cp.boot();
     await expect(api(cp.url, ADMIN_API_KEY).query("user.me")).rejects.toMatchObject({ status: 401 });
-    expect((await api(cp.url, env.MESH_ADMIN_API_KEY).query("user.me")).actor).toBe("api-key");
+    expect((await api(cp.url, env.MESH_ADMIN_API_KEY).query("user.me")).role).toBe("admin");
     expect((await withCookie(cookie, "user.me")).status).toBe(200);
     // A new password: every session of admin ends.
     env.MESH_ADMIN_PASSWORD = "e2e-new-admin-password";

@@ -62,7 +62,7 @@ describe(`bad input (${engine})`, () => {
       expect((await enrolWith(token)).status).toBe(201);
     });
 
-    it("rate-limits enrolment attempts per token id, with a reason", async () => {
+    it("backs off failed enrolment attempts per token id and address, with a reason", async () => {
       const guess = "zzzzzz.0123456789abcdefghijklmn";
       const statuses: number[] = [];
       for (let i = 0; i < 7; i++) statuses.push((await enrolWith(guess)).status);

@@ -194,7 +194,7 @@ describe(`dashboard pages (${engine})`, () => {
   it("has no serious or critical axe-core violations on any page", async () => {
     const page = await admin.newPage();
     const results: Record<string, string[]> = {};
-    const pages = ["/login", "/", `/nodes/${nodeA}`, `/nodes/${nodeB}`, "/machines", "/roles", "/roles/edit?name=web", "/audit", "/access"];
+    const pages = ["/login", "/", `/nodes/${nodeA}`, `/nodes/${nodeB}`, "/machines", "/roles", "/roles/edit?name=web", "/audit", "/access", "/account"];
     for (const path of pages) {
       if (path === "/login") {
         const anon = await browser.newPage();

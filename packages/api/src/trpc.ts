@@ -5,12 +5,15 @@ import { ZodError } from "zod";
 import type { Deps } from "./deps";
 import { authenticateCaller } from "./auth/authenticate-caller";
 import type { UserRole } from "@mesh/db";
+import type { SessionUser } from "./auth/caller";
 import { toTrpcError } from "./errors";
 
 export interface TrpcContext extends Deps {
   actor: string | null;
   /** What the caller may do; null when there is no caller. */
   role: UserRole | null;
+  /** The dashboard user and session, when the caller logged in (not for API keys). */
+  user: SessionUser | null;
   /** Base URL hosts use to reach this control plane (for enrol commands). */
   publicUrl: string;
   /** Pin of the TLS certificate served, if any: enrol commands carry it. */
@@ -19,7 +22,7 @@ export interface TrpcContext extends Deps {
 
 export async function createTrpcContext(opts: { deps: Deps; headers: Headers; publicUrl: string; tlsPin?: string }): Promise<TrpcContext> {
   const caller = await authenticateCaller(opts.deps.db, opts.headers);
-  return { ...opts.deps, actor: caller?.name ?? null, role: caller?.role ?? null, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
+  return { ...opts.deps, actor: caller?.name ?? null, role: caller?.role ?? null, user: caller?.user ?? null, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
 }
 
 const t = initTRPC.context<TrpcContext>().create({

@@ -20,9 +20,10 @@ export function Shell({ children, me }: { children: ReactNode; me?: { name: stri
           </div>
           <div className="flex items-center gap-3 text-sm">
             {me?.name && (
-              <span className="text-slate-600">
+              <Link href="/account" className="rounded px-1 text-slate-600 hover:underline focus-visible:ring-2 focus-visible:ring-sky-500">
+                <span className="sr-only">Your account: </span>
                 {me.name} <span className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">{me.role}</span>
-              </span>
+              </Link>
             )}
             <form action="/api/auth/logout" method="post">
               <button type="submit" className="rounded px-3 py-1.5 text-slate-700 hover:bg-slate-100 focus-visible:ring-2 focus-visible:ring-sky-500">

@@ -9,6 +9,7 @@ import { createTrpcContext } from "../trpc";
 import { ensureAdminCredentials } from "./credentials";
 import { createLoginLimits, loginUser } from "./login-user";
 import { SESSION_COOKIE } from "./sessions";
+import { ACTOR } from "./actor";
 import { handleFileDownload, handleFileUpload } from "../http/files-handler";
 
 describe.each(testEngines())("access on %s", (engine) => {
@@ -30,7 +31,7 @@ describe.each(testEngines())("access on %s", (engine) => {
 
   it("makes MESH_ADMIN_PASSWORD the password of the admin user, and keeps the env API key an admin", async () => {
     const admin = await session("admin", "admin-password-1");
-    expect(await admin.user.me()).toEqual({ name: "admin", role: "admin" });
+    expect(await admin.user.me()).toEqual({ name: "admin", actor: "user:admin", role: "admin", hasPassword: true });
     const key = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
     expect((await key.user.me()).role).toBe("admin");
     await expect(session("admin", "wrong")).rejects.toThrow(/wrong user name or password/);
@@ -66,13 +67,25 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect((await callerWith({ cookie: `${SESSION_COOKIE}=${second.sessionId}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
-  it("rate-limits logins per account and per address", async () => {
-    const limits = createLoginLimits(3, 5);
-    for (let i = 0; i < 3; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
-    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "b" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
-    await expect(loginUser(deps.db, limits, { name: "x1", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
-    await expect(loginUser(deps.db, limits, { name: "x2", password: "nope", address: "a" })).rejects.toThrow(/wrong/);
-    await expect(loginUser(deps.db, limits, { name: "x3", password: "nope", address: "a" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+  it("backs off failed logins per (account, address), never locking the account out elsewhere, and never counting successes", async () => {
+    let now = 1_000_000;
+    const limits = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
+    for (let i = 0; i < 4; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
+    // The attacker's address is locked for that account...
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "attacker" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    // ...while the admin logs in from anywhere else.
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
+    // Successes do not count: many logins in a row from one address all work.
+    for (let i = 0; i < 8; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
+    // Repeated failures back off: 1 s after the first lock, 2 s after the next failure.
+    now += 1000;
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/try again in 2 s/);
+    // One address spraying many accounts meets the coarse per-address cap (5 failures here).
+    const sprayer = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
+    for (let i = 0; i < 6; i++) await expect(loginUser(deps.db, sprayer, { name: `x${i}`, password: "nope", address: "sprayer" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, sprayer, { name: "x9", password: "nope", address: "sprayer" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    await expect(loginUser(deps.db, sprayer, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
   });
 
   it("issues a named key once, stores only its hash, and refuses it once revoked", async () => {
@@ -81,7 +94,7 @@ describe.each(testEngines())("access on %s", (engine) => {
     expect(created.key).toMatch(/^meshk_[a-z0-9]{8}\./);
     expect(JSON.stringify(await admin.apiKey.list())).not.toContain(created.key.split(".")[1]);
     const reader = await callerWith({ authorization: `Bearer ${created.key}` });
-    expect(await reader.user.me()).toEqual({ name: "key:ci-reader", role: "viewer" });
+    expect(await reader.user.me()).toEqual({ name: "key:ci-reader", actor: "key:ci-reader", role: "viewer", hasPassword: false });
     await expect(reader.token.create({})).rejects.toMatchObject({ code: "FORBIDDEN" });
     await admin.apiKey.revoke({ id: created.id });
     await expect((await callerWith({ authorization: `Bearer ${created.key}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
@@ -101,5 +114,104 @@ describe.each(testEngines())("access on %s", (engine) => {
     expect(await read.text()).toBe("hello");
     const anonymous = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`), sha256);
     expect(anonymous.status).toBe(401);
+  });
+  const lastEvent = async (action: string) => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    return (await admin.event.list({ action, limit: 1 })).items[0];
+  };
+
+  it("ends a user's other sessions when they change their own password, which needs the current one", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    await admin.user.create({ name: "pia", role: "viewer", password: "pia-password-1" });
+    const limits = createLoginLimits();
+    const here = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-1" });
+    const elsewhere = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-1" });
+    const pia = await callerWith({ cookie: `${SESSION_COOKIE}=${here.sessionId}` });
+    await expect(pia.user.changePassword({ currentPassword: "not-it", newPassword: "pia-password-2" })).rejects.toMatchObject({ code: "BAD_REQUEST", message: /current password is wrong/ });
+    await expect(pia.user.changePassword({ currentPassword: "pia-password-1", newPassword: "short" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    expect(await pia.user.changePassword({ currentPassword: "pia-password-1", newPassword: "pia-password-2" })).toEqual({ changed: true, sessionsEnded: 1 });
+    // The other session is refused; the one that made the change goes on.
+    await expect((await callerWith({ cookie: `${SESSION_COOKIE}=${elsewhere.sessionId}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    expect((await (await callerWith({ cookie: `${SESSION_COOKIE}=${here.sessionId}` })).user.me()).name).toBe("pia");
+    await expect(loginUser(deps.db, limits, { name: "pia", password: "pia-password-1" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "pia", password: "pia-password-2" })).resolves.toMatchObject({ role: "viewer" });
+    expect(await lastEvent("user.change-password")).toMatchObject({ actor: "user:pia", target: "user:pia", data: { sessionsEnded: 1 } });
+    // Someone holding a stolen session cannot guess the password behind it for long.
+    for (let i = 0; i < 6; i++) await expect(pia.user.changePassword({ currentPassword: `guess-${i}`, newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(pia.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    // An API key has no password to change.
+    await expect(admin.user.changePassword({ currentPassword: "x", newPassword: "0123456789" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+  });
+
+  it("lets an admin set another user's password, ending all of that user's sessions", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const { id } = await admin.user.create({ name: "quinn", role: "viewer", password: "quinn-password-1" });
+    const quinn = await loginUser(deps.db, createLoginLimits(), { name: "quinn", password: "quinn-password-1" });
+    const viewer = await callerWith({ cookie: `${SESSION_COOKIE}=${quinn.sessionId}` });
+    await expect(viewer.user.setPassword({ id, password: "quinn-password-9" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    expect(await admin.user.setPassword({ id, password: "quinn-password-2" })).toMatchObject({ changed: true, sessionsEnded: 1 });
+    await expect((await callerWith({ cookie: `${SESSION_COOKIE}=${quinn.sessionId}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(loginUser(deps.db, createLoginLimits(), { name: "quinn", password: "quinn-password-2" })).resolves.toMatchObject({ role: "viewer" });
+    expect(await lastEvent("user.set-password")).toMatchObject({ actor: ACTOR.adminKey, target: "user:quinn" });
+  });
+
+  it("rotates a named key: the new key is returned once, the old one is refused at once", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const created = await admin.apiKey.create({ name: "deployer", role: "admin" });
+    const rotated = await admin.apiKey.rotate({ id: created.id });
+    expect(rotated).toMatchObject({ id: created.id, name: "deployer", role: "admin" });
+    expect(rotated.key).toMatch(new RegExp(`^meshk_${created.id}\\.`));
+    expect(rotated.key).not.toBe(created.key);
+    await expect((await callerWith({ authorization: `Bearer ${created.key}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    expect((await (await callerWith({ authorization: `Bearer ${rotated.key}` })).user.me()).actor).toBe("key:deployer");
+    expect(JSON.stringify(await admin.apiKey.list())).not.toContain(rotated.key.split(".")[1]);
+    expect(await lastEvent("api-key.rotate")).toMatchObject({ actor: ACTOR.adminKey, target: `api-key:${created.id}` });
+    await admin.apiKey.revoke({ id: created.id });
+    await expect(admin.apiKey.rotate({ id: created.id })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("namespaces actors: a user or key named like a built-in actor cannot pass for it in event.list", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    for (const name of ["api-key", "system", "bootstrap", "control-plane", "anonymous"]) {
+      await admin.user.create({ name, role: "admin", password: "spoof-password" });
+      const spoofer = await session(name, "spoof-password");
+      expect((await spoofer.user.me()).actor).toBe(`user:${name}`);
+      await spoofer.token.create({ labels: { by: name } });
+      // Filtering on the built-in actor never finds what the user did...
+      const builtIn = await admin.event.list({ actor: name, action: "token.create", limit: 200 });
+      expect(builtIn.items.filter((e) => (e.data as { labels?: { by?: string } }).labels?.by === name)).toEqual([]);
+      // ...which is listed under the user's own actor.
+      const own = await admin.event.list({ actor: `user:${name}`, action: "token.create" });
+      expect(own.items).toHaveLength(1);
+    }
+    // A key name is one key: a second key cannot share the first one's actor.
+    await admin.apiKey.create({ name: "system", role: "viewer" });
+    await expect(admin.apiKey.create({ name: "system", role: "admin" })).rejects.toMatchObject({ code: "CONFLICT" });
+    // Nobody can choose a name that reads like a namespaced actor.
+    await expect(admin.user.create({ name: "token:abc", role: "admin", password: "spoof-password" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(admin.apiKey.create({ name: "node:1", role: "admin" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+  });
+
+  it("applies a changed MESH_ADMIN_PASSWORD or MESH_ADMIN_API_KEY at start, ending admin's sessions; an unchanged one changes nothing", async () => {
+    const limits = createLoginLimits();
+    const before = await loginUser(deps.db, limits, { name: "admin", password: "admin-password-1" });
+    const stillThere = () => callerWith({ cookie: `${SESSION_COOKIE}=${before.sessionId}` }).then((c) => c.user.me());
+    // A restart with the same settings: the session goes on.
+    await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
+    await expect(stillThere()).resolves.toMatchObject({ name: "admin" });
+    // Admin changes the password in the dashboard; a restart with the same setting keeps that change.
+    await (await callerWith({ cookie: `${SESSION_COOKIE}=${before.sessionId}` })).user.changePassword({ currentPassword: "admin-password-1", newPassword: "admin-password-2" });
+    await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-2" })).resolves.toMatchObject({ role: "admin" });
+    // A new setting replaces the password and ends every session of admin.
+    await ensureAdminCredentials(deps.db, { password: "admin-password-3", apiKey: "env-admin-api-key-4567" });
+    await expect(stillThere()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-2" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-3" })).resolves.toMatchObject({ role: "admin" });
+    // The old admin key is refused, the new one works.
+    await expect((await callerWith({ authorization: "Bearer env-admin-api-key-0123" })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-4567" });
+    expect((await admin.event.list({ action: "user.set-password", limit: 1 })).items[0]).toMatchObject({ actor: "system", target: "user:admin", data: { from: "MESH_ADMIN_PASSWORD" } });
+    expect((await admin.event.list({ action: "api-key.rotate", limit: 1 })).items[0]).toMatchObject({ actor: "system", target: "api-key", data: { from: "MESH_ADMIN_API_KEY" } });
   });
 });

@@ -3,6 +3,7 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { createHash } from "node:crypto";
 import { apiKeys, sessions, users, type DbOrTx } from "@mesh/db";
+import { ACTOR, keyActor, userActor } from "./actor";
 import type { Caller } from "./caller";
 import { apiKeyMatches, readSetting, SETTING } from "./credentials";
 import { apiKeyId } from "./api-key-format";
@@ -16,17 +17,18 @@ async function namedKeyCaller(db: DbOrTx, presented: string, id: string): Promis
     .from(apiKeys)
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
   if (!row || !apiKeyMatches(presented, row.keyHash)) return null;
-  return { name: `key:${row.name}`, role: row.role };
+  return { name: keyActor(row.name), role: row.role };
 }
 
 export async function sessionCaller(db: DbOrTx, sessionId: string): Promise<Caller | null> {
   if (!sessionId || sessionId.length > 128) return null;
+  const sessionIdHash = sha256(sessionId);
   const [row] = await db
     .select({ name: users.name, role: users.role })
     .from(sessions)
     .innerJoin(users, and(eq(users.name, sessions.user), isNull(users.revokedAt)))
-    .where(and(eq(sessions.idHash, sha256(sessionId)), gt(sessions.expiresAt, new Date())));
-  return row ?? null;
+    .where(and(eq(sessions.idHash, sessionIdHash), gt(sessions.expiresAt, new Date())));
+  return row ? { name: userActor(row.name), role: row.role, user: { name: row.name, sessionIdHash } } : null;
 }
 
 export async function authenticateCaller(db: DbOrTx, headers: Headers): Promise<Caller | null> {
@@ -37,7 +39,7 @@ export async function authenticateCaller(db: DbOrTx, headers: Headers): Promise<
     const id = apiKeyId(m[1]!);
     if (id) return namedKeyCaller(db, m[1]!, id);
     const stored = await readSetting(db, SETTING.apiKey);
-    return stored && apiKeyMatches(m[1]!, stored) ? { name: "api-key", role: "admin" } : null;
+    return stored && apiKeyMatches(m[1]!, stored) ? { name: ACTOR.adminKey, role: "admin" } : null;
   }
   const session = readCookie(headers.get("cookie"), SESSION_COOKIE);
   return session ? sessionCaller(db, session) : null;

@@ -3,8 +3,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { settings, type Db, type DbOrTx } from "@mesh/db";
-import { hashPassword } from "./passwords";
+import { hashPassword, verifyPassword } from "./passwords";
 import { ensureAdminUser } from "./admin-user";
+import { recordEvent } from "../services/record-event";
+import { ACTOR } from "./actor";
 
 export const SETTING = {
   adminPassword: "admin_password_hash",
@@ -43,10 +45,22 @@ export interface GeneratedCredentials {
   apiKey?: string;
 }
 
+/**
+ * At start. A setting in the environment is applied when it differs from the one
+ * applied last: a new MESH_ADMIN_PASSWORD replaces admin's password and ends its
+ * sessions; a new MESH_ADMIN_API_KEY replaces the old key, which stops working.
+ * An unchanged setting changes nothing, so a password admin changed in the
+ * dashboard stands until the environment changes.
+ */
 export async function ensureAdminCredentials(db: Db, env: { password?: string; apiKey?: string }): Promise<GeneratedCredentials> {
   const generated: GeneratedCredentials = {};
+  let passwordChanged = false;
   if (env.password) {
-    await writeSetting(db, SETTING.adminPassword, await hashPassword(env.password));
+    const applied = await readSetting(db, SETTING.adminPassword);
+    if (!applied || !(await verifyPassword(env.password, applied))) {
+      await writeSetting(db, SETTING.adminPassword, await hashPassword(env.password));
+      passwordChanged = !!applied;
+    }
   } else if (!(await readSetting(db, SETTING.adminPassword))) {
     const password = randomBytes(12).toString("base64url");
     const ours = await hashPassword(password);
@@ -54,11 +68,17 @@ export async function ensureAdminCredentials(db: Db, env: { password?: string; a
     if ((await settingOnce(db, SETTING.adminPassword, ours)) === ours) generated.password = password;
   }
   if (env.apiKey) {
-    await writeSetting(db, SETTING.apiKey, hashApiKey(env.apiKey));
+    const applied = await readSetting(db, SETTING.apiKey);
+    if (applied !== hashApiKey(env.apiKey)) {
+      await db.transaction(async (tx) => {
+        await writeSetting(tx, SETTING.apiKey, hashApiKey(env.apiKey!));
+        if (applied) await recordEvent(tx, { actor: ACTOR.system, action: "api-key.rotate", target: ACTOR.adminKey, data: { from: "MESH_ADMIN_API_KEY" } });
+      });
+    }
   } else if (!(await readSetting(db, SETTING.apiKey))) {
     const apiKey = `mesh_${randomBytes(24).toString("base64url")}`;
     if ((await settingOnce(db, SETTING.apiKey, hashApiKey(apiKey))) === hashApiKey(apiKey)) generated.apiKey = apiKey;
   }
-  await ensureAdminUser(db, { passwordFromEnv: !!env.password });
+  await ensureAdminUser(db, { changedFromEnv: passwordChanged });
   return generated;
 }

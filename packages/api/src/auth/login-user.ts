@@ -1,21 +1,37 @@
 // Dashboard login by user name and password: a new session id every time (the
-// one presented before, if any, is dropped), rate-limited per account and address.
+// one presented before, if any, is dropped). Failures back off per (account, address).
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import { sessions, users, type DbOrTx } from "@mesh/db";
 import { MeshError } from "../errors";
-import { RateLimiter } from "../http/rate-limiter";
+import { describeWait, FailureBackoff } from "../http/failure-backoff";
 import { verifyPassword, hashPassword } from "./passwords";
 import { SESSION_TTL_MS } from "./sessions";
 
+/**
+ * Only failures count, and they are counted per (account, address): someone failing
+ * from one address slows down only themselves, never the account's owner elsewhere.
+ * A coarse per-address count catches one address trying many accounts.
+ */
 export interface LoginLimits {
-  perAccount: RateLimiter;
-  perAddress: RateLimiter;
+  perAccountAddress: FailureBackoff;
+  perAddress: FailureBackoff;
 }
 
-/** Attempts per 5 minutes: enough for a typo or three, far too few for guessing. */
-export function createLoginLimits(perAccount = 10, perAddress = 50): LoginLimits {
-  return { perAccount: new RateLimiter(perAccount, 5 * 60_000), perAddress: new RateLimiter(perAddress, 5 * 60_000) };
+export interface LoginLimitOptions {
+  /** Failures per (account, address) before the backoff starts (1 s, doubling, at most 15 min). */
+  perAccountAddress?: number;
+  /** Failures per address, over every account, before the same backoff. */
+  perAddress?: number;
+  now?: () => number;
+}
+
+export function createLoginLimits(options: LoginLimitOptions = {}): LoginLimits {
+  const { perAccountAddress = 5, perAddress = 50, now } = options;
+  return {
+    perAccountAddress: new FailureBackoff({ freeFailures: perAccountAddress, now }),
+    perAddress: new FailureBackoff({ freeFailures: perAddress, now }),
+  };
 }
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -28,16 +44,46 @@ export async function loginUser(
   input: { name: string; password: string; address?: string; previousSessionId?: string | null },
 ): Promise<{ sessionId: string; expiresAt: Date; role: string }> {
   const name = input.name.trim().slice(0, 64) || "admin";
-  if (!limits.perAddress.take(`addr:${input.address ?? "?"}`) || !limits.perAccount.take(`user:${name}`)) {
-    throw new MeshError("RATE_LIMITED", "too many login attempts; wait a few minutes");
+  const address = input.address || "?";
+  const accountKey = `${name}\u0000${address}`;
+  for (const [limiter, key, forgive] of [
+    [limits.perAddress, address, () => {}],
+    [limits.perAccountAddress, accountKey, () => limits.perAddress.forgive(address)],
+  ] as const) {
+    const attempt = limiter.attempt(key);
+    if (!attempt.allowed) {
+      forgive();
+      throw new MeshError("RATE_LIMITED", `too many failed logins; try again in ${describeWait(attempt.retryAfterMs)}`);
+    }
   }
   const [user] = await db.select().from(users).where(and(eq(users.name, name), isNull(users.revokedAt)));
   decoy ??= hashPassword(randomBytes(16).toString("hex"));
   const ok = await verifyPassword(input.password, user?.passwordHash ?? (await decoy));
-  if (!user || !ok) throw new MeshError("UNAUTHORIZED", "wrong user name or password");
-  if (input.previousSessionId) await db.delete(sessions).where(eq(sessions.idHash, sha256(input.previousSessionId)));
-  const sessionId = randomBytes(32).toString("base64url");
-  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
-  await db.insert(sessions).values({ idHash: sha256(sessionId), user: user.name, expiresAt });
-  return { sessionId, expiresAt, role: user.role };
+  const session = user && ok ? await startSession(db, user, input.previousSessionId) : null;
+  if (!session) throw new MeshError("UNAUTHORIZED", "wrong user name or password");
+  limits.perAccountAddress.succeeded(accountKey);
+  limits.perAddress.forgive(address);
+  return { ...session, role: user!.role };
+}
+
+/**
+ * Inserts the session only while the user still has the password just verified and
+ * is not revoked, holding the user's row against a concurrent password change or
+ * revocation until it commits: a change either sees this session (and ends it) or
+ * makes this insert find nothing. Null when the user changed in between.
+ */
+async function startSession(db: DbOrTx, user: { name: string; passwordHash: string }, previousSessionId?: string | null) {
+  return db.transaction(async (tx) => {
+    const [still] = await tx
+      .select({ name: users.name })
+      .from(users)
+      .where(and(eq(users.name, user.name), eq(users.passwordHash, user.passwordHash), isNull(users.revokedAt)))
+      .for("share");
+    if (!still) return null;
+    if (previousSessionId) await tx.delete(sessions).where(eq(sessions.idHash, sha256(previousSessionId)));
+    const sessionId = randomBytes(32).toString("base64url");
+    const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+    await tx.insert(sessions).values({ idHash: sha256(sessionId), user: user.name, expiresAt });
+    return { sessionId, expiresAt };
+  });
 }

@@ -5,31 +5,53 @@ import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { enrolNode } from "../services/enrol-node";
 import { jsonError, readJsonBody } from "./json-body";
-import { RateLimiter } from "./rate-limiter";
+import { describeWait, FailureBackoff } from "./failure-backoff";
 import { parseToken } from "../services/enrolment-token";
 
-/** Enrolment is rate-limited per address and per token id, to slow down guessing. */
+/**
+ * Failed enrolments back off per (token id, address), so whoever knows a token's
+ * public id cannot block it for hosts elsewhere, and per address over every token,
+ * which is what slows down guessing. Successful enrolments never count.
+ */
 export interface EnrolLimits {
-  perAddress: RateLimiter;
-  perToken: RateLimiter;
+  perAddress: FailureBackoff;
+  perTokenAddress: FailureBackoff;
 }
 
-export function createEnrolLimits(perAddressPerMinute = 30, perTokenPerMinute = 10): EnrolLimits {
-  return { perAddress: new RateLimiter(perAddressPerMinute, 60_000), perToken: new RateLimiter(perTokenPerMinute, 60_000) };
+/** Each number is the failures allowed before the backoff starts (1 s, doubling, at most 15 min). */
+export function createEnrolLimits(perAddress = 30, perTokenAddress = 10, now?: () => number): EnrolLimits {
+  return { perAddress: new FailureBackoff({ freeFailures: perAddress, now }), perTokenAddress: new FailureBackoff({ freeFailures: perTokenAddress, now }) };
+}
+
+function refuse(what: string, retryAfterMs: number): MeshError {
+  return new MeshError("RATE_LIMITED", `too many enrolment attempts ${what}; try again in ${describeWait(retryAfterMs)}`);
 }
 
 export async function handleEnrol(deps: Deps, request: Request, opts: { address?: string; limits: EnrolLimits }): Promise<Response> {
-  const { address, limits } = opts;
+  const { limits } = opts;
+  const address = opts.address || "?";
+  let tokenKey: string | null = null;
+  let counted = false;
   try {
-    if (address && !limits.perAddress.take(address)) throw new MeshError("RATE_LIMITED", "too many enrolment attempts from this address; try again in a minute");
+    const byAddress = limits.perAddress.attempt(address);
+    if (!byAddress.allowed) throw refuse("from this address", byAddress.retryAfterMs);
+    counted = true;
     const body = await readJsonBody(request, LIMITS.enrolBodyBytes);
     const parsed = EnrolRequest.safeParse(body);
     if (!parsed.success) throw new MeshError("BAD_INPUT", `invalid enrolment: ${describeZodError(parsed.error)}`);
     const tokenId = parseToken(parsed.data.token)?.id;
-    if (tokenId && !limits.perToken.take(tokenId)) throw new MeshError("RATE_LIMITED", "too many enrolment attempts with this token; try again in a minute");
-    const result = await enrolNode(deps, parsed.data, { address });
+    if (tokenId) {
+      const byToken = limits.perTokenAddress.attempt(`${tokenId}\u0000${address}`);
+      if (!byToken.allowed) throw refuse("with this token from this address", byToken.retryAfterMs);
+      tokenKey = `${tokenId}\u0000${address}`;
+    }
+    const result = await enrolNode(deps, parsed.data, { address: opts.address });
+    if (tokenKey) limits.perTokenAddress.succeeded(tokenKey);
+    limits.perAddress.forgive(address);
     return Response.json(result, { status: 201 });
   } catch (err) {
+    // A refusal by the limits is not itself a failure to count.
+    if (err instanceof MeshError && err.code === "RATE_LIMITED" && counted) limits.perAddress.forgive(address);
     return jsonError(deps, err);
   }
 }

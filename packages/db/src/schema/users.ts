@@ -20,14 +20,19 @@ export const users = pgTable(
   (t) => [uniqueIndex("users_name_idx").on(t.name)],
 );
 
-export const apiKeys = pgTable("api_keys", {
-  /** The public part of the key (`mesh_<id>_<secret>`), shown in lists. */
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  role: text("role").$type<UserRole>().notNull(),
-  keyHash: text("key_hash").notNull(),
-  createdBy: text("created_by").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
-  revokedAt: timestamp("revoked_at", { withTimezone: true }),
-});
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    /** The public part of the key (`meshk_<id>.<secret>`), shown in lists. */
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    role: text("role").$type<UserRole>().notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  // The name is the key's actor in the audit trail (`key:<name>`): one key per name, ever.
+  (t) => [uniqueIndex("api_keys_name_idx").on(t.name)],
+);

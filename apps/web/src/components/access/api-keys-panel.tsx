@@ -1,5 +1,5 @@
 "use client";
-// Named API keys for automation: create (shown once) and revoke.
+// Named API keys for automation: create and rotate (the key is shown once) and revoke.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../trpc";
@@ -15,8 +15,11 @@ export function ApiKeysPanel() {
   const queryClient = useQueryClient();
   const keys = useQuery(trpc.apiKey.list.queryOptions());
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.apiKey.list.queryKey() });
-  const create = useMutation(trpc.apiKey.create.mutationOptions({ onSuccess: () => (setName(""), refresh()) }));
+  // The last key shown: a new one, or a rotated one (the old secret stopped working).
+  const [shown, setShown] = useState<{ name: string; role: string; key: string; verb: string } | null>(null);
+  const create = useMutation(trpc.apiKey.create.mutationOptions({ onSuccess: (k) => (setName(""), setShown({ ...k, verb: "created" }), refresh()) }));
   const revoke = useMutation(trpc.apiKey.revoke.mutationOptions({ onSettled: refresh }));
+  const rotate = useMutation(trpc.apiKey.rotate.mutationOptions({ onSuccess: (k) => setShown({ ...k, verb: "rotated: the old key no longer works" }) }));
   const [name, setName] = useState("");
   const [role, setRole] = useState<CallerRole>("viewer");
   return (
@@ -33,12 +36,13 @@ export function ApiKeysPanel() {
       </form>
       {create.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(create.error)}</p>}
       {revoke.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(revoke.error)}</p>}
-      {create.data && (
+      {rotate.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(rotate.error)}</p>}
+      {shown && (
         <div aria-live="polite" className="space-y-2 rounded-md border border-emerald-200 bg-emerald-50 p-3 text-sm">
-          <p>Key <strong>{create.data.name}</strong> ({create.data.role}) created. It is shown only now: copy it.</p>
+          <p>Key <strong>{shown.name}</strong> ({shown.role}) {shown.verb}. It is shown only now: copy it.</p>
           <div className="flex items-start gap-2">
-            <code data-testid="api-key" className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300">{create.data.key}</code>
-            <CopyButton text={create.data.key} label="Copy the API key" />
+            <code data-testid="api-key" className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300">{shown.key}</code>
+            <CopyButton text={shown.key} label="Copy the API key" />
           </div>
         </div>
       )}
@@ -57,8 +61,13 @@ export function ApiKeysPanel() {
                 <td className="px-2 py-1"><span className="font-medium">{k.name}</span> <span className="font-mono text-xs text-slate-600">meshk_{k.id}.…</span></td>
                 <td className="px-2 py-1">{k.role}</td>
                 <CallerStatusCells createdAt={k.createdAt} createdBy={k.createdBy} revokedAt={k.revokedAt} />
-                <td className="px-2 py-1 text-right">
-                  {!k.revokedAt && <Button aria-label={`Revoke API key ${k.name}`} onClick={() => revoke.mutate({ id: k.id })}>Revoke</Button>}
+                <td className="space-x-2 whitespace-nowrap px-2 py-1 text-right">
+                  {!k.revokedAt && (
+                    <>
+                      <Button aria-label={`Rotate API key ${k.name}`} disabled={rotate.isPending} onClick={() => rotate.mutate({ id: k.id })}>Rotate</Button>
+                      <Button aria-label={`Revoke API key ${k.name}`} onClick={() => revoke.mutate({ id: k.id })}>Revoke</Button>
+                    </>
+                  )}
                 </td>
               </tr>
             ))}

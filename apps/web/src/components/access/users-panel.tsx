@@ -1,5 +1,6 @@
 "use client";
-// Users: create (admin or viewer, with a password) and revoke.
+// Users: create (admin or viewer, with a password), set another user's password
+// (their sessions end) and revoke. Your own password is changed on /account.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../trpc";
@@ -16,6 +17,9 @@ export function UsersPanel({ me }: { me: string }) {
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.user.list.queryKey() });
   const create = useMutation(trpc.user.create.mutationOptions({ onSuccess: () => (setName(""), setPassword(""), refresh()) }));
   const revoke = useMutation(trpc.user.revoke.mutationOptions({ onSettled: refresh }));
+  const setUserPassword = useMutation(trpc.user.setPassword.mutationOptions({ onSuccess: () => (setEditing(null), setNewPassword("")) }));
+  const [editing, setEditing] = useState<{ id: string; name: string } | null>(null);
+  const [newPassword, setNewPassword] = useState("");
   const [name, setName] = useState("");
   const [role, setRole] = useState<CallerRole>("viewer");
   const [password, setPassword] = useState("");
@@ -37,6 +41,23 @@ export function UsersPanel({ me }: { me: string }) {
       </form>
       {create.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(create.error)}</p>}
       {revoke.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(revoke.error)}</p>}
+      {editing && (
+        <form
+          aria-label={`Set the password of ${editing.name}`}
+          className="flex flex-wrap items-end gap-2 rounded-md border border-slate-200 bg-slate-50 p-3"
+          onSubmit={(e) => (e.preventDefault(), setUserPassword.mutate({ id: editing.id, password: newPassword }))}
+        >
+          <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
+            New password for {editing.name} (10+ characters)
+            <input type="password" value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required minLength={10} autoComplete="new-password" className={fieldClass} />
+          </label>
+          <Button type="submit" kind="primary" disabled={setUserPassword.isPending}>Set password</Button>
+          <Button onClick={() => (setEditing(null), setNewPassword(""))}>Cancel</Button>
+          <p className="w-full text-xs text-slate-600">Every session of {editing.name} ends; tell them the new password another way.</p>
+        </form>
+      )}
+      {setUserPassword.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(setUserPassword.error)}</p>}
+      {setUserPassword.isSuccess && !editing && <p role="status" className="text-sm text-emerald-800">Password set; {setUserPassword.data.sessionsEnded} session(s) ended.</p>}
       {users.isPending ? (
         <LoadingState />
       ) : users.isError ? (
@@ -50,9 +71,12 @@ export function UsersPanel({ me }: { me: string }) {
                 <td className="px-2 py-1 font-mono">{u.name}</td>
                 <td className="px-2 py-1">{u.role}</td>
                 <CallerStatusCells createdAt={u.createdAt} createdBy={u.createdBy} revokedAt={u.revokedAt} />
-                <td className="px-2 py-1 text-right">
+                <td className="space-x-2 whitespace-nowrap px-2 py-1 text-right">
                   {!u.revokedAt && u.name !== me && (
-                    <Button aria-label={`Revoke user ${u.name}`} onClick={() => revoke.mutate({ id: u.id })}>Revoke</Button>
+                    <>
+                      <Button aria-label={`Set password of user ${u.name}`} onClick={() => (setEditing({ id: u.id, name: u.name }), setNewPassword(""), setUserPassword.reset())}>Set password</Button>
+                      <Button aria-label={`Revoke user ${u.name}`} onClick={() => revoke.mutate({ id: u.id })}>Revoke</Button>
+                    </>
                   )}
                 </td>
               </tr>

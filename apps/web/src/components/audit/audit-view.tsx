@@ -35,7 +35,7 @@ export function AuditView({ initialNode }: { initialNode?: string }) {
       <form role="search" aria-label="Filter events" className="flex flex-wrap items-end gap-2" onSubmit={(e) => e.preventDefault()}>
         <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
           Actor
-          <input value={actor} onChange={(e) => (setActor(e.target.value), reset())} placeholder="admin" className={field} />
+          <input value={actor} onChange={(e) => (setActor(e.target.value), reset())} placeholder="user:admin" className={field} />
         </label>
         <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
           Action

@@ -146,7 +146,8 @@ export class Host {
   /**
    * Retired: stop, then forget the identity, the key, the held declaration and
    * the store (the final declaration already removed or released what it owned).
-   * The machine-id stays: re-enrolling this machine finds the same node history.
+   * The machine-id stays: the control plane can tell this machine was a node before
+   * (a retired node is history; enrolling again makes a new node).
    */
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");

@@ -109,6 +109,25 @@ describe(`node identity (${engine})`, () => {
     expect((await node(nodeId)).state).toBe("enrolled");
   });
 
+  it("facts a host asserts cannot buy it grants: a granted role may not select on them, identity facts stay pinned, and every role they move it into is audited", async () => {
+    const granted = { name: "by-fact", selector: { profile: { cpus: { gte: 64 } } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/db.env" }] };
+    await expect(client().mutate("role.upsert", granted)).rejects.toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/may use only labels/) } } });
+    await client().mutate("role.upsert", { ...granted, grants: [], resources: [{ type: "directory", id: "big", path: "/big" }] });
+    const { token } = await client().mutate("token.create", {});
+    const machineId = "5e".repeat(16);
+    const fake = await enrolFake(cp.url, token, machineId);
+    const ws = await openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, fake) });
+    ws.send(JSON.stringify({ type: "facts", profile: { ...profile("6f".repeat(16)), hostname: "db-primary", cpus: 64 }, inventory }));
+    const events = async () => (await node(fake.nodeId)).events as Array<{ action: string; data: any }>;
+    await waitFor("roles-changed audited", async () => (await events()).some((e) => e.action === "node.roles-changed"));
+    const all = await events();
+    expect(all.find((e) => e.action === "node.roles-changed")!.data).toEqual({ cause: "facts", entered: ["by-fact"], left: [] });
+    expect(all.find((e) => e.action === "node.facts-refused")!.data.claimed).toEqual({ machineId: "6f".repeat(16), hostname: "db-primary" });
+    expect((await node(fake.nodeId)).profile).toMatchObject({ machineId, hostname: profile(machineId).hostname, cpus: 64 });
+    ws.close();
+    await client().mutate("role.delete", { name: "by-fact" });
+  });
+
   it("a revoked node is not revived by enrolment, even with its old key's proof: the machine becomes a new node", async () => {
     const machineId = "2b".repeat(16);
     const { token } = await client().mutate("token.create", { labels: { ident: "yes" } });

@@ -14,6 +14,7 @@ import { api } from "../harness/api";
 import { Host } from "../harness/host";
 import { authHeader, enrolFake, enrolRaw, inventory, keyPair, openLink, profile } from "../harness/link";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
+import { seriousViolations } from "../harness/axe";
 import { waitFor } from "../harness/wait";
 
 const engine = engines()[0]!;
@@ -98,6 +99,7 @@ describe(`node identity (${engine})`, () => {
     const box = page.getByTestId("replacement-claim");
     await box.waitFor();
     expect(await box.textContent()).toMatch(/A machine claiming to be this node enrolled from \S+/);
+    expect((await seriousViolations(page)).findings).toEqual([]);
     await box.getByRole("button", { name: "Reject" }).click();
     await box.waitFor({ state: "detached" });
     await page.close();
@@ -191,6 +193,7 @@ describe(`node identity (${engine})`, () => {
     await hydrated(page);
     const box = page.getByTestId("replacement-claim");
     expect(await box.textContent()).toMatch(/Awaiting approval: this machine enrolled from \S+/);
+    expect((await seriousViolations(page)).findings).toEqual([]);
     await box.getByRole("button", { name: "Approve replacement" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Approve replacement" }).click();
     await page.getByTestId("claim-outcome").waitFor();

@@ -90,7 +90,8 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: { addre
         const proof = request.replaces?.nodeId === existing.id
           ? checkReplacementProof(request.replaces, { nodeId: existing.id, oldPublicKey: existing.publicKey, newPublicKey: request.publicKey, tokenId: token.id, now: nowOf(deps) })
           : null;
-        if (proof && !proof.ok && /clock/.test(proof.reason)) throw new MeshError("BAD_INPUT", `re-enrolment refused: ${proof.reason}`);
+        // A stale proof is most likely a wrong clock: say so rather than quietly make a claim.
+        if (proof && !proof.ok && proof.kind === "stale") throw new MeshError("BAD_INPUT", `re-enrolment refused: ${proof.reason}`);
         if (!proof?.ok) {
           // Machine-id is a hint, not a credential: without proof of the old key this is
           // only a claim. A pending node holds the new key until an admin decides.

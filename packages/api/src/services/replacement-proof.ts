@@ -3,16 +3,17 @@
 import { createPublicKey, verify } from "node:crypto";
 import { REPLACEMENT_PROOF_SKEW_MS, replacementProofMessage, type ReplacementProof } from "@mesh/protocol";
 
-export type ProofCheck = { ok: true } | { ok: false; reason: string };
+/** stale: signed, perhaps, but too far from now (a clock to fix); invalid: not the node's key. */
+export type ProofCheck = { ok: true } | { ok: false; kind: "stale" | "invalid"; reason: string };
 
 export function checkReplacementProof(
   proof: ReplacementProof,
   expected: { nodeId: string; oldPublicKey: string; newPublicKey: string; tokenId: string; now: Date },
 ): ProofCheck {
-  if (proof.nodeId !== expected.nodeId) return { ok: false, reason: "the proof names another node" };
+  if (proof.nodeId !== expected.nodeId) return { ok: false, kind: "invalid", reason: "the proof names another node" };
   const skew = Math.abs(Date.parse(proof.time) - expected.now.getTime());
   if (!(skew <= REPLACEMENT_PROOF_SKEW_MS)) {
-    return { ok: false, reason: `the proof's time ${proof.time} is more than ${REPLACEMENT_PROOF_SKEW_MS / 60_000} minutes from the control plane's clock; check this machine's clock` };
+    return { ok: false, kind: "stale", reason: `the proof's time ${proof.time} is more than ${REPLACEMENT_PROOF_SKEW_MS / 60_000} minutes from the control plane's clock; check this machine's clock` };
   }
   try {
     const key = createPublicKey({ key: Buffer.from(expected.oldPublicKey, "base64"), format: "der", type: "spki" });
@@ -21,5 +22,5 @@ export function checkReplacementProof(
   } catch {
     // a malformed signature is a bad signature
   }
-  return { ok: false, reason: "the proof is not signed by the node's current key" };
+  return { ok: false, kind: "invalid", reason: "the proof is not signed by the node's current key" };
 }

@@ -201,7 +201,7 @@ describe("mesh-host enrol and run", () => {
     const fromFile = await host("enrol", cp.url, "--token-file", file, "--insecure");
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(cp.enrolments[0]!.token).toBe("good");
-    const fromStdin = await hostWithInput("good\n", "enrol", cp.url, "--token", "-", "--insecure", "--force");
+    const fromStdin = await hostWithInput("good\nnot read\n", "enrol", cp.url, "--token", "-", "--insecure", "--force");
     expect(fromStdin.code, fromStdin.stderr).toBe(0);
     expect(cp.enrolments[1]!.token).toBe("good");
     // wrong uses exit 2 before anything is sent

@@ -1,6 +1,6 @@
 // A node's whole life with real processes: retire (removing or keeping what it
 // owns), revoke across two control-plane instances, presence when a link dies
-// half-open, and re-enrolment of the same machine without a duplicate node.
+// half-open, and re-enrolment of the same machine without a duplicate node (through approval).
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -86,7 +86,8 @@ describe(`node lifecycle (${engine})`, () => {
     expect(noticed).toBeLessThan(2 * 1000 + 1500); // two intervals, plus the 1 s batch flush of this test's poll
   });
 
-  it("sends its facts again only when they changed, and a changed profile fact retargets the node", async () => {
+  it("sends its facts again only when they changed; a changed machine-id is refused and audited, and a role selecting it does not reach the node", async () => {
+    // Was: a changed machine-id retargeted the node. Identity facts are pinned at enrolment now (decision 0014).
     const { host, nodeId } = await enrolled("facts", "cd".repeat(16));
     await waitFor("first report", async () => (await client().query("node.get", { id: nodeId })).appliedVersion > 0);
     expect(host.output).not.toMatch(/facts sent/);
@@ -95,21 +96,27 @@ describe(`node lifecycle (${engine})`, () => {
       selector: { profile: { machineId: "ef".repeat(16) } },
       resources: [{ type: "file", id: "p", path: "/etc/profile-selected", content: "yes\n" }],
     });
+    const declared = (await client().query("node.get", { id: nodeId })).declaredVersion;
     await host.stop();
     fs.writeFileSync(path.join(host.root, "etc/machine-id"), `${"ef".repeat(16)}\n`);
     host.run(1);
-    await waitFor("profile-selected file applied", () => fs.existsSync(host.file("/etc/profile-selected")), 20_000);
+    await waitFor("facts refused", async () => (await client().query("node.get", { id: nodeId })).events.some((e: any) => e.action === "node.facts-refused"), 20_000);
     expect(host.output).toMatch(/facts sent/);
     const node = await client().query("node.get", { id: nodeId });
-    expect(node.profile.machineId).toBe("ef".repeat(16));
-    expect(node.events.map((e: any) => e.action)).toContain("node.facts");
+    expect(node.profile.machineId).toBe("cd".repeat(16));
+    expect(node.declaredVersion).toBe(declared);
+    expect(node.declaration.resources.map((r: any) => r.id)).not.toContain("p");
+    expect(node.events.find((e: any) => e.action === "node.facts-refused").data.claimed).toEqual({ machineId: "ef".repeat(16) });
     await client().mutate("role.delete", { name: "by-profile" });
   });
 
-  it("re-enrols the same machine into the same node, and the old key is refused", async () => {
+  it("re-enrolling the same machine after losing its store makes no duplicate node: a claim waits for approval, then the old key is refused", async () => {
+    // Was: the new key replaced the old one at once. Without proof of the old key it now waits
+    // for an admin (decision 0005; the dashboard side is in node-identity.test.ts).
     const machineId = "ab".repeat(16);
     const { host, nodeId } = await enrolled("reenrol", machineId);
-    const total = (await client().query("node.list")).total;
+    const notPending = async () => (await client().query("node.list", { limit: 500 })).items.filter((n: any) => n.state !== "pending").length;
+    const before = await notPending();
     await host.stop();
     const oldState = path.join(path.dirname(host.stateDir), "old-state");
     fs.cpSync(host.stateDir, oldState, { recursive: true });
@@ -117,9 +124,11 @@ describe(`node lifecycle (${engine})`, () => {
     const { token } = await client().mutate("token.create", {});
     expect(host.enrol(cp.url, token).code).toBe(0);
     expect(host.status().nodeId).toBe(nodeId);
-    expect((await client().query("node.list")).total).toBe(total);
+    expect(await notPending()).toBe(before);
+    const [claim] = (await client().query("node.get", { id: nodeId })).claims;
+    await client().mutate("node.approveReplacement", { id: claim.id });
     const node = await client().query("node.get", { id: nodeId });
-    expect(node.events.map((e: any) => e.action)).toContain("node.re-enrol");
+    expect(node.events.map((e: any) => e.action)).toEqual(expect.arrayContaining(["node.replacement-claimed", "node.replacement-approved"]));
     // the old identity (old key) can no longer open a link
     const old = new Host("life-old");
     hosts.push(old);

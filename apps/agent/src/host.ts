@@ -10,7 +10,7 @@ import { checkDeclaration } from "./reconcile/declaration-check";
 import { reconcile } from "./reconcile/reconcile";
 import type { Root } from "./resources/root";
 import { loadHeldDeclaration, saveHeldDeclaration } from "./state-dir/held-declaration";
-import type { Identity } from "./state-dir/identity";
+import { saveApproved, type Identity } from "./state-dir/identity";
 import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
 import type { Store } from "./store/store";
 import type { Backoff } from "./link/backoff";
@@ -81,6 +81,15 @@ export class Host {
         onOpen: () => {
           // Accepted by the control plane: whatever refused us before is over.
           this.revoked = null;
+          if (this.opts.identity.awaitingApproval) {
+            saveApproved(this.opts.store, this.opts.identity).then(
+              (approved) => {
+                this.opts.identity = approved;
+                this.log.info({}, "replacement approved: this key is the node's now");
+              },
+              (err) => this.log.warn({ err: String(err) }, "could not record the approval in the identity"),
+            );
+          }
           this.opts.onLinkUp?.();
           this.writeStatus();
           // Re-observe and report at once on every (re)connect.
@@ -137,7 +146,8 @@ export class Host {
   /**
    * Retired: stop, then forget the identity, the key, the held declaration and
    * the store (the final declaration already removed or released what it owned).
-   * The machine-id stays: re-enrolling this machine finds the same node history.
+   * The machine-id stays: the control plane can tell this machine was a node before
+   * (a retired node is history; enrolling again makes a new node).
    */
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");

@@ -8,8 +8,9 @@ import type { Logger } from "./log";
 const USAGE = `usage: mesh-host <command> [options]
 
 commands:
-  enrol URL --token T (--ca-pin sha256:HEX | --insecure) [--force]
-                                  enrol this machine with a control plane
+  enrol URL (--token T | --token - | --token-file F) (--ca-pin sha256:HEX | --insecure) [--force]
+                                  enrol this machine with a control plane; \`--token -\` reads
+                                  the token from standard input (keeps it out of \`ps\`)
   run                             the daemon: hold the link and reconcile
   status [--json]                 hosted or enrolled, and what was last reconciled
   apply --file F [--json]         reconcile a local declaration once
@@ -29,7 +30,7 @@ environment:
 `;
 
 const ALLOWED: Record<string, string[]> = {
-  enrol: ["token", "force", "ca-pin", "insecure"],
+  enrol: ["token", "token-file", "force", "ca-pin", "insecure"],
   run: [],
   status: ["json"],
   apply: ["file", "json"],
@@ -50,6 +51,7 @@ export async function main(argv: string[]): Promise<number> {
         root: { type: "string" },
         interval: { type: "string" },
         token: { type: "string" },
+        "token-file": { type: "string" },
         force: { type: "boolean", default: false },
         "ca-pin": { type: "string" },
         insecure: { type: "boolean", default: false },
@@ -82,7 +84,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const allowed = ALLOWED[command];
     if (!allowed) throw new HostError("usage", `unknown command ${JSON.stringify(command)}`);
-    for (const key of ["token", "force", "json", "file", "bundle", "ca-pin", "insecure", "unit"] as const) {
+    for (const key of ["token", "token-file", "force", "json", "file", "bundle", "ca-pin", "insecure", "unit"] as const) {
       const v = values[key];
       if (v !== undefined && v !== false && !allowed.includes(key)) {
         throw new HostError("usage", `--${key} does not apply to ${command}`);
@@ -93,7 +95,7 @@ export async function main(argv: string[]): Promise<number> {
     const common = commonOptions(values);
     switch (command) {
       case "enrol":
-        return await (await import("./cli/enrol")).enrolCommand({ ...common, url: rest[0], token: values.token, force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log: await logger() });
+        return await (await import("./cli/enrol")).enrolCommand({ ...common, url: rest[0], token: values.token, tokenFile: values["token-file"], force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log: await logger() });
       case "run":
         return await (await import("./cli/run")).runCommand({ ...common, log: await logger() });
       case "status":

@@ -6,6 +6,7 @@ export * from "./declaration";
 export * from "./report";
 export * from "./frames";
 export * from "./enrol";
+export * from "./enrol-replacement";
 export * from "./digest";
 export * from "./role";
 export * from "./describe-error";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AuthFrame, Declaration, HostFrame, Role, canonicalJson, describeZodError } from "./index";
+import { AuthFrame, Declaration, EnrolRequest, EnrolResponse, HostFrame, Role, canonicalJson, describeZodError, replacementProofMessage } from "./index";
 
 describe("protocol schemas", () => {
   it("fills resource defaults and keeps the declared fields", () => {
@@ -79,5 +79,16 @@ describe("protocol schemas", () => {
 
   it("writes canonical JSON with sorted keys at every depth", () => {
     expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[{"y":2,"z":1}]},"b":1}');
+  });
+
+  it("an enrol request may carry a proof of the old key; its message is domain-separated and names everything it binds", () => {
+    const profile = { hostname: "h", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId: "m", hostVersion: "0" };
+    const base = { token: "abc123.x", publicKey: "k".repeat(44), profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } };
+    const replaces = { nodeId: "8f0c6c3e-6d3b-4c1e-9b7a-2f1d0e5a4b3c", time: "2026-12-03T10:00:00.000Z", signature: "c2ln" };
+    expect(EnrolRequest.safeParse({ ...base, replaces }).success).toBe(true);
+    expect(EnrolRequest.safeParse({ ...base, replaces: { ...replaces, extra: 1 } }).success).toBe(false);
+    expect(EnrolRequest.safeParse({ ...base, replaces: { ...replaces, time: "yesterday" } }).success).toBe(false);
+    expect(EnrolResponse.parse({ nodeId: replaces.nodeId, name: "n", labels: {}, awaitingApproval: true }).awaitingApproval).toBe(true);
+    expect(replacementProofMessage(replaces.nodeId, "NEWKEY", "abc123", replaces.time)).toBe(`mesh-enrol-replace-v1\n${replaces.nodeId}\nNEWKEY\nabc123\n${replaces.time}`);
   });
 });

@@ -5,6 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createPublicKey, verify } from "node:crypto";
+import { replacementProofMessage } from "@mesh/protocol";
 import { startControlPlane, waitFor, type FakeControlPlane } from "../link/fake-control-plane";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
@@ -24,11 +26,17 @@ beforeEach(() => {
 
 /** Run the bundle to completion; async, because the fake control plane lives in this process. */
 function host(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return hostWithInput(null, ...args);
+}
+
+/** As host(), with `input` written to its standard input (null: stdin closed at once). */
+function hostWithInput(input: string | null, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args, "--state-dir", state, "--root", root], {
       env: { ...process.env, MESH_LOG_LEVEL: "warn" },
       timeout: 20_000,
     });
+    child.stdin.end(input ?? undefined);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -185,6 +193,41 @@ describe("mesh-host enrol and run", () => {
     const exited = new Promise<number | null>((resolve) => daemon!.once("exit", (code) => resolve(code)));
     daemon.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+
+  it("takes the token from a file or standard input, so it need not be on the command line", async () => {
+    const file = join(base, "token");
+    writeFileSync(file, "good\n", { mode: 0o600 });
+    const fromFile = await host("enrol", cp.url, "--token-file", file, "--insecure");
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(cp.enrolments[0]!.token).toBe("good");
+    const fromStdin = await hostWithInput("good\nnot read\n", "enrol", cp.url, "--token", "-", "--insecure", "--force");
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(cp.enrolments[1]!.token).toBe("good");
+    // wrong uses exit 2 before anything is sent
+    const both = await host("enrol", cp.url, "--token", "good", "--token-file", file, "--insecure", "--force");
+    expect([both.code, both.stderr]).toEqual([2, expect.stringMatching(/either --token or --token-file/)]);
+    const empty = await hostWithInput("", "enrol", cp.url, "--token", "-", "--insecure", "--force");
+    expect([empty.code, empty.stderr]).toEqual([2, expect.stringMatching(/standard input is empty/)]);
+    writeFileSync(file, "x".repeat(10_000));
+    const big = await host("enrol", cp.url, "--token-file", file, "--insecure", "--force");
+    expect([big.code, big.stderr]).toEqual([2, expect.stringMatching(/larger than 4096 bytes/)]);
+    const missing = await host("enrol", cp.url, "--token-file", join(base, "nope"), "--insecure", "--force");
+    expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/cannot read it \(ENOENT\)/)]);
+    expect(cp.enrolments).toHaveLength(2);
+  });
+
+  it("re-enrolling with --force proves the old key: a fresh signature over the node, the new key and the token", async () => {
+    expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
+    expect(cp.enrolments[0]!.replaces).toBeUndefined();
+    const oldKey = cp.enrolments[0]!.publicKey;
+    expect((await host("enrol", cp.url, "--token", "good", "--insecure", "--force")).code).toBe(0);
+    const again = cp.enrolments[1]!;
+    expect(again.publicKey).not.toBe(oldKey);
+    expect(again.replaces).toMatchObject({ nodeId: cp.nodeId });
+    const message = replacementProofMessage(cp.nodeId, again.publicKey, "good", again.replaces!.time);
+    const key = createPublicKey({ key: Buffer.from(oldKey, "base64"), format: "der", type: "spki" });
+    expect(verify(null, Buffer.from(message), key, Buffer.from(again.replaces!.signature, "base64"))).toBe(true);
   });
 
   it("a daemon that is not enrolled says so and keeps running until enrolled", async () => {

@@ -1,7 +1,7 @@
 // `mesh-host enrol URL --token T [--force]`: make the node's Ed25519 key pair,
 // send profile and inventory with the token, and keep the identity it is given.
-import { generateKeyPairSync } from "node:crypto";
-import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS } from "@mesh/protocol";
+import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS, replacementProofMessage, tokenIdOf, type ReplacementProof } from "@mesh/protocol";
 import { HostError, reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
@@ -16,6 +16,7 @@ import { loadIdentity, saveIdentity, type Identity } from "../state-dir/identity
 import { DiskStore } from "../store/disk-store";
 import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "../store/ownership";
 import type { CommonOptions } from "./options";
+import { readEnrolToken } from "./enrol-token";
 
 export function checkControlPlaneUrl(raw: string | undefined): string {
   if (!raw) throw new HostError("usage", "enrol: the control plane URL is required (mesh-host enrol URL --token T)");
@@ -63,11 +64,10 @@ export async function establishTrust(url: string, opts: { caPin?: string; insecu
 }
 
 export async function enrolCommand(
-  opts: CommonOptions & { url?: string; token?: string; force: boolean; caPin?: string; insecure: boolean; log: Logger },
+  opts: CommonOptions & { url?: string; token?: string; tokenFile?: string; force: boolean; caPin?: string; insecure: boolean; log: Logger },
 ): Promise<number> {
   const url = checkControlPlaneUrl(opts.url);
-  if (!opts.token) throw new HostError("usage", "enrol: --token T is required");
-  if (opts.token.length > 256) throw new HostError("usage", "enrol: --token is longer than 256 characters");
+  const token = await readEnrolToken(opts);
   const trust = await establishTrust(url, { caPin: opts.caPin, insecure: opts.insecure });
 
   const store = new DiskStore(opts.stateDir);
@@ -85,7 +85,10 @@ export async function enrolCommand(
   const privateKeyPem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const profile = await collectProfile(await machineId(opts.root, store));
   const inventory = await collectInventory(profile);
-  const request = fitBody({ token: opts.token, publicKey: publicKeyB64, profile, inventory });
+  // Still holding the node's key (re-running enrol): prove it, so the node keeps its
+  // identity without an admin's approval. A key that was itself awaiting approval proves nothing.
+  const replaces = existing.kind === "ok" && !existing.identity.awaitingApproval ? replacementProof(existing.identity.nodeId, existing.privateKey, publicKeyB64, token) : undefined;
+  const request = fitBody({ token, publicKey: publicKeyB64, profile, inventory, ...(replaces ? { replaces } : {}) });
   const checked = EnrolRequest.safeParse(request);
   if (!checked.success) throw new HostError("failure", `enrol: this machine's facts do not fit the protocol: ${describeIssues(checked.error)}`);
 
@@ -121,6 +124,7 @@ export async function enrolCommand(
     publicKey: publicKeyB64,
     enrolledAt: new Date().toISOString(),
     trust,
+    ...(parsed.data.awaitingApproval ? { awaitingApproval: true } : {}),
   };
   // An empty store from now on, so that a missing store later reads as lost. A store
   // already there (from `apply`) is kept: what it owns stays owned.
@@ -128,8 +132,21 @@ export async function enrolCommand(
   await saveIdentity(store, identity, privateKeyPem);
   await writeSentFactsHash(store, factsHash(checked.data.profile, checked.data.inventory));
   opts.log.info({ nodeId: identity.nodeId, name: identity.name, controlPlane: url }, "enrolled");
+  if (parsed.data.awaitingApproval) {
+    process.stdout.write(
+      `this machine is already node ${identity.nodeId} (${identity.name}) at ${url}, and this host could not prove it holds that node's key.\n` +
+        `The new key awaits an admin's approval: open the node's page in the dashboard and approve the replacement. Until then the link is refused.\n`,
+    );
+    return 0;
+  }
   process.stdout.write(`enrolled as node ${identity.nodeId} (${identity.name}) with ${url}\n`);
   return 0;
+}
+
+function replacementProof(nodeId: string, oldKey: KeyObject, newPublicKey: string, token: string): ReplacementProof {
+  const time = new Date().toISOString();
+  const signature = sign(null, Buffer.from(replacementProofMessage(nodeId, newPublicKey, tokenIdOf(token), time)), oldKey).toString("base64");
+  return { nodeId, time, signature };
 }
 
 /** Keep the request under the control plane's body limit by cutting the package list. */

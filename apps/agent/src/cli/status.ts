@@ -28,6 +28,8 @@ export interface StatusView {
   lastReconcileAt: string | null;
   lastReconcileResult: "ok" | "errors" | "failed" | null;
   identityProblem: string | null;
+  /** Enrolled as a replacement of a live node; the control plane waits for an admin. */
+  awaitingApproval: boolean;
   hostVersion: string;
   stateDir: string;
   /** Units the host's own supervisor runs (where systemd is not PID 1); empty otherwise. */
@@ -68,6 +70,7 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
     lastReconcileAt: fresh?.lastReconcileAt ?? null,
     lastReconcileResult: fresh?.lastReconcileResult ?? null,
     identityProblem: identity.kind === "bad" ? identity.reason : null,
+    awaitingApproval: enrolled && identity.identity.awaitingApproval === true,
     hostVersion: HOST_VERSION,
     stateDir,
     services: await supervisedServices(rootDir),
@@ -90,6 +93,7 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
           `control plane: ${view.controlPlaneUrl} (${view.connected === null ? "daemon not seen" : view.connected ? "connected" : "disconnected"})`,
         ];
   if (view.identityProblem) lines.push(`identity problem: ${view.identityProblem}`);
+  if (view.awaitingApproval) lines.push(`approval: this key replaces the node's only once an admin approves it in the dashboard (the link is refused until then)`);
   lines.push(`declaration: v${view.declarationVersion} held${view.appliedVersion !== null ? `, v${view.appliedVersion} applied` : ""}`);
   lines.push(`owned: ${view.owned}`);
   if (view.lastReconcileAt) {

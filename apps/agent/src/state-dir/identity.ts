@@ -17,6 +17,8 @@ export const Identity = z.strictObject({
   enrolledAt: z.iso.datetime(),
   /** How the control plane's TLS is trusted; an identity from before pins were kept is insecure. */
   trust: Trust.default({ kind: "insecure" }),
+  /** The control plane holds this key only as a claim on the node until an admin approves it. */
+  awaitingApproval: z.boolean().optional(),
 });
 export type Identity = z.infer<typeof Identity>;
 
@@ -56,4 +58,11 @@ export async function loadIdentity(store: Store): Promise<LoadedIdentity> {
 export async function saveIdentity(store: Store, identity: Identity, privateKeyPem: string): Promise<void> {
   await store.write(KEYS.privateKey, privateKeyPem, { mode: 0o600 });
   await store.write(KEYS.identity, JSON.stringify(identity, null, 1) + "\n", { mode: 0o600 });
+}
+
+/** The link was accepted: the key is the node's now, and a later re-enrolment may prove it. */
+export async function saveApproved(store: Store, identity: Identity): Promise<Identity> {
+  const { awaitingApproval: _awaiting, ...approved } = identity;
+  await store.write(KEYS.identity, JSON.stringify(approved, null, 1) + "\n", { mode: 0o600 });
+  return approved;
 }

@@ -1,5 +1,6 @@
 // A node's state, coloured the same way everywhere (badges, counts, filters).
 export const STATE_COLOURS: Record<string, string> = {
+  pending: "bg-violet-100 text-violet-900 ring-violet-200",
   enrolled: "bg-emerald-100 text-emerald-800 ring-emerald-200",
   disconnected: "bg-amber-100 text-amber-800 ring-amber-200",
   retiring: "bg-sky-100 text-sky-800 ring-sky-200",

@@ -4,6 +4,7 @@ import type { GrantDeclaration, Resource, Role } from "@mesh/protocol";
 import { canonicalJson, resourceSubject } from "@mesh/protocol";
 import { contentHash } from "./hash";
 import { matchesSelector, type NodeFacts } from "./selector";
+import { grantSelectorViolation } from "./grant-selector-rule";
 
 export interface Conflict {
   /** The resource id or subject (path, package, unit) two roles declare differently. */
@@ -31,7 +32,8 @@ export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDecl
   const conflicts: Conflict[] = [];
   const grants = new Map<string, { grant: GrantDeclaration; role: string; json: string }>();
   for (const role of matched) {
-    for (const grant of role.grants ?? []) {
+    // A role saved before the rule (grants selected by profile facts) issues none.
+    for (const grant of grantSelectorViolation(role) ? [] : (role.grants ?? [])) {
       const json = canonicalJson(grant);
       const seen = grants.get(grant.id);
       if (seen && seen.json !== json) conflicts.push({ key: grant.id, roles: [seen.role, role.name] });

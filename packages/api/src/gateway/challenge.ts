@@ -1,18 +1,23 @@
 // Link challenges: stateless nonces (random + expiry, HMAC'd with a secret all
 // instances share through the database), so any instance can verify any other's;
-// each instance remembers the nonces it accepted until they expire (no replay).
+// a nonce is accepted once across all instances (the used ones are in the database).
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { ChallengeFrame } from "@mesh/protocol";
+import { memoryUsedNonces, type UsedNonces } from "./used-nonces";
 
 export const CHALLENGE_TTL_MS = 60_000;
 
 export class ChallengeIssuer {
-  private readonly used = new Map<string, number>();
+  /** This instance's own accepted nonces: a replay to the same instance costs no query. */
+  private readonly local: UsedNonces;
 
   constructor(
     private readonly secret: Buffer,
+    private readonly used: UsedNonces,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.local = memoryUsedNonces(now);
+  }
 
   issue(): ChallengeFrame {
     const expires = this.now() + CHALLENGE_TTL_MS;
@@ -23,8 +28,8 @@ export class ChallengeIssuer {
     return { type: "challenge", nonce: `${payload}.${this.mac(payload)}`, expiresAt: new Date(expires).toISOString() };
   }
 
-  /** Accepts a nonce once, if this control plane issued it and it has not expired. */
-  accept(nonce: string): boolean {
+  /** Accepts a nonce once, on any instance, if this control plane issued it and it has not expired. */
+  async accept(nonce: string): Promise<boolean> {
     const [payload, mac] = nonce.split(".");
     if (!payload || !mac) return false;
     const expected = Buffer.from(this.mac(payload));
@@ -35,17 +40,11 @@ export class ChallengeIssuer {
     const expires = Number(body.readBigUInt64BE(16));
     const now = this.now();
     if (expires <= now) return false;
-    this.prune(now);
-    if (this.used.has(nonce)) return false;
-    this.used.set(nonce, expires);
-    return true;
+    if (!(await this.local.claim(nonce, new Date(expires)))) return false;
+    return this.used.claim(nonce, new Date(expires));
   }
 
   private mac(payload: string): string {
     return createHmac("sha256", this.secret).update(payload).digest("base64url");
-  }
-
-  private prune(now: number) {
-    for (const [nonce, expires] of this.used) if (expires <= now) this.used.delete(nonce);
   }
 }

@@ -15,6 +15,7 @@ import { updateFacts } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
 import { currentDeclaration } from "../services/recompile-node";
 import { ChallengeIssuer } from "./challenge";
+import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink } from "./link-auth";
 
 export interface GatewayOptions {
@@ -55,7 +56,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const log = deps.log.child({ component: "gateway" });
   const id = options.gatewayId ?? `gw-${randomBytes(4).toString("hex")}`;
   const secret = await settingOnce(deps.db, SETTING.linkSecret, randomBytes(32).toString("base64"));
-  const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"));
+  const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"), databaseUsedNonces(deps.db));
   const links = new Map<string, Link>();
   const seen = new Set<string>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });

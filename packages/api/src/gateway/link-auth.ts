@@ -1,8 +1,8 @@
 // Authentication at the HTTP upgrade: the auth frame in the x-mesh-auth header,
-// a nonce this control plane issued, and an Ed25519 signature by the node's key.
+// a nonce this control plane issued (used once fleet-wide), and an Ed25519 signature by the node's key.
 import { createPublicKey, verify } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { nodes, type DbOrTx } from "@mesh/db";
 import { AUTH_HEADER, AuthFrame, challengeMessage, describeZodError } from "@mesh/protocol";
 import type { ChallengeIssuer } from "./challenge";
@@ -11,7 +11,34 @@ export type LinkAuthResult =
   | { ok: true; auth: AuthFrame; node: { id: string; name: string } }
   | { ok: false; status: 401 | 403; reason: string };
 
-const REFUSED_STATES = new Set(["revoked", "retired"]);
+const REFUSED_STATES = new Set(["revoked", "retired", "pending"]);
+
+function signedBy(publicKey: string, auth: AuthFrame): boolean {
+  try {
+    const key = createPublicKey({ key: Buffer.from(publicKey, "base64"), format: "der", type: "spki" });
+    return verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A host whose enrolment claimed this node without proof of its key signs as the node
+ * with a key that is still only a claim: tell it why, so its operator knows to ask an admin.
+ */
+async function claimReason(db: DbOrTx, auth: AuthFrame): Promise<string | null> {
+  const claims = await db
+    .select({ state: nodes.state, publicKey: nodes.publicKey })
+    .from(nodes)
+    .where(and(eq(nodes.replacesNodeId, auth.nodeId), inArray(nodes.state, ["pending", "revoked"])))
+    .orderBy(desc(nodes.createdAt))
+    .limit(10);
+  const claim = claims.find((c) => signedBy(c.publicKey, auth));
+  if (!claim) return null;
+  return claim.state === "pending"
+    ? "awaiting approval: this machine enrolled as a replacement for the node without proof of its key; an admin must approve it on the node's page in the dashboard"
+    : "replacement rejected: an admin rejected this machine's claim to be the node; enrol it with a new token";
+}
 
 export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, req: IncomingMessage): Promise<LinkAuthResult> {
   const header = req.headers[AUTH_HEADER];
@@ -28,16 +55,9 @@ export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, 
   const auth = parsed.data;
   const [node] = await db.select({ id: nodes.id, name: nodes.name, state: nodes.state, publicKey: nodes.publicKey }).from(nodes).where(eq(nodes.id, auth.nodeId));
   if (!node) return { ok: false, status: 401, reason: "unknown node" };
-  let signatureOk = false;
-  try {
-    const key = createPublicKey({ key: Buffer.from(node.publicKey, "base64"), format: "der", type: "spki" });
-    signatureOk = verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
-  } catch {
-    signatureOk = false;
-  }
-  if (!signatureOk) return { ok: false, status: 401, reason: "bad signature" };
+  if (!signedBy(node.publicKey, auth)) return { ok: false, status: 401, reason: (await claimReason(db, auth)) ?? "bad signature" };
   // Checked after the signature so a stranger cannot burn a node's nonce.
-  if (!challenges.accept(auth.nonce)) return { ok: false, status: 401, reason: "challenge unknown, expired or already used" };
+  if (!(await challenges.accept(auth.nonce))) return { ok: false, status: 401, reason: "challenge unknown, expired or already used" };
   if (REFUSED_STATES.has(node.state)) return { ok: false, status: 401, reason: `node is ${node.state}` };
   return { ok: true, auth, node: { id: node.id, name: node.name } };
 }

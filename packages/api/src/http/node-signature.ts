@@ -1,5 +1,5 @@
 // Authenticates an HTTP call made by a host with its node key (never the token):
-// a signature over method, path, time and body hash; revoked or retired nodes
+// a signature over method, path, time and body hash; revoked, retired or pending nodes
 // and stale times are refused with the reason.
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { eq } from "drizzle-orm";
@@ -26,6 +26,6 @@ export async function authenticateNodeRequest(db: DbOrTx, request: Request, body
     ok = false;
   }
   if (!ok) throw new MeshError("UNAUTHORIZED", "bad signature");
-  if (node.state === "revoked" || node.state === "retired") throw new MeshError("UNAUTHORIZED", `node is ${node.state}`);
+  if (node.state === "revoked" || node.state === "retired" || node.state === "pending") throw new MeshError("UNAUTHORIZED", `node is ${node.state}`);
   return { nodeId };
 }

@@ -5,6 +5,7 @@ import { getNode } from "../services/get-node";
 import { countNodes } from "../services/count-nodes";
 import { RetireInput, retireNode, revokeNode } from "../services/lifecycle";
 import { SetLabelsInput, setLabels } from "../services/set-labels";
+import { ReplacementInput, approveReplacement, rejectReplacement } from "../services/node-replacement";
 
 export const nodeRouter = router({
   list: authedProcedure.input(ListNodesInput.optional()).query(({ ctx, input }) => listNodes(ctx, input)),
@@ -12,5 +13,7 @@ export const nodeRouter = router({
   get: authedProcedure.input(z.strictObject({ id: z.uuid() })).query(({ ctx, input }) => getNode(ctx, input.id)),
   setLabels: adminProcedure.input(SetLabelsInput).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
   retire: adminProcedure.input(RetireInput).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
+  approveReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => approveReplacement(ctx, { actor: ctx.actor, input })),
+  rejectReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => rejectReplacement(ctx, { actor: ctx.actor, input })),
   revoke: adminProcedure.input(z.strictObject({ id: z.uuid() })).mutation(({ ctx, input }) => revokeNode(ctx, { actor: ctx.actor, id: input.id })),
 });

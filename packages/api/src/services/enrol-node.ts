@@ -1,8 +1,9 @@
 // POST /api/enrol: consumes a token and creates the node in one transaction, then
-// compiles its first declaration from the profile it reported (invariant 4).
+// compiles its first declaration from the profile it reported (invariant 4). A machine
+// that is already a live node keeps it only with proof of its key; else it waits (0005).
 import { createPublicKey } from "node:crypto";
-import { and, eq, gt, isNull, lt, ne, sql } from "drizzle-orm";
-import { enrolmentTokens, nodes } from "@mesh/db";
+import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
+import { enrolmentTokens, nodes, notify, CHANNELS } from "@mesh/db";
 import type { EnrolRequest, EnrolResponse } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
@@ -10,6 +11,7 @@ import { parseToken, secretMatches } from "./enrolment-token";
 import { recordEvent } from "./record-event";
 import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
 import { closeLink } from "./lifecycle";
+import { checkReplacementProof } from "./replacement-proof";
 import { contentHash } from "../compile/hash";
 import type { DbOrTx } from "@mesh/db";
 
@@ -18,8 +20,13 @@ function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
+/** The machine's live node, if any; pending claims, retired and revoked nodes are not live. */
 async function findLiveNode(tx: DbOrTx, machineId: string) {
-  const [node] = await tx.select().from(nodes).where(and(eq(nodes.machineId, machineId), ne(nodes.state, "retired"))).for("update");
+  const [node] = await tx
+    .select()
+    .from(nodes)
+    .where(and(eq(nodes.machineId, machineId), inArray(nodes.state, ["enrolled", "disconnected", "retiring"])))
+    .for("update");
   return node;
 }
 
@@ -71,34 +78,62 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: { addre
         inventoryHash: contentHash(request.inventory),
         tokenId: token.id,
         hostVersion: request.profile.hostVersion,
+        enrolledFrom: meta.address ?? null,
       };
+      const actor = `token:${token.id}`;
+      if (existing?.state === "retiring") {
+        // Enrolment never revives a node on its way out, proof or not.
+        throw new MeshError("CONFLICT", `this machine is node ${existing.name}, which is being retired; enrol again once it is retired`);
+      }
       let node;
       if (existing) {
-        // The same machine again (its store was lost, or it was reinstalled): one node,
-        // its history kept, the old key replaced (and so refused from now on).
+        const proof = request.replaces?.nodeId === existing.id
+          ? checkReplacementProof(request.replaces, { nodeId: existing.id, oldPublicKey: existing.publicKey, newPublicKey: request.publicKey, tokenId: token.id, now: nowOf(deps) })
+          : null;
+        // A stale proof is most likely a wrong clock: say so rather than quietly make a claim.
+        if (proof && !proof.ok && proof.kind === "stale") throw new MeshError("BAD_INPUT", `re-enrolment refused: ${proof.reason}`);
+        if (!proof?.ok) {
+          // Machine-id is a hint, not a credential: without proof of the old key this is
+          // only a claim. A pending node holds the new key until an admin decides.
+          const [pending] = await tx
+            .insert(nodes)
+            .values({ ...fields, name: existing.name, state: "pending", labels: token.labels, machineId: request.profile.machineId, replacesNodeId: existing.id })
+            .returning();
+          const data = { address: meta.address, pendingNodeId: pending!.id, proof: proof ? proof.reason : "none" };
+          await recordEvent(tx, { actor, action: "node.replacement-claimed", nodeId: existing.id, target: pending!.id, data });
+          await recordEvent(tx, { actor, action: "node.enrol", nodeId: pending!.id, data: { ...data, pending: true, replaces: existing.id } });
+          await notify(tx, CHANNELS.node, existing.id);
+          return { id: existing.id, name: existing.name, labels: pending!.labels, pendingId: pending!.id };
+        }
+        // The host proved it holds the node's key (its store survived a reinstall, or it
+        // re-ran enrol): one node, its history kept, the old key refused from now on.
         [node] = await tx
           .update(nodes)
-          .set({ ...fields, labels: { ...existing.labels, ...token.labels }, state: "disconnected", revokedAt: null, gatewayId: null, updatedAt: sql`now()` })
+          .set({ ...fields, labels: { ...existing.labels, ...token.labels }, state: "disconnected", gatewayId: null, updatedAt: sql`now()` })
           .where(eq(nodes.id, existing.id))
           .returning();
-        await recordEvent(tx, { actor: `token:${token.id}`, action: "node.re-enrol", nodeId: existing.id, data: { address: meta.address, previousState: existing.state } });
+        await recordEvent(tx, { actor, action: "node.re-enrol", nodeId: existing.id, data: { address: meta.address, previousState: existing.state, proof: "old key" } });
         await closeLink(tx, existing.id, "replaced");
       } else {
         [node] = await tx
           .insert(nodes)
           .values({ ...fields, name: request.profile.hostname || request.profile.machineId.slice(0, 12), state: "disconnected", labels: token.labels, machineId: request.profile.machineId })
           .returning();
-        await recordEvent(tx, { actor: `token:${token.id}`, action: "node.enrol", nodeId: node!.id, data: { address: meta.address, machineId: request.profile.machineId } });
+        await recordEvent(tx, { actor, action: "node.enrol", nodeId: node!.id, data: { address: meta.address, machineId: request.profile.machineId } });
       }
       if (!node) throw new Error("node upsert returned nothing");
       await lockCompiler(tx);
-      await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor: `token:${token.id}`, grants: deps.grants });
-      return node;
+      await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor, grants: deps.grants });
+      return { id: node.id, name: node.name, labels: node.labels, pendingId: null };
     }).catch((err) => {
       // Two enrolments of one machine at the same instant: the live-node index keeps one.
       if (isUniqueViolation(err)) throw new MeshError("CONFLICT", "this machine is enrolling concurrently; try again");
       throw err;
     });
+    if (node.pendingId) {
+      deps.log.warn({ nodeId: node.id, pendingNodeId: node.pendingId, tokenId: token.id, address: meta.address }, "machine claims a live node; awaiting approval");
+      return { nodeId: node.id, name: node.name, labels: node.labels, awaitingApproval: true };
+    }
     deps.log.info({ nodeId: node.id, tokenId: token.id }, "node enrolled");
     return { nodeId: node.id, name: node.name, labels: node.labels };
   } catch (err) {

@@ -75,14 +75,15 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     await expect(revokeNode(deps, { actor: "test", id: nodeId })).rejects.toMatchObject({ code: "CONFLICT" });
   });
 
-  it("re-enrols the same machine into the same node with the new key", async () => {
+  it("re-enrolling the same machine without its old key only claims the node: the node keeps its key and labels", async () => {
+    // Was: the second enrolment took the node over (key and labels). Now it waits for an admin (node-identity.test.ts).
     const machineId = crypto.randomUUID();
     const first = await enrol({ a: "1" }, machineId);
     const second = await enrol({ b: "2" }, machineId);
-    expect(second.nodeId).toBe(first.nodeId);
+    expect(second).toMatchObject({ nodeId: first.nodeId, awaitingApproval: true });
     const node = await getNode(deps, first.nodeId);
-    expect(node.labels).toEqual({ a: "1", b: "2" });
-    expect(node.events.map((e) => e.action)).toEqual(expect.arrayContaining(["node.enrol", "node.re-enrol"]));
+    expect(node.labels).toEqual({ a: "1" });
+    expect(node.events.map((e) => e.action)).toEqual(expect.arrayContaining(["node.enrol", "node.replacement-claimed"]));
   });
 
   it("recompiles a node when its labels change", async () => {

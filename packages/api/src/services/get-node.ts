@@ -6,6 +6,7 @@ import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { currentDeclaration } from "./recompile-node";
+import { pendingClaimsOn } from "./node-replacement";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -26,6 +27,8 @@ export async function getNode(deps: Pick<Deps, "db">, id: string) {
       .where(eq(grants.nodeId, id))
       .orderBy(grants.grantId),
   ]);
+  // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
+  const claims = await pendingClaimsOn(deps.db, id);
   const report = (latest?.body ?? null) as Report | null;
   const { publicKey: _publicKey, ...rest } = node;
   return {
@@ -40,5 +43,6 @@ export async function getNode(deps: Pick<Deps, "db">, id: string) {
     resourceStates: resourceStatuses((declaration?.resources ?? []) as Resource[], node.declaredVersion, report),
     events: recent,
     grants: nodeGrants,
+    claims,
   };
 }

@@ -48,6 +48,8 @@ export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput
       driftCount: nodes.driftCount,
       errorCount: nodes.errorCount,
       storeLost: nodes.storeLost,
+      /** A pending node: the live node it claims to be (awaiting an admin). */
+      replacesNodeId: nodes.replacesNodeId,
       hostVersion: nodes.hostVersion,
       roles: declarations.roles,
       lastSeenAt: nodes.lastSeenAt,

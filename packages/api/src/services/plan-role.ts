@@ -8,6 +8,8 @@ import type { Deps } from "../deps";
 import { compileDeclaration, type Conflict } from "../compile/compile-declaration";
 import { matchesSelector } from "../compile/selector";
 import { COMPILABLE_STATES, loadRoles } from "./recompile-node";
+import { grantSelectorViolation } from "../compile/grant-selector-rule";
+import { MeshError } from "../errors";
 
 export interface PlannedChange {
   id: string;
@@ -27,6 +29,8 @@ const NODES_SHOWN = 200;
 
 export async function planRole(deps: Pick<Deps, "db">, opts: { input: RoleInput; remove?: boolean }) {
   const role = Role.parse(opts.input);
+  const violation = opts.remove ? null : grantSelectorViolation(role);
+  if (violation) throw new MeshError("BAD_INPUT", violation);
   const current = await loadRoles(deps.db);
   const next = [...current.filter((r) => r.name !== role.name), ...(opts.remove ? [] : [role])];
   const fleet = await deps.db

@@ -7,6 +7,7 @@ import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
 import { recompileFleet, type RecompileResult } from "./recompile-node";
+import { grantSelectorViolation } from "../compile/grant-selector-rule";
 
 export async function listRoles(deps: Pick<Deps, "db">): Promise<Role[]> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
@@ -22,6 +23,8 @@ function summarise(results: RecompileResult[]) {
 
 export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput }) {
   const role = Role.parse(opts.input);
+  const violation = grantSelectorViolation(role);
+  if (violation) throw new MeshError("BAD_INPUT", violation);
   const results = await deps.db.transaction(async (tx) => {
     await tx
       .insert(roles)

@@ -10,3 +10,4 @@ export * from "./blobs";
 export * from "./grants";
 export * from "./bootstrap";
 export * from "./users";
+export * from "./link-nonces";

@@ -3,7 +3,11 @@
 import { sql } from "drizzle-orm";
 import { pgTable, text, integer, jsonb, timestamp, uuid, boolean, index, uniqueIndex } from "drizzle-orm/pg-core";
 
-export const NODE_STATES = ["enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
+/**
+ * `pending`: a machine that enrolled claiming to be a live node (same machine-id) without
+ * proof of that node's key; it waits for an admin to approve or reject the replacement.
+ */
+export const NODE_STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 export type NodeState = (typeof NODE_STATES)[number];
 
 export const nodes = pgTable(
@@ -33,6 +37,10 @@ export const nodes = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     hostVersion: text("host_version"),
     gatewayId: text("gateway_id"),
+    /** A pending node: the live node it claims to replace (see decision 0005). */
+    replacesNodeId: uuid("replaces_node_id"),
+    /** The address the enrolment came from (shown when a replacement awaits approval). */
+    enrolledFrom: text("enrolled_from"),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
@@ -44,7 +52,9 @@ export const nodes = pgTable(
     index("nodes_last_seen_idx").on(t.lastSeenAt, t.id),
     index("nodes_drift_idx").on(t.driftCount, t.id),
     index("nodes_labels_idx").using("gin", t.labels),
-    // One live node per machine: re-enrolment replaces it; a retired one is history.
-    uniqueIndex("nodes_machine_id_live_idx").on(t.machineId).where(sql`${t.state} <> 'retired'`),
+    // One live node per machine. Retired and revoked nodes are history; pending ones are
+    // claims on the live node, waiting for an admin (machine-id is a hint, not a credential).
+    uniqueIndex("nodes_machine_id_live_idx").on(t.machineId).where(sql`${t.state} not in ('retired', 'revoked', 'pending')`),
+    index("nodes_replaces_idx").on(t.replacesNodeId),
   ],
 );

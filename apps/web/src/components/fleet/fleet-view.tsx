@@ -18,7 +18,7 @@ type Outputs = inferRouterOutputs<AppRouter>;
 export type FleetList = Outputs["node"]["list"];
 export type FleetCounts = Outputs["node"]["counts"];
 
-const STATES = ["enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
+const STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 type Sort = "name" | "state" | "lastSeenAt" | "driftCount" | "hostVersion";
 
 const inputClass = "rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm";
@@ -91,7 +91,18 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
         </Link>
       </div>
 
-      <ul aria-label="Nodes per state" className="grid grid-cols-2 gap-2 sm:grid-cols-3 lg:grid-cols-5">
+      {(c?.byState.pending ?? 0) > 0 && state !== "pending" && (
+        <p role="alert" data-testid="pending-banner" className="rounded-md border border-violet-200 bg-violet-50 p-3 text-sm text-violet-900">
+          {c!.byState.pending === 1 ? "A machine" : `${c!.byState.pending} machines`} enrolled claiming to be a node that is already in the mesh, without its key (a lost
+          state directory, a reinstall, or someone else). Nothing is sent to {c!.byState.pending === 1 ? "it" : "them"} until an admin approves or rejects the claim on the
+          node&apos;s page.{" "}
+          <button type="button" className="font-medium underline" onClick={() => (setState("pending"), setPage(0))}>
+            Show pending
+          </button>
+        </p>
+      )}
+
+      <ul aria-label="Nodes per state" className="grid grid-cols-2 gap-2 sm:grid-cols-3 lg:grid-cols-6">
         {STATES.map((s) => (
           <li key={s}>
             <button
@@ -170,6 +181,7 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
                 <Link prefetch={false} href={`/nodes/${n.id}`} className="font-medium underline-offset-2 hover:underline">
                   {n.name}
                 </Link>
+                {n.state === "pending" && <span className="rounded bg-violet-100 px-1.5 text-xs text-violet-900">awaiting approval</span>}
                 <StateBadge state={n.state} />
               </div>
               <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-slate-700">
@@ -209,6 +221,7 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
                       {n.name}
                     </Link>
                     {n.storeLost && <span className="ml-2 rounded bg-rose-100 px-1.5 text-xs text-rose-800">store lost</span>}
+                    {n.state === "pending" && <span className="ml-2 rounded bg-violet-100 px-1.5 text-xs text-violet-900">claims a live node: awaiting approval</span>}
                   </td>
                   <td className="px-3 py-2">
                     <StateBadge state={n.state} />

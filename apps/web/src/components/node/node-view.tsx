@@ -16,6 +16,7 @@ import { ErrorState } from "../states";
 import { NodeActions } from "./node-actions";
 import { LabelsEditor } from "./labels-editor";
 import { InventoryPanel } from "./inventory-panel";
+import { ReplacementClaims } from "./replacement-claims";
 
 export type NodeDetail = inferRouterOutputs<AppRouter>["node"]["get"];
 
@@ -26,7 +27,7 @@ const STATUS_STYLE: Record<string, string> = {
   pending: "bg-sky-100 text-sky-800",
   skipped: "bg-slate-100 text-slate-700",
 };
-const STATE_EVENTS = /^node\.(enrol|retire|retired|revoke|re-enrol|connected|disconnected|state)/;
+const STATE_EVENTS = /^node\.(enrol|retire|retired|revoke|re-enrol|replacement|connected|disconnected|state)/;
 
 export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: boolean }) {
   const trpc = useTRPC();
@@ -56,18 +57,28 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
         {canEdit && <NodeActions node={node} />}
       </div>
       {q.isError && <ErrorState error={q.error} title="Live updates paused" />}
+      <ReplacementClaims node={node} canEdit={canEdit} />
       {retiring && (
         <div role="status" data-testid="retire-progress" className="rounded-md border border-sky-200 bg-sky-50 p-3 text-sm text-sky-900">
           Retiring: waiting for the host to apply the final declaration v{node.declaredVersion} and remove what it owns ({node.owned.length} resource
           {node.owned.length === 1 ? "" : "s"} left, host at v{node.appliedVersion}).
         </div>
       )}
-      {node.state === "retired" && (
+      {node.replacesNodeId && (node.state === "retired" || node.state === "revoked") && (
+        <p role="status" data-testid="claim-outcome" className="rounded-md border border-slate-200 bg-white p-3 text-sm text-slate-800">
+          This machine claimed to be node{" "}
+          <Link href={`/nodes/${node.replacesNodeId}`} className="font-medium underline">
+            {node.name}
+          </Link>
+          . {node.state === "retired" ? "An admin approved it: that node holds its key now, and this record ends here." : "An admin rejected the claim: its key is refused everywhere."}
+        </p>
+      )}
+      {node.state === "retired" && !node.replacesNodeId && (
         <p role="status" className="rounded-md border border-slate-200 bg-white p-3 text-sm text-slate-800">
           Retired <RelativeTime at={node.retiredAt} />: the host removed what it owned and left the mesh; its credential and grants are revoked.
         </p>
       )}
-      {node.state === "revoked" && (
+      {node.state === "revoked" && !node.replacesNodeId && (
         <p role="status" className="rounded-md border border-rose-200 bg-rose-50 p-3 text-sm text-rose-900">
           Revoked <RelativeTime at={node.revokedAt} />: its credential and grants are refused everywhere. The machine may still run its last declaration.
         </p>

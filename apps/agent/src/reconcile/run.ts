@@ -334,6 +334,7 @@ export class Run {
       return;
     }
     try {
+      failpoint("before-apply");
       await provider.apply(resource, observed, this.ctx);
     } catch (err) {
       await this.resolveAfterFailure(record);

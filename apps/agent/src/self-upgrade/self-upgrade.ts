@@ -8,6 +8,7 @@ import type { Logger } from "../log";
 import { syncDir } from "../resources/atomic-write";
 import type { Store } from "../store/store";
 import { compareVersions, refuseRelease } from "./release";
+import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, EXITED_KEY, FAILED_KEY, FailedUpgrade, SCRIPT_ROLLBACK_REASON, readJson, type Breadcrumb } from "./upgrade-files";
 
 export interface SelfUpgradeOptions {
@@ -59,7 +60,8 @@ export class SelfUpgrade {
           `not tried again until the declaration names another version or sha256`,
       );
     }
-    // Refused before the download when the version alone decides it.
+    // Refused before the download when the key or the version alone decides it.
+    if (!this.opts.publicKey) throw new Error(`mesh-host ${resource.version}: ${NO_RELEASE_KEY}; refused`);
     if (compareVersions(resource.version, running) < 0 && !resource.allowDowngrade) {
       throw new Error(`mesh-host ${resource.version} is older than the running ${running}; refused (set allowDowngrade to go back)`);
     }

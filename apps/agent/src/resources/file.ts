@@ -1,7 +1,7 @@
 // The `file` resource: content (inline or a source on the control plane), mode,
 // owner and group. Written whole (temp, fsync, rename); a symlink at the path is replaced, not followed.
 import type { FileResource } from "@mesh/protocol";
-import { writeFileAtomically } from "./atomic-write";
+import { writeFileAtomically, type Content } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
 import { observeDeclared, ownerIds, replacedPathLifecycle, setOwnerAndMode } from "./path-state";
 import type { ProviderContext, ResourceProvider } from "./provider";
@@ -10,8 +10,10 @@ export function inlineContent(resource: FileResource): Buffer {
   return Buffer.from(resource.content ?? "", resource.encoding === "base64" ? "base64" : "utf8");
 }
 
-async function contentOf(resource: FileResource, ctx: ProviderContext): Promise<Buffer> {
-  return resource.source ? ctx.fetchSource(resource.source) : inlineContent(resource);
+/** Inline bytes, or the source streamed straight into the temp file (never held whole). */
+function contentOf(resource: FileResource, ctx: ProviderContext): Content {
+  const source = resource.source;
+  return source ? (fh) => ctx.fetchSource(source, fh) : inlineContent(resource);
 }
 
 
@@ -49,7 +51,7 @@ export const fileProvider: ResourceProvider<FileResource> = {
       if (owner || observed.mode !== want.mode) setOwnerAndMode(hostPath, resource.path, "file", observed, { ...(owner ? ids : {}), mode });
       return;
     }
-    await writeFileAtomically(hostPath, await contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);
+    await writeFileAtomically(hostPath, contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);
   },
 
   ...replacedPathLifecycle,

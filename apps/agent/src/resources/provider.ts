@@ -1,6 +1,7 @@
 // The interface every resource type implements, keyed by subject (a path, a
 // package name, a unit): observe, apply, remove, and snapshot/restore for adoption.
-import type { RemoteSource, Resource, ResourceType } from "@mesh/protocol";
+import type { Resource, ResourceType } from "@mesh/protocol";
+import type { SourceFetcher } from "./file-source";
 import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Original } from "../store/original";
@@ -30,8 +31,8 @@ export interface ProviderContext {
   paths: SafePaths;
   accounts: Accounts;
   originals: OriginalBlobs;
-  /** The bytes of a file the control plane serves, checked against its sha256. */
-  fetchSource(source: RemoteSource): Promise<Buffer>;
+  /** Streams a source's bytes into an open file, capped and checked against its sha256 (file-source.ts). */
+  fetchSource: SourceFetcher;
   /** Paths declared or owned: a purging directory leaves these (and their ancestors) alone. */
   managedPaths: ReadonlySet<string>;
   /** Every program the providers run goes through this (argv, no shell, timeout). */

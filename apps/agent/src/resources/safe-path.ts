@@ -1,6 +1,6 @@
 // Declared paths reached the way a root daemon must: component by component from --root
 // through directory descriptors, refusing symlinks a non-root user could have planted (decision 0010).
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { RootEscapeError } from "./root";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -162,6 +162,31 @@ export class SafePaths {
       }
     }
     return stack[stack.length - 1]!;
+  }
+}
+
+/**
+ * A directory the host keeps its own files in (service state, logs), made where missing: each
+ * level reached safely from the root and made in its parent's descriptor. `at(name)` names a
+ * file in it through the descriptor until `close`.
+ */
+export function openOwnDir(rootDir: string, path: string, mode: number): { at(name: string): string; close(): void } {
+  const paths = new SafePaths(rootDir);
+  try {
+    const parts = path.split("/").filter((p) => p !== "");
+    for (let i = 1; i <= parts.length; i++) {
+      const { dir, name } = paths.parent(`/${parts.slice(0, i).join("/")}`);
+      try {
+        mkdirSync(inDir(dir.fd, name), { mode });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+    }
+    const { dir } = paths.parent(`/${[...parts, "."].join("/")}`);
+    return { at: (name) => inDir(dir.fd, name), close: () => paths.close() };
+  } catch (err) {
+    paths.close();
+    throw err;
   }
 }
 

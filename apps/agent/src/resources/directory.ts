@@ -4,7 +4,7 @@ import { closeSync, constants, promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import type { DirectoryResource } from "@mesh/protocol";
 import { normaliseMode, type State } from "./observed";
-import { observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
+import { extendState, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
 import type { ProviderContext, RemoveOutcome, ResourceProvider } from "./provider";
 import { inDir } from "./safe-path";
 
@@ -60,7 +60,7 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
     if (!state || state.type !== "directory" || !resource?.purge) return state;
     const fd = openObserved(await ctx.hostPath(path), path, "directory", state);
     try {
-      return { ...state, unmanaged: (await unmanagedEntries(fd, path, ctx)).length };
+      return extendState(state, { unmanaged: (await unmanagedEntries(fd, path, ctx)).length });
     } finally {
       closeSync(fd);
     }

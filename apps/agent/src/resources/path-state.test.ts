@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { providerContext } from "../reconcile/provider-context";
 import { RecordingRunner } from "../runner/recording-runner";
 import { MemoryStore } from "../store/memory-store";
+import { directoryProvider } from "./directory";
 import { fileProvider } from "./file";
 import { sha256Hex } from "./observed";
 import { snapshotPath } from "./path-state";
@@ -69,6 +70,21 @@ describe("acting on the observed inode", () => {
     const original = await snapshotPath(await ctx.hostPath("/srv/app.conf"), (await fileProvider.observe("/srv/app.conf", conf, ctx))!, ctx);
     expect(original).toMatchObject({ kind: "file", blob: sha256Hex("changed\n") });
     expect(readFileSync(secret, "utf8")).toBe("root:secret\n");
+  });
+
+  it("purge refuses another directory renamed into its place after observing (say, root's own next door)", async () => {
+    const inbox = { type: "directory" as const, id: "inbox", path: "/srv/inbox", mode: "0755", purge: true, onDrift: "correct" as const };
+    mkdirSync(at("srv/inbox"));
+    writeFileSync(at("srv/inbox/junk"), "");
+    mkdirSync(at("srv/secrets"), { mode: 0o700 });
+    writeFileSync(at("srv/secrets/key"), "k\n");
+    const observed = await directoryProvider.observe("/srv/inbox", inbox, ctx);
+    expect(observed).toMatchObject({ type: "directory", unmanaged: 1 });
+    renameSync(at("srv/inbox"), at("srv/was-inbox"));
+    renameSync(at("srv/secrets"), at("srv/inbox"));
+    await expect(directoryProvider.apply(inbox, observed, ctx)).rejects.toThrow(/changed while the host was looking at it/);
+    expect(readFileSync(at("srv/inbox/key"), "utf8")).toBe("k\n");
+    expect(modeOf(at("srv/inbox"))).toBe(0o700);
   });
 
   it("a symlink at the path is observed as a symlink, never read through", async () => {

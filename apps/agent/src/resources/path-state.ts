@@ -81,6 +81,14 @@ async function hashFile(hostPath: string, path: string, seen: Stats): Promise<st
   }
 }
 
+/** An observed state with more to say (a purging directory's count), still tied to the inode it was taken from. */
+export function extendState(state: State, extra: Record<string, number | string | boolean | null>): State {
+  const extended: State = { ...state, ...extra };
+  const seen = inodes.get(state);
+  if (seen) inodes.set(extended, seen);
+  return extended;
+}
+
 function sameInode(now: Stats, seen: { dev: number; ino: number }, path: string): void {
   if (now.dev !== seen.dev || now.ino !== seen.ino) throw new Error(`${path} changed while the host was looking at it (replaced by another file); not touched, tried again next reconcile`);
 }

@@ -4,7 +4,7 @@ import { closeSync, constants, promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import type { DirectoryResource } from "@mesh/protocol";
 import { normaliseMode, type State } from "./observed";
-import { extendState, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
+import { extendState, inodeOf, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
 import type { ProviderContext, RemoveOutcome, ResourceProvider } from "./provider";
 import { inDir } from "./safe-path";
 
@@ -58,7 +58,7 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
   async observe(path, resource, ctx) {
     const state = await observeDeclared(path, ctx);
     if (!state || state.type !== "directory" || !resource?.purge) return state;
-    const fd = openObserved(await ctx.hostPath(path), path, "directory", state);
+    const fd = openObserved(await ctx.hostPath(path), path, "directory", inodeOf(state));
     try {
       return extendState(state, { unmanaged: (await unmanagedEntries(fd, path, ctx)).length });
     } finally {
@@ -86,9 +86,9 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
     const ids = await ownerIds(resource, observed, ctx);
     // Through a descriptor of the directory observed (or just made): a symlink swapped in is never followed.
     // mkdir's mode passes through the umask; fchmod says it exactly.
-    setOwnerAndMode(hostPath, resource.path, "directory", observed, { ...ids, mode });
+    setOwnerAndMode(hostPath, resource.path, "directory", inodeOf(observed), { ...ids, mode });
     if (resource.purge) {
-      const fd = openObserved(hostPath, resource.path, "directory", observed);
+      const fd = openObserved(hostPath, resource.path, "directory", inodeOf(observed));
       try {
         for (const name of await unmanagedEntries(fd, resource.path, ctx)) {
           await removeTree(fd, name);

@@ -3,7 +3,7 @@
 import type { FileResource } from "@mesh/protocol";
 import { writeFileAtomically, type Content } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
-import { observeDeclared, ownerIds, replacedPathLifecycle, setOwnerAndMode } from "./path-state";
+import { inodeOf, observeDeclared, ownerIds, replacedPathLifecycle, setOwnerAndMode } from "./path-state";
 import type { ProviderContext, ResourceProvider } from "./provider";
 
 export function inlineContent(resource: FileResource): Buffer {
@@ -48,7 +48,7 @@ export const fileProvider: ResourceProvider<FileResource> = {
       // Same content: fix what differs in place rather than download or rewrite it, through a
       // descriptor of the very file observed (a symlink swapped in since is never followed).
       const owner = (ids.uid !== undefined && ids.uid !== observed.uid) || (ids.gid !== undefined && ids.gid !== observed.gid);
-      if (owner || observed.mode !== want.mode) setOwnerAndMode(hostPath, resource.path, "file", observed, { ...(owner ? ids : {}), mode });
+      if (owner || observed.mode !== want.mode) setOwnerAndMode(hostPath, resource.path, "file", inodeOf(observed), { ...(owner ? ids : {}), mode });
       return;
     }
     await writeFileAtomically(hostPath, contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);

@@ -15,8 +15,18 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
 /** Larger files are hashed as a stream, so that observing never holds them whole. */
 const READ_WHOLE_BELOW = 1024 * 1024;
 
+export interface Inode {
+  dev: number;
+  ino: number;
+}
+
 /** Which inode each observed state was taken from: an act checks it still stands there. */
-const inodes = new WeakMap<State, { dev: number; ino: number }>();
+const inodes = new WeakMap<State, Inode>();
+
+/** The inode an observation was taken from (none for an absence, or a state made elsewhere). */
+export function inodeOf(observed: State | null): Inode | undefined {
+  return observed ? inodes.get(observed) : undefined;
+}
 
 /** The declared path observed, or null when a parent on the way does not exist. */
 export async function observeDeclared(path: string, ctx: Pick<ProviderContext, "accounts" | "hostPath">): Promise<State | null> {
@@ -94,10 +104,10 @@ function sameInode(now: Stats, seen: { dev: number; ino: number }, path: string)
 }
 
 /**
- * Open what stands at `hostPath` without following it, as the kind `observed` saw (the same
- * inode when observed says which): the descriptor every change of owner and mode goes through.
+ * Open what stands at `hostPath` without following it, as the kind observed (and the same
+ * inode, when `seen` says which): the descriptor every change of owner and mode goes through.
  */
-export function openObserved(hostPath: string, path: string, kind: "file" | "directory", observed: State | null): number {
+export function openObserved(hostPath: string, path: string, kind: "file" | "directory", seen: Inode | undefined): number {
   let fd;
   try {
     fd = openSync(hostPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | (kind === "directory" ? O_DIRECTORY : 0));
@@ -109,7 +119,6 @@ export function openObserved(hostPath: string, path: string, kind: "file" | "dir
   try {
     const st = fstatSync(fd);
     if (kind === "directory" ? !st.isDirectory() : !st.isFile()) throw new Error(`${path} is no longer a ${kind}; not touched`);
-    const seen = observed ? inodes.get(observed) : undefined;
     if (seen) sameInode(st, seen, path);
     return fd;
   } catch (err) {
@@ -123,10 +132,10 @@ export function setOwnerAndMode(
   hostPath: string,
   path: string,
   kind: "file" | "directory",
-  observed: State | null,
+  seen: Inode | undefined,
   want: { uid?: number; gid?: number; mode?: number },
 ): void {
-  const fd = openObserved(hostPath, path, kind, observed);
+  const fd = openObserved(hostPath, path, kind, seen);
   try {
     if (want.uid !== undefined || want.gid !== undefined) fchownSync(fd, want.uid ?? -1, want.gid ?? -1);
     if (want.mode !== undefined) fchmodSync(fd, want.mode);
@@ -156,7 +165,7 @@ export async function snapshotPath(hostPath: string, observed: State, ctx: Provi
 
 /** The content of an observed file, from the inode observed, and only while it still hashes as observed. */
 function readObserved(hostPath: string, observed: State): Buffer {
-  const fd = openObserved(hostPath, observed.path as string, "file", observed);
+  const fd = openObserved(hostPath, observed.path as string, "file", inodeOf(observed));
   try {
     const content = readFileSync(fd);
     if (sha256Hex(content) !== observed.sha256) throw new Error(`${observed.path} changed while the host was taking it over; not taken over, tried again next reconcile`);
@@ -182,7 +191,9 @@ export async function restorePath(hostPath: string, path: string, original: Orig
         await fs.mkdir(hostPath);
         ctx.syncLater(dirname(hostPath));
       }
-      setOwnerAndMode(hostPath, path, "directory", null, { uid: original.uid, gid: original.gid, mode: parseInt(original.mode, 8) });
+      // The directory just looked at (or made), by inode: one swapped in since is not chowned.
+      const seen = now ?? (await fs.lstat(hostPath));
+      setOwnerAndMode(hostPath, path, "directory", { dev: seen.dev, ino: seen.ino }, { uid: original.uid, gid: original.gid, mode: parseInt(original.mode, 8) });
       return { kind: "restored" };
     }
     case "symlink": {

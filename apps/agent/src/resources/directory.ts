@@ -1,10 +1,10 @@
 // The `directory` resource: exists with a mode, owner and group; with `purge`, holds
 // nothing the host does not manage. Removal is rmdir only: what others put there stays.
-import { closeSync, constants, promises as fs } from "node:fs";
+import { closeSync, constants, fstatSync, promises as fs, readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { DirectoryResource } from "@mesh/protocol";
 import { normaliseMode, type State } from "./observed";
-import { extendState, inodeOf, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
+import { extendState, inodeOf, type Inode, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
 import type { ProviderContext, RemoveOutcome, ResourceProvider } from "./provider";
 import { inDir } from "./safe-path";
 
@@ -40,6 +40,21 @@ async function removeTree(dirFd: number, name: string): Promise<void> {
   await fs.rmdir(at);
 }
 
+/**
+ * The directory mkdir just made, by inode. Empty, or it is not ours: someone who can write the
+ * parent may have put another directory (root's own, with its files) in its place since.
+ */
+function justMade(hostPath: string, path: string): Inode {
+  const fd = openObserved(hostPath, path, "directory", undefined);
+  try {
+    if (readdirSync(`/proc/self/fd/${fd}`).length) throw new Error(`${path} was replaced by another directory right after the host made it; not touched`);
+    const st = fstatSync(fd);
+    return { dev: st.dev, ino: st.ino };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export const directoryProvider: ResourceProvider<DirectoryResource> = {
   type: "directory",
   atomic: false,
@@ -72,10 +87,12 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
     }
     const hostPath = await ctx.hostPath(resource.path);
     const mode = parseInt(normaliseMode(resource.mode), 8);
+    let made: Inode | undefined;
     if (!observed) {
       try {
         await fs.mkdir(hostPath, { mode });
         ctx.syncLater(dirname(hostPath));
+        made = justMade(hostPath, resource.path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") {
           throw new Error(`parent directory of ${resource.path} does not exist (declare it as a directory resource)`);
@@ -86,9 +103,9 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
     const ids = await ownerIds(resource, observed, ctx);
     // Through a descriptor of the directory observed (or just made): a symlink swapped in is never followed.
     // mkdir's mode passes through the umask; fchmod says it exactly.
-    setOwnerAndMode(hostPath, resource.path, "directory", inodeOf(observed), { ...ids, mode });
+    setOwnerAndMode(hostPath, resource.path, "directory", inodeOf(observed) ?? made, { ...ids, mode });
     if (resource.purge) {
-      const fd = openObserved(hostPath, resource.path, "directory", inodeOf(observed));
+      const fd = openObserved(hostPath, resource.path, "directory", inodeOf(observed) ?? made);
       try {
         for (const name of await unmanagedEntries(fd, resource.path, ctx)) {
           await removeTree(fd, name);

@@ -85,7 +85,7 @@ export class SafePaths {
   readable(text: string): string {
     return text.replace(/\/proc\/self\/fd\/(\d+)/g, (all, n: string) => {
       const real = this.names.get(Number(n));
-      return real === undefined ? all : `${this.rootDir.replace(/\/+$/, "")}${real}`;
+      return real === undefined ? all : `${this.rootDir.replace(/\/+$/, "")}${real}` || "/";
     });
   }
 

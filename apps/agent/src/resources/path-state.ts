@@ -100,7 +100,7 @@ export function extendState(state: State, extra: Record<string, number | string 
 }
 
 function sameInode(now: Stats, seen: { dev: number; ino: number }, path: string): void {
-  if (now.dev !== seen.dev || now.ino !== seen.ino) throw new Error(`${path} changed while the host was looking at it (replaced by another file); not touched, tried again next reconcile`);
+  if (now.dev !== seen.dev || now.ino !== seen.ino) throw new Error(`${path} changed while the host was looking at it (something else was put in its place); not touched, tried again next reconcile`);
 }
 
 /**

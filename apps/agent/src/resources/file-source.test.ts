@@ -1,13 +1,15 @@
 // Sources are streamed under a byte cap: a real `mesh-host apply` against a local server whose
 // body is far larger than the cap is refused, the download is cut at the cap, and the host never holds it.
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createHash, generateKeyPairSync } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sourceFetcher } from "./file-source";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
 const MiB = 1024 * 1024;
@@ -27,6 +29,7 @@ beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), "mesh-source-cap-"));
   const chunk = Buffer.alloc(MiB, 0x61);
   server = createServer((req, res) => {
+    if (req.url?.endsWith("/small")) return void res.end("hello\n");
     sent = 0;
     cut = false;
     res.writeHead(200, { "content-type": "application/octet-stream" }); // no length: an endless-looking body
@@ -86,4 +89,27 @@ describe("file sources are streamed with a size cap", () => {
     // Its memory never grew by the body's size (a host starts near 60 MB; the body was 384 MiB).
     if (r.maxRssKb !== null) expect(r.maxRssKb * 1024).toBeLessThan(CAP + 160 * MiB);
   }, 60_000);
+
+  it("the control plane's own sources (signed requests) are streamed and cut at the cap too, and a good one lands whole", async () => {
+    const fetcher = sourceFetcher({ url: url.replace("/big.bin", ""), nodeId: "00000000-0000-4000-8000-000000000001", privateKey: generateKeyPairSync("ed25519").privateKey }, CAP);
+    const file = join(base, "download");
+    const big = await open(file, "w");
+    try {
+      await expect(fetcher({ url: "/api/files/big", sha256: "0".repeat(64) }, big)).rejects.toThrow(`source /api/files/big: larger than ${CAP} bytes; download stopped, not written`);
+    } finally {
+      await big.close();
+    }
+    // The server hears of the hang-up a moment later.
+    for (let i = 0; i < 500 && !cut; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(cut).toBe(true);
+    expect(sent).toBeLessThan(CAP + 64 * MiB);
+    const small = await open(file, "w");
+    try {
+      const sha256 = createHash("sha256").update("hello\n").digest("hex");
+      expect(await fetcher({ url: "/api/files/small", sha256 }, small)).toBe(sha256);
+    } finally {
+      await small.close();
+    }
+    expect(readFileSync(file, "utf8")).toBe("hello\n");
+  });
 });

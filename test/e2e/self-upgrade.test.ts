@@ -28,7 +28,7 @@ const releaseKey = createPrivateKey(fs.readFileSync(path.join(REPO, "infra/relea
 /** The host bundle of a version, built the way packaging builds it, optionally broken after its first line. */
 function build(version: string, breakWith?: string): Buffer {
   const out = path.join(tmp, `mesh-host-${version}.js`);
-  execFileSync(process.execPath, [path.join(REPO, "apps/agent/scripts/build.mjs")], { env: { ...process.env, MESH_HOST_VERSION: version, MESH_HOST_OUTFILE: out }, stdio: "inherit" });
+  execFileSync(process.execPath, [path.join(REPO, "apps/agent/scripts/build.mjs")], { env: { ...process.env, MESH_TEST_BUILD: "1", MESH_HOST_VERSION: version, MESH_HOST_OUTFILE: out }, stdio: "inherit" });
   let bytes = fs.readFileSync(out);
   if (breakWith) {
     const text = bytes.toString("utf8");

@@ -16,7 +16,8 @@ export interface Artifacts {
 
 export function buildArtifacts(version: string, outDir: string): Artifacts {
   const out = execFileSync(process.execPath, [`${REPO}/infra/package/package.mjs`], {
-    env: { ...process.env, MESH_HOST_VERSION: version, MESH_PACKAGE_OUT: outDir },
+    // A test build: the tests sign releases with the committed test key.
+    env: { ...process.env, MESH_TEST_BUILD: "1", MESH_HOST_VERSION: version, MESH_PACKAGE_OUT: outDir },
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
     timeout: 300_000,

@@ -10,14 +10,33 @@ const pkg = JSON.parse(await readFile(join(here, "..", "package.json"), "utf8"))
 // Packaging builds other versions elsewhere (tests build N and N+1).
 const outfile = process.env.MESH_HOST_OUTFILE ?? join(here, "..", "dist", "mesh-host.js");
 const version = process.env.MESH_HOST_VERSION ?? pkg.version;
-// The release key's public half, built in: a real release sets MESH_RELEASE_PUBLIC_KEY (PEM);
-// otherwise the committed test key, whose private half is public too (docs/decisions/0007).
-// A release build (MESH_RELEASE_BUILD=1) refuses to fall back to the test key.
-if (process.env.MESH_RELEASE_BUILD === "1" && !process.env.MESH_RELEASE_PUBLIC_KEY) throw new Error("MESH_RELEASE_BUILD=1 needs MESH_RELEASE_PUBLIC_KEY (the release key's public half, PEM)");
-const releasePublicKey = process.env.MESH_RELEASE_PUBLIC_KEY ?? (await readFile(join(here, "..", "..", "..", "infra", "release", "test-release-public-key.pem"), "utf8"));
-if (!/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n?$/.test(releasePublicKey.trim() + "\n")) {
-  throw new Error("MESH_RELEASE_PUBLIC_KEY: not a PEM public key");
+// The release key's public half, built in (decision 0007): MESH_RELEASE_PUBLIC_KEY (PEM) or
+// MESH_RELEASE_PUBLIC_KEY_FILE. Fails closed: without one the host refuses every self-upgrade.
+// Only a test build (MESH_TEST_BUILD=1, what the tests use) trusts the committed test key,
+// and it says so at every start, in `mesh-host version` and in `mesh-host status`.
+const testBuild = process.env.MESH_TEST_BUILD === "1";
+const testKey = await readFile(join(here, "..", "..", "..", "infra", "release", "test-release-public-key.pem"), "utf8");
+const keyFile = process.env.MESH_RELEASE_PUBLIC_KEY_FILE;
+let releasePublicKey = process.env.MESH_RELEASE_PUBLIC_KEY || (keyFile ? await readFile(keyFile, "utf8") : null);
+const pemBody = (pem) => pem.replace(/\s+/g, "");
+const refuse = (why) => {
+  process.stderr.write(`mesh-host build: refused: ${why}\n`);
+  process.exit(1);
+};
+if (releasePublicKey !== null) {
+  if (!/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n?$/.test(releasePublicKey.trim() + "\n")) {
+    refuse(`${keyFile ? `MESH_RELEASE_PUBLIC_KEY_FILE=${keyFile}` : "MESH_RELEASE_PUBLIC_KEY"}: not a PEM public key`);
+  }
+  if (pemBody(releasePublicKey) === pemBody(testKey) && !testBuild) {
+    refuse("the release key given is the committed test key (infra/release/test-release-public-key.pem), whose private half is public; only a test build (MESH_TEST_BUILD=1) may trust it");
+  }
+} else if (testBuild) {
+  releasePublicKey = testKey;
+} else if (process.env.MESH_RELEASE_BUILD === "1") {
+  refuse("MESH_RELEASE_BUILD=1 needs MESH_RELEASE_PUBLIC_KEY_FILE (or MESH_RELEASE_PUBLIC_KEY): the release key's public half, PEM");
 }
+if (testBuild) process.stderr.write("mesh-host build: TEST BUILD (MESH_TEST_BUILD=1): trusts the committed test release key; never ship it\n");
+else if (releasePublicKey === null) process.stderr.write("mesh-host build: no release key (MESH_RELEASE_PUBLIC_KEY_FILE unset): this host refuses every self-upgrade\n");
 
 // zod's `z.locales` pulls in every translation (~360 KB the host never uses, parsed at
 // every start); only English is kept, which is also the one zod configures by default.
@@ -49,7 +68,8 @@ await build({
     "process.env.WS_NO_BUFFER_UTIL": '"1"',
     "process.env.WS_NO_UTF_8_VALIDATE": '"1"',
     __MESH_HOST_VERSION__: JSON.stringify(version),
-    __MESH_RELEASE_PUBLIC_KEY__: JSON.stringify(releasePublicKey.trim() + "\n"),
+    __MESH_RELEASE_PUBLIC_KEY__: JSON.stringify(releasePublicKey === null ? "" : releasePublicKey.trim() + "\n"),
+    __MESH_TEST_BUILD__: JSON.stringify(testBuild),
   },
   legalComments: "none",
   // Smaller source is faster to parse on every start (see docs on host RSS and start time).

@@ -1,5 +1,5 @@
-// Fail points for crash tests: MESH_FAILPOINT=<step>[:<n>] makes the host SIGKILL
-// itself at the n-th hit (default the 1st) of a named step. Unset, a hit costs one comparison.
+// Fail points for crash and race tests: MESH_FAILPOINT=<step>[:<n>] makes the host SIGKILL (or,
+// with MESH_FAILPOINT_ACTION=stop, SIGSTOP) itself at the n-th hit of a named step. Unset, a hit costs one comparison.
 import { z } from "zod";
 
 /** The named steps, in the order a reconcile meets them (listed in the agent README). */
@@ -7,6 +7,7 @@ export const FAILPOINTS = [
   "intents-resolved",
   "snapshot-written",
   "intent-written",
+  "before-apply",
   "temp-written",
   "applied-before-record",
   "remove-before-record",
@@ -24,6 +25,8 @@ const Setting = z
   .refine((s) => (FAILPOINTS as readonly string[]).includes(s.name), "not a known fail point");
 
 let armed: { name: string; n: number } | null | undefined;
+/** A stopped host waits, as observed, until the test has changed the machine under it and sent SIGCONT. */
+let signal: "SIGKILL" | "SIGSTOP" = "SIGKILL";
 let hits = 0;
 
 export function failpoint(name: Failpoint): void {
@@ -32,7 +35,8 @@ export function failpoint(name: Failpoint): void {
     const parsed = raw ? Setting.safeParse(raw) : null;
     if (raw && !parsed?.success) process.stderr.write(`mesh-host: MESH_FAILPOINT=${raw} ignored: not <step>[:<n>] with a known step\n`);
     armed = parsed?.success ? parsed.data : null;
+    signal = process.env.MESH_FAILPOINT_ACTION === "stop" ? "SIGSTOP" : "SIGKILL";
   }
   if (!armed || armed.name !== name) return;
-  if (++hits === armed.n) process.kill(process.pid, "SIGKILL");
+  if (++hits === armed.n) process.kill(process.pid, signal);
 }

@@ -12,6 +12,7 @@ import { checkDeclaration } from "../reconcile/declaration-check";
 import { reconcile } from "../reconcile/reconcile";
 import { syncDir } from "../resources/atomic-write";
 import { Root } from "../resources/root";
+import { SafePaths } from "../resources/safe-path";
 import { loadIdentity } from "../state-dir/identity";
 import { lockStateDir } from "../state-dir/lock";
 import { DiskStore } from "../store/disk-store";
@@ -49,27 +50,41 @@ export async function bootstrapCommand(opts: CommonOptions & { bundle?: string; 
   }
 
   // 2. The one-time secret, readable by root only; the control plane accepts it once, from loopback.
-  const secretPath = await root.resolve(bundle.controlPlane.secretFile, new Map());
-  const secret = await writeSecret(secretPath);
+  // Written and removed through its directory's descriptor, reached safely (safe-path.ts): never through a planted symlink.
+  const paths = new SafePaths(opts.root);
+  let token: string;
+  let url: string;
+  try {
+    let secretPath: string;
+    try {
+      secretPath = await paths.hostPath(bundle.controlPlane.secretFile);
+    } catch (err) {
+      throw new HostError("failure", `bootstrap: cannot write the bootstrap secret at ${bundle.controlPlane.secretFile}: ${reasonOf(err)}`);
+    }
+    const secret = await writeSecret(secretPath, bundle.controlPlane.secretFile);
 
-  // 3. Healthy: the control plane answers HTTP at all (any status below 500).
-  const url = bundle.controlPlane.url.replace(/\/+$/, "");
-  await waitHealthy(url, bundle.controlPlane.healthTimeoutSeconds * 1000, opts.log);
+    // 3. Healthy: the control plane answers HTTP at all (any status below 500).
+    url = bundle.controlPlane.url.replace(/\/+$/, "");
+    await waitHealthy(url, bundle.controlPlane.healthTimeoutSeconds * 1000, opts.log);
 
-  // 4. A token for node one, then the ordinary enrolment.
-  const token = await takeToken(url, secret, bundle);
-  await fs.rm(secretPath, { force: true });
+    // 4. A token for node one, then the ordinary enrolment.
+    token = await takeToken(url, secret, bundle);
+    await fs.rm(secretPath, { force: true });
+  } finally {
+    paths.close();
+  }
   return enrolCommand({ ...opts, url, token, force: false, caPin: bundle.controlPlane.caPin, insecure: !bundle.controlPlane.caPin, log: opts.log });
 }
 
-async function writeSecret(path: string): Promise<string> {
+/** `path`: the host path (in an open directory); `shown`: the declared path, for messages. */
+async function writeSecret(path: string, shown: string): Promise<string> {
   const secret = randomBytes(32).toString("hex");
   const temp = join(dirname(path), `.bootstrap-secret.tmp-${randomBytes(6).toString("hex")}`);
   let fh;
   try {
     fh = await fs.open(temp, "wx", 0o600);
   } catch (err) {
-    throw new HostError("failure", `bootstrap: cannot write the bootstrap secret at ${path}: ${reasonOf(err)} (the bundle must declare its directory)`);
+    throw new HostError("failure", `bootstrap: cannot write the bootstrap secret at ${shown}: ${(err as NodeJS.ErrnoException).code ?? reasonOf(err)} (the bundle must declare its directory)`);
   }
   try {
     await fh.writeFile(secret + "\n");

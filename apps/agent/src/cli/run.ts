@@ -12,7 +12,7 @@ import { writeStatusFile } from "../state-dir/status-file";
 import { DiskStore } from "../store/disk-store";
 import type { CommonOptions } from "./options";
 import { runningBinaryPath } from "../self-upgrade/binary-path";
-import { RELEASE_PUBLIC_KEY } from "../self-upgrade/release-key";
+import { RELEASE_PUBLIC_KEY, TEST_BUILD, TEST_BUILD_WARNING } from "../self-upgrade/release-key";
 import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
 
@@ -20,6 +20,8 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
   // The daemon is idle nearly all the time: V8 sized for memory rather than speed keeps a
   // 1,000-file host near 65 MB instead of 80 after each reconcile, at no cost measured here.
   setFlagsFromString("--optimize-for-size");
+  // Loud at every start: a test build trusts a release key whose private half is public.
+  if (TEST_BUILD) opts.log.warn({ testBuild: true }, TEST_BUILD_WARNING);
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const unlock = await lockStateDir(opts.stateDir);

@@ -9,6 +9,7 @@ import type { Store } from "../store/store";
 import type { Logger } from "../log";
 import { supervisedServices, type SupervisedService } from "../supervisor/supervised-manager";
 import { HOST_VERSION } from "../version";
+import { RELEASE_TRUST, TEST_BUILD, TEST_BUILD_WARNING, type ReleaseTrust } from "../self-upgrade/release-key";
 import type { CommonOptions } from "./options";
 
 export interface StatusView {
@@ -31,6 +32,10 @@ export interface StatusView {
   /** Enrolled as a replacement of a live node; the control plane waits for an admin. */
   awaitingApproval: boolean;
   hostVersion: string;
+  /** Built with MESH_TEST_BUILD=1: trusts the committed test release key (then `warning` says why that matters). */
+  testBuild: boolean;
+  releaseKey: ReleaseTrust;
+  warning?: string;
   stateDir: string;
   /** Units the host's own supervisor runs (where systemd is not PID 1); empty otherwise. */
   services: SupervisedService[];
@@ -72,6 +77,9 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
     identityProblem: identity.kind === "bad" ? identity.reason : null,
     awaitingApproval: enrolled && identity.identity.awaitingApproval === true,
     hostVersion: HOST_VERSION,
+    testBuild: TEST_BUILD,
+    releaseKey: RELEASE_TRUST,
+    ...(TEST_BUILD ? { warning: TEST_BUILD_WARNING } : {}),
     stateDir,
     services: await supervisedServices(rootDir),
   };
@@ -102,6 +110,7 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
     lines.push(`last reconcile: never`);
   }
   if (view.storeLost) lines.push(`store: lost (what was owned before it can no longer be removed)`);
+  lines.push(`host: ${view.hostVersion}, self-upgrade trusts ${view.releaseKey === "none" ? "no release key (every upgrade refused)" : view.releaseKey === "test-key" ? "the TEST release key" : "the release key built in"}`);
   lines.push(`state dir: ${view.stateDir}`);
   if (view.services.length) {
     lines.push(`services run by mesh-host's own supervisor:`);
@@ -111,6 +120,7 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
       lines.push(`  ${s.unit}: ${s.state}${pid} since ${s.since}${restarts} (${s.result}); log ${s.log}`);
     }
   }
+  if (view.warning) lines.push(`WARNING: ${view.warning}`);
   process.stdout.write(lines.join("\n") + "\n");
   return 0;
 }

@@ -1,6 +1,6 @@
 // HTTP calls to the control plane over node:http(s), so TLS trust (the pin) is
 // checked on every call; global fetch cannot take per-connection TLS options.
-import http from "node:http";
+import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import { tlsOptions, type Trust } from "./trust";
 
@@ -45,5 +45,21 @@ export function controlPlaneRequest(
     req.once("timeout", () => req.destroy(new Error(`no answer from ${u.host} in time`)));
     req.once("error", reject);
     req.end(opts.body);
+  });
+}
+
+/** A GET whose answer is streamed, not gathered: the caller reads (and bounds) the body itself. */
+export function controlPlaneGet(url: string, opts: { headers?: Record<string, string>; trust?: Trust; timeoutMs?: number }): Promise<IncomingMessage> {
+  const u = new URL(url);
+  const secure = u.protocol === "https:";
+  return new Promise((resolve, reject) => {
+    const req = (secure ? https : http).request(
+      u,
+      { method: "GET", headers: opts.headers, timeout: opts.timeoutMs ?? 30_000, ...(secure ? tlsOptions(opts.trust) : {}) },
+      resolve,
+    );
+    req.once("timeout", () => req.destroy(new Error(`no answer from ${u.host} in time`)));
+    req.once("error", reject);
+    req.end();
   });
 }

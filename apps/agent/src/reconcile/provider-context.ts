@@ -1,4 +1,4 @@
-// The per-reconcile context the providers work in: host paths resolved once,
+// The per-reconcile context the providers work in: host paths reached safely through descriptors,
 // accounts read once, original blobs in the store, sources from the control plane.
 import type { Resource } from "@mesh/protocol";
 import { resourceSubject } from "@mesh/protocol";
@@ -8,6 +8,7 @@ import { sourceFetcher, type ControlPlaneAccess } from "../resources/file-source
 import { OriginalBlobs } from "../resources/original-blobs";
 import type { ProviderContext } from "../resources/provider";
 import type { Root } from "../resources/root";
+import { SafePaths } from "../resources/safe-path";
 import { systemdIsPid1 } from "../resources/service";
 import { systemdManager, type ServiceManager } from "../resources/service-manager";
 import { hostCommand } from "../self-upgrade/binary-path";
@@ -29,17 +30,13 @@ export function providerContext(opts: {
   hostCommand?: string[];
   selfUpgrade?: SelfUpgrade | null;
 }): ProviderContext {
-  const resolved = new Map<string, Promise<string>>();
-  const realpaths = new Map<string, Promise<string>>();
+  const paths = new SafePaths(opts.root.dir);
   let manager: Promise<ServiceManager> | null = null;
   const unsynced = new Set<string>();
   return {
     root: opts.root,
-    hostPath(path) {
-      let p = resolved.get(path);
-      if (!p) resolved.set(path, (p = opts.root.resolve(path, realpaths)));
-      return p;
-    },
+    hostPath: (path) => paths.hostPath(path),
+    paths,
     accounts: new Accounts(opts.root.dir),
     originals: new OriginalBlobs(opts.store),
     fetchSource: sourceFetcher(opts.controlPlane),

@@ -71,10 +71,16 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     selfUpgrade: deps.selfUpgrade ?? null,
   });
   const run = new Run(deps, ownership, ctx);
-  await run.prepareTypes([...resources.map((r) => r.type), ...ownership.records.map((r) => r.type)]);
-  await run.resolveOpenIntents();
-  if (input.declaration) await run.apply(input.declaration);
-  const owned = await run.owned(input.declaration);
+  let owned;
+  try {
+    await run.prepareTypes([...resources.map((r) => r.type), ...ownership.records.map((r) => r.type)]);
+    await run.resolveOpenIntents();
+    if (input.declaration) await run.apply(input.declaration);
+    owned = await run.owned(input.declaration);
+  } finally {
+    // Every /proc/self/fd path handed out this reconcile is dead from here.
+    ctx.paths.close();
+  }
   const report: Report = {
     declarationVersion: input.declaration?.version ?? 0,
     ...(input.rejectedVersion !== undefined ? { rejectedVersion: input.rejectedVersion } : {}),

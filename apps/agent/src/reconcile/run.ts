@@ -56,7 +56,7 @@ export class Run {
   }
 
   private fail(id: string | null, err: unknown): void {
-    this.errors.push({ id, message: clip(reasonOf(err)) });
+    this.errors.push({ id, message: clip(this.ctx.paths.readable(reasonOf(err))) });
   }
 
   private drop(record: OwnedRecord): void {
@@ -252,7 +252,7 @@ export class Run {
     this.failed.add(key);
     this.fail(resource.id, err);
     const subject = "subject" in resource ? resource.subject : resourceSubject(resource);
-    this.changes.push({ kind: "failed", id: resource.id, type: resource.type, subject, detail: clip(reasonOf(err)) });
+    this.changes.push({ kind: "failed", id: resource.id, type: resource.type, subject, detail: clip(this.ctx.paths.readable(reasonOf(err))) });
   }
 
   private async skip(step: Step, record: OwnedRecord | undefined, reason: string): Promise<void> {
@@ -334,6 +334,7 @@ export class Run {
       return;
     }
     try {
+      failpoint("before-apply");
       await provider.apply(resource, observed, this.ctx);
     } catch (err) {
       await this.resolveAfterFailure(record);

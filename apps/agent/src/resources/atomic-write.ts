@@ -1,6 +1,7 @@
 // Replacing a path in one step: write a temp beside it, fsync, rename over it; the
 // directory is fsynced before the result is recorded. A fixed temp name leaves one leftover to settle.
 import { promises as fs } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { failpoint } from "../failpoint";
 
@@ -15,9 +16,12 @@ function missingParent(err: unknown, path: string): Error {
   return err as Error;
 }
 
+/** The content: bytes, or a writer that fills the open temp file (a streamed download) and throws to abandon it. */
+export type Content = Buffer | ((fh: FileHandle) => Promise<unknown>);
+
 export async function writeFileAtomically(
   hostPath: string,
-  content: Buffer,
+  content: Content,
   opts: { mode: number; uid?: number; gid?: number },
   path: string,
   syncLater: (dir: string) => void,
@@ -32,7 +36,8 @@ export async function writeFileAtomically(
     throw missingParent(err, path);
   }
   try {
-    await fh.writeFile(content);
+    if (typeof content === "function") await content(fh);
+    else await fh.writeFile(content);
     // Owner and mode go on before the rename, so the path never shows a half-made file.
     if (opts.uid !== undefined || opts.gid !== undefined) await fh.chown(opts.uid ?? -1, opts.gid ?? -1);
     await fh.chmod(opts.mode);

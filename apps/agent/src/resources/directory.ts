@@ -1,16 +1,58 @@
 // The `directory` resource: exists with a mode, owner and group; with `purge`, holds
 // nothing the host does not manage. Removal is rmdir only: what others put there stays.
-import { promises as fs } from "node:fs";
-import { dirname, join } from "node:path";
+import { closeSync, constants, fstatSync, promises as fs, readdirSync } from "node:fs";
+import { dirname } from "node:path";
 import type { DirectoryResource } from "@mesh/protocol";
 import { normaliseMode, type State } from "./observed";
-import { observePath, ownerIds, restorePath, snapshotPath } from "./path-state";
+import { extendState, inodeOf, type Inode, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
 import type { ProviderContext, RemoveOutcome, ResourceProvider } from "./provider";
+import { inDir } from "./safe-path";
 
-/** Entries of a purging directory that no declared or owned path is, or lies under. */
-async function unmanagedEntries(hostPath: string, path: string, ctx: ProviderContext): Promise<string[]> {
-  const names = await fs.readdir(hostPath);
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+/** Entries of a purging directory (open as `dirFd`) that no declared or owned path is, or lies under. */
+async function unmanagedEntries(dirFd: number, path: string, ctx: ProviderContext): Promise<string[]> {
+  const names = await fs.readdir(`/proc/self/fd/${dirFd}`);
   return names.filter((name) => !ctx.managedPaths.has(`${path}/${name}`));
+}
+
+/**
+ * Remove `name` inside the directory open as `dirFd` and everything under it, each level through
+ * its own O_NOFOLLOW descriptor: a directory swapped for a symlink meanwhile loses the link, never what it points to.
+ */
+async function removeTree(dirFd: number, name: string): Promise<void> {
+  const at = inDir(dirFd, name);
+  let fh;
+  try {
+    fh = await fs.open(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return;
+    // Not a directory (a file, a symlink, a socket): unlink never follows the name it is given.
+    if (code === "ENOTDIR" || code === "ELOOP") return fs.unlink(at).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e)));
+    throw err;
+  }
+  try {
+    for (const child of await fs.readdir(`/proc/self/fd/${fh.fd}`)) await removeTree(fh.fd, child);
+  } finally {
+    await fh.close();
+  }
+  await fs.rmdir(at);
+}
+
+/**
+ * The directory mkdir just made, by inode. Empty, or it is not ours: someone who can write the
+ * parent may have put another directory (root's own, with its files) in its place since.
+ */
+function justMade(hostPath: string, path: string): Inode {
+  const fd = openObserved(hostPath, path, "directory", undefined);
+  try {
+    if (readdirSync(`/proc/self/fd/${fd}`).length) throw new Error(`${path} was replaced by another directory right after the host made it; not touched`);
+    const st = fstatSync(fd);
+    return { dev: st.dev, ino: st.ino };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export const directoryProvider: ResourceProvider<DirectoryResource> = {
@@ -29,10 +71,14 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
   },
 
   async observe(path, resource, ctx) {
-    const hostPath = await ctx.hostPath(path);
-    const state = await observePath(hostPath, path, ctx);
+    const state = await observeDeclared(path, ctx);
     if (!state || state.type !== "directory" || !resource?.purge) return state;
-    return { ...state, unmanaged: (await unmanagedEntries(hostPath, path, ctx)).length };
+    const fd = openObserved(await ctx.hostPath(path), path, "directory", inodeOf(state));
+    try {
+      return extendState(state, { unmanaged: (await unmanagedEntries(fd, path, ctx)).length });
+    } finally {
+      closeSync(fd);
+    }
   },
 
   async apply(resource, observed, ctx) {
@@ -41,10 +87,12 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
     }
     const hostPath = await ctx.hostPath(resource.path);
     const mode = parseInt(normaliseMode(resource.mode), 8);
+    let made: Inode | undefined;
     if (!observed) {
       try {
         await fs.mkdir(hostPath, { mode });
         ctx.syncLater(dirname(hostPath));
+        made = justMade(hostPath, resource.path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") {
           throw new Error(`parent directory of ${resource.path} does not exist (declare it as a directory resource)`);
@@ -53,13 +101,18 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
       }
     }
     const ids = await ownerIds(resource, observed, ctx);
-    if (ids.uid !== undefined || ids.gid !== undefined) await fs.chown(hostPath, ids.uid ?? -1, ids.gid ?? -1);
-    // mkdir's mode passes through the umask; chmod says it exactly.
-    await fs.chmod(hostPath, mode);
+    // Through a descriptor of the directory observed (or just made): a symlink swapped in is never followed.
+    // mkdir's mode passes through the umask; fchmod says it exactly.
+    setOwnerAndMode(hostPath, resource.path, "directory", inodeOf(observed) ?? made, { ...ids, mode });
     if (resource.purge) {
-      for (const name of await unmanagedEntries(hostPath, resource.path, ctx)) {
-        await fs.rm(join(hostPath, name), { recursive: true, force: true });
-        ctx.syncLater(hostPath);
+      const fd = openObserved(hostPath, resource.path, "directory", inodeOf(observed) ?? made);
+      try {
+        for (const name of await unmanagedEntries(fd, resource.path, ctx)) {
+          await removeTree(fd, name);
+          ctx.syncLater(hostPath);
+        }
+      } finally {
+        closeSync(fd);
       }
     }
   },
@@ -67,7 +120,9 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
   async remove(path, ctx): Promise<RemoveOutcome> {
     try {
       const hostPath = await ctx.hostPath(path);
+      // rmdir never follows the last component: a symlink there says ENOTDIR.
       await fs.rmdir(hostPath);
+      ctx.paths.forget(path);
       ctx.syncLater(dirname(hostPath));
       return { kind: "removed" };
     } catch (err) {

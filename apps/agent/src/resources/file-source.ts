@@ -1,15 +1,21 @@
-// Files served by the control plane: a path is fetched from the enrolled control
-// plane with a request signed by the node key (over the pinned TLS), and checked against its sha256.
+// Files served by the control plane or another server: streamed into a file the caller
+// opened, with a running sha256 and a byte cap, never held whole; the caller renames it only once verified.
 import { createHash, sign, type KeyObject } from "node:crypto";
+import type { FileHandle } from "node:fs/promises";
 import { HTTP_SIGNATURE_HEADERS, httpSignatureMessage, type RemoteSource } from "@mesh/protocol";
 import { endpoint } from "../link/auth";
-import { controlPlaneRequest } from "../link/control-plane-http";
+import { controlPlaneGet } from "../link/control-plane-http";
 import type { Trust } from "../link/trust";
-import { sha256Hex } from "./observed";
 
 /** Larger than any file a declaration may carry inline, with room: a cap, not a format. */
-const MAX_SOURCE_BYTES = 512 * 1024 * 1024;
+const DEFAULT_MAX_SOURCE_BYTES = 512 * 1024 * 1024;
 const EMPTY_SHA256 = createHash("sha256").digest("hex");
+
+/** MESH_SOURCE_MAX_BYTES lowers (or raises) the cap; anything but a positive integer keeps the default. */
+export function maxSourceBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.MESH_SOURCE_MAX_BYTES);
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_MAX_SOURCE_BYTES;
+}
 
 /** What an enrolled host needs to fetch from its control plane. */
 export interface ControlPlaneAccess {
@@ -19,52 +25,90 @@ export interface ControlPlaneAccess {
   trust?: Trust;
 }
 
-export function sourceFetcher(controlPlane: ControlPlaneAccess | null): (source: RemoteSource) => Promise<Buffer> {
-  return async (source) => {
-    let body: Buffer;
+/**
+ * Writes a source's bytes into `into` (open, empty) and checks them against the declared sha256;
+ * throws past the cap (the download is cut there) or on another sha256. Returns the sha256.
+ */
+export type SourceFetcher = (source: RemoteSource, into: FileHandle) => Promise<string>;
+
+export function sourceFetcher(controlPlane: ControlPlaneAccess | null, maxBytes = maxSourceBytes()): SourceFetcher {
+  return async (source, into) => {
+    let body: AsyncIterable<Uint8Array>;
     if (/^https?:\/\//.test(source.url)) {
-      body = await fetchElsewhere(source.url);
+      body = await openElsewhere(source.url, maxBytes);
     } else {
       if (!controlPlane) throw new Error(`source ${source.url}: this host is not enrolled, so it has no control plane to fetch from`);
-      body = await fetchSigned(controlPlane, source.url);
+      body = await openSigned(controlPlane, source.url);
     }
-    const sha = sha256Hex(body);
+    const sha = await copyCapped(body, into, maxBytes, source.url);
     if (sha !== source.sha256) {
       throw new Error(`source ${source.url}: sha256 ${sha.slice(0, 12)}…, declared ${source.sha256.slice(0, 12)}…; not written`);
     }
-    return body;
+    return sha;
   };
 }
 
-async function fetchSigned(cp: ControlPlaneAccess, path: string): Promise<Buffer> {
+/** Chunk by chunk into the file; leaving the loop early (the cap) cancels the download. */
+async function copyCapped(body: AsyncIterable<Uint8Array>, into: FileHandle, maxBytes: number, url: string): Promise<string> {
+  const hash = createHash("sha256");
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw new Error(`source ${url}: larger than ${maxBytes} bytes; download stopped, not written`);
+      hash.update(chunk);
+      await into.write(chunk);
+    }
+  } catch (err) {
+    if ((err as Error).message.startsWith(`source ${url}:`)) throw err;
+    throw new Error(`source ${url}: download failed (${(err as Error).message})`);
+  }
+  return hash.digest("hex");
+}
+
+async function openSigned(cp: ControlPlaneAccess, path: string): Promise<AsyncIterable<Uint8Array>> {
   const url = new URL(endpoint(cp.url, path.split("?")[0]!));
   if (path.includes("?")) url.search = path.slice(path.indexOf("?"));
   const time = new Date().toISOString();
   const signature = sign(null, Buffer.from(httpSignatureMessage("GET", url.pathname + url.search, time, EMPTY_SHA256)), cp.privateKey).toString("base64");
-  let answer;
+  let res;
   try {
-    answer = await controlPlaneRequest(url.toString(), {
+    res = await controlPlaneGet(url.toString(), {
       headers: { [HTTP_SIGNATURE_HEADERS.node]: cp.nodeId, [HTTP_SIGNATURE_HEADERS.time]: time, [HTTP_SIGNATURE_HEADERS.signature]: signature },
       trust: cp.trust,
       timeoutMs: 120_000,
-      maxBytes: MAX_SOURCE_BYTES,
     });
   } catch (err) {
     throw new Error(`source ${path}: cannot fetch it (${(err as Error).message})`);
   }
-  if (answer.status !== 200) throw new Error(`source ${path}: HTTP ${answer.status}${answer.body.length < 512 ? ` ${answer.text().trim()}` : ""}`);
-  return answer.body;
+  if (res.statusCode !== 200) {
+    // The control plane's own words, briefly: a reason, never a body to keep.
+    let text = "";
+    for await (const chunk of res) {
+      text += String(chunk);
+      if (text.length >= 512) break;
+    }
+    res.destroy();
+    throw new Error(`source ${path}: HTTP ${res.statusCode}${text.length < 512 ? ` ${text.trim()}` : ""}`);
+  }
+  return res;
 }
 
 /** An absolute URL is someone else's server: no node signature goes there, and the system's CAs decide. */
-async function fetchElsewhere(url: string): Promise<Buffer> {
+async function openElsewhere(url: string, maxBytes: number): Promise<AsyncIterable<Uint8Array>> {
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
   } catch (err) {
     throw new Error(`source ${url}: cannot fetch it (${(err as Error).message})`);
   }
-  if (!res.ok) throw new Error(`source ${url}: HTTP ${res.status}`);
-  if (Number(res.headers.get("content-length") ?? 0) > MAX_SOURCE_BYTES) throw new Error(`source ${url}: larger than ${MAX_SOURCE_BYTES} bytes`);
-  return Buffer.from(await res.arrayBuffer());
+  if (!res.ok || !res.body) {
+    await res.body?.cancel();
+    throw new Error(`source ${url}: HTTP ${res.status}`);
+  }
+  if (Number(res.headers.get("content-length") ?? 0) > maxBytes) {
+    await res.body.cancel();
+    throw new Error(`source ${url}: larger than ${maxBytes} bytes; not downloaded`);
+  }
+  return res.body as unknown as AsyncIterable<Uint8Array>;
 }

@@ -1,18 +1,19 @@
 // The `file` resource: content (inline or a source on the control plane), mode,
 // owner and group. Written whole (temp, fsync, rename); a symlink at the path is replaced, not followed.
-import { promises as fs } from "node:fs";
 import type { FileResource } from "@mesh/protocol";
-import { writeFileAtomically } from "./atomic-write";
+import { writeFileAtomically, type Content } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
-import { observePath, ownerIds, replacedPathLifecycle } from "./path-state";
+import { inodeOf, observeDeclared, ownerIds, replacedPathLifecycle, setOwnerAndMode } from "./path-state";
 import type { ProviderContext, ResourceProvider } from "./provider";
 
 export function inlineContent(resource: FileResource): Buffer {
   return Buffer.from(resource.content ?? "", resource.encoding === "base64" ? "base64" : "utf8");
 }
 
-async function contentOf(resource: FileResource, ctx: ProviderContext): Promise<Buffer> {
-  return resource.source ? ctx.fetchSource(resource.source) : inlineContent(resource);
+/** Inline bytes, or the source streamed straight into the temp file (never held whole). */
+function contentOf(resource: FileResource, ctx: ProviderContext): Content {
+  const source = resource.source;
+  return source ? (fh) => ctx.fetchSource(source, fh) : inlineContent(resource);
 }
 
 
@@ -32,7 +33,7 @@ export const fileProvider: ResourceProvider<FileResource> = {
   },
 
   async observe(path, _resource, ctx) {
-    return observePath(await ctx.hostPath(path), path, ctx);
+    return observeDeclared(path, ctx);
   },
 
   async apply(resource, observed, ctx) {
@@ -44,14 +45,13 @@ export const fileProvider: ResourceProvider<FileResource> = {
     const ids = await ownerIds(resource, observed, ctx);
     const mode = parseInt(String(want.mode), 8);
     if (observed?.type === "file" && observed.sha256 === want.sha256) {
-      // Same content: fix what differs in place rather than download or rewrite it.
-      if ((ids.uid !== undefined && ids.uid !== observed.uid) || (ids.gid !== undefined && ids.gid !== observed.gid)) {
-        await fs.lchown(hostPath, ids.uid ?? -1, ids.gid ?? -1);
-      }
-      if (observed.mode !== want.mode) await fs.chmod(hostPath, mode);
+      // Same content: fix what differs in place rather than download or rewrite it, through a
+      // descriptor of the very file observed (a symlink swapped in since is never followed).
+      const owner = (ids.uid !== undefined && ids.uid !== observed.uid) || (ids.gid !== undefined && ids.gid !== observed.gid);
+      if (owner || observed.mode !== want.mode) setOwnerAndMode(hostPath, resource.path, "file", inodeOf(observed), { ...(owner ? ids : {}), mode });
       return;
     }
-    await writeFileAtomically(hostPath, await contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);
+    await writeFileAtomically(hostPath, contentOf(resource, ctx), { mode, ...ids }, resource.path, ctx.syncLater);
   },
 
   ...replacedPathLifecycle,

@@ -34,11 +34,19 @@ function packageContext(ctx: ProviderContext): PackageContext {
   return {
     runner: ctx.runner,
     root: ctx.root.dir,
-    // A source .deb is fetched (and its sha256 checked) into a temp file dpkg can read.
+    // A source .deb is streamed (capped, its sha256 checked) into a new temp file dpkg can read;
+    // "wx" never opens a name someone else planted.
     async download(source) {
-      const body = await ctx.fetchSource(source);
       const file = join(tmpdir(), `mesh-host-${randomBytes(6).toString("hex")}.deb`);
-      await fs.writeFile(file, body, { mode: 0o600 });
+      const fh = await fs.open(file, "wx", 0o600);
+      try {
+        await ctx.fetchSource(source, fh);
+        await fh.close();
+      } catch (err) {
+        await fh.close().catch(() => undefined);
+        await fs.rm(file, { force: true });
+        throw err;
+      }
       return file;
     },
   };

@@ -1,6 +1,7 @@
 // The interface every resource type implements, keyed by subject (a path, a
 // package name, a unit): observe, apply, remove, and snapshot/restore for adoption.
-import type { RemoteSource, Resource, ResourceType } from "@mesh/protocol";
+import type { Resource, ResourceType } from "@mesh/protocol";
+import type { SourceFetcher } from "./file-source";
 import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Original } from "../store/original";
@@ -8,6 +9,7 @@ import type { Accounts } from "./accounts";
 import type { OriginalBlobs } from "./original-blobs";
 import type { State } from "./observed";
 import type { Root } from "./root";
+import type { SafePaths } from "./safe-path";
 import type { ServiceManager } from "./service-manager";
 
 /** How a removal or a restore ended; `kept` is not a failure of the host but is reported. */
@@ -20,12 +22,17 @@ export type RemoveOutcome =
 /** What the machine offers the providers; one per reconcile. */
 export interface ProviderContext {
   root: Root;
-  /** The host path of a declared path under the root (resolved once per reconcile); throws when it escapes. */
+  /**
+   * The host path of a declared path: /proc/self/fd/N/name, N its parent directory reached safely
+   * from the root (safe-path.ts). Throws when it escapes, crosses an unsafe symlink, or (ENOENT) a parent is missing.
+   */
   hostPath(path: string): Promise<string>;
+  /** The directory descriptors behind `hostPath`, open until the reconcile ends. */
+  paths: SafePaths;
   accounts: Accounts;
   originals: OriginalBlobs;
-  /** The bytes of a file the control plane serves, checked against its sha256. */
-  fetchSource(source: RemoteSource): Promise<Buffer>;
+  /** Streams a source's bytes into an open file, capped and checked against its sha256 (file-source.ts). */
+  fetchSource: SourceFetcher;
   /** Paths declared or owned: a purging directory leaves these (and their ancestors) alone. */
   managedPaths: ReadonlySet<string>;
   /** Every program the providers run goes through this (argv, no shell, timeout). */

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ServiceResource } from "@mesh/protocol";
+import { inDir, openOwnDir, SafePaths } from "./safe-path";
 import type { ServiceManager, ServiceVerb } from "./service-manager";
 
 export interface ServiceContext {
@@ -224,12 +225,40 @@ function isRunning(active: string): boolean {
   return active === "active" || active === "activating" || active === "reloading";
 }
 
-function unitPath(ctx: ServiceContext, unit: string): string {
-  return join(ctx.unitDir ?? join(ctx.root, "etc/systemd/system"), unit);
+/** Where the host writes unit files, under the root. */
+const UNIT_DIR = "/etc/systemd/system";
+
+/**
+ * The directory of unit files, reached from the root without following a symlink anyone but
+ * root could have planted (safe-path.ts), and made where missing when `make`; null when it is not there.
+ * `at(unit)` names a unit file in it through its descriptor, until `close`.
+ */
+function unitDirectory(ctx: ServiceContext, make: boolean): { at(name: string): string; close(): void } | null {
+  if (ctx.unitDir) {
+    const dir = ctx.unitDir;
+    return { at: (name) => join(dir, name), close: () => undefined };
+  }
+  if (make) return openOwnDir(ctx.root, UNIT_DIR, 0o755);
+  const paths = new SafePaths(ctx.root);
+  try {
+    const { dir } = paths.parent(`${UNIT_DIR}/.`);
+    return { at: (name) => inDir(dir.fd, name), close: () => paths.close() };
+  } catch (err) {
+    paths.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw err;
+  }
 }
 
-function readUnitFile(ctx: ServiceContext, unit: string): Promise<UnitFile> {
-  return readUnitFileAt(unitPath(ctx, unit));
+async function readUnitFile(ctx: ServiceContext, unit: string): Promise<UnitFile> {
+  const dir = unitDirectory(ctx, false);
+  if (!dir) return null;
+  try {
+    return await readUnitFileAt(dir.at(unit));
+  } finally {
+    dir.close();
+  }
 }
 
 /** A unit file as it stands at a host path: its text, the link it is (a mask links to /dev/null), or null. */
@@ -256,7 +285,16 @@ function sha256Hex(text: string): string {
 
 /** Temp file (or link), fsync, rename, fsync the directory: systemd never reads half a unit. null deletes. */
 async function writeUnitFile(ctx: ServiceContext, unit: string, unitFile: UnitFile): Promise<void> {
-  const path = unitPath(ctx, unit);
+  const unitDir = unitDirectory(ctx, unitFile !== null);
+  if (!unitDir) return; // nothing to delete where there is no directory
+  try {
+    await writeUnitFileAt(unitDir.at(unit), unit, unitFile);
+  } finally {
+    unitDir.close();
+  }
+}
+
+async function writeUnitFileAt(path: string, unit: string, unitFile: UnitFile): Promise<void> {
   const dir = dirname(path);
   if (unitFile === null) {
     await fs.rm(path, { force: true });

@@ -2,7 +2,7 @@
 // (relative targets stay relative). Made beside the path and renamed over it.
 import type { SymlinkResource } from "@mesh/protocol";
 import { symlinkAtomically } from "./atomic-write";
-import { observePath, replacedPathLifecycle } from "./path-state";
+import { observeDeclared, replacedPathLifecycle } from "./path-state";
 import type { ResourceProvider } from "./provider";
 
 export const symlinkProvider: ResourceProvider<SymlinkResource> = {
@@ -14,7 +14,7 @@ export const symlinkProvider: ResourceProvider<SymlinkResource> = {
   },
 
   async observe(path, _resource, ctx) {
-    return observePath(await ctx.hostPath(path), path, ctx);
+    return observeDeclared(path, ctx);
   },
 
   async apply(resource, observed, ctx) {

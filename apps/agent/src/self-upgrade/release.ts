@@ -2,13 +2,12 @@
 // Ed25519 release signature, and its version against the running one. Pure.
 import { createPublicKey, verify } from "node:crypto";
 import { hostReleaseMessage, type HostResource } from "@mesh/protocol";
-import { sha256Hex } from "../resources/observed";
+import { NO_RELEASE_KEY } from "./release-key";
 
-/** Why a release is refused, in words fit for a report; null when it may be installed. */
-export function refuseRelease(bytes: Buffer, resource: HostResource, running: string, publicKeyPem: string | null): string | null {
-  const sha = sha256Hex(bytes);
+/** Why a release (`sha`: the sha256 of its bytes) is refused, in words fit for a report; null when it may be installed. */
+export function refuseRelease(sha: string, resource: HostResource, running: string, publicKeyPem: string | null): string | null {
   if (sha !== resource.sha256) return `mesh-host ${resource.version}: sha256 ${sha.slice(0, 12)}…, declared ${resource.sha256.slice(0, 12)}…; refused`;
-  if (!publicKeyPem) return `mesh-host ${resource.version}: this build of mesh-host has no release key built in, so it cannot verify any release; refused`;
+  if (!publicKeyPem) return `mesh-host ${resource.version}: ${NO_RELEASE_KEY}; refused`;
   let signature: Buffer;
   try {
     signature = Buffer.from(resource.signature, "base64");

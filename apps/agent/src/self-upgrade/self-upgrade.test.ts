@@ -57,11 +57,12 @@ async function apply(resource: ResourceInput, running = "1.0.0") {
 }
 
 // The reconcile's own fetcher needs an enrolled control plane; tests serve sources from memory instead.
-vi.spyOn(fileSource, "sourceFetcher").mockImplementation(() => async (source: RemoteSource) => {
+vi.spyOn(fileSource, "sourceFetcher").mockImplementation(() => async (source: RemoteSource, into) => {
   const body = served.get(source.url);
   if (!body) throw new Error(`source ${source.url}: HTTP 404`);
   if (sha256Hex(body) !== source.sha256) throw new Error(`source ${source.url}: sha256 differs; not written`);
-  return body;
+  await into.write(body);
+  return sha256Hex(body);
 });
 
 describe("self-upgrade", () => {
@@ -167,6 +168,6 @@ describe("compareVersions", () => {
   it("refuseRelease names a build with no release key", () => {
     const bytes = Buffer.from("x");
     const sha256 = sha256Hex(bytes);
-    expect(refuseRelease(bytes, { type: "host", id: "h", version: "2.0.0", sha256, signature: signed("2.0.0", sha256), allowDowngrade: false, onDrift: "correct" }, "1.0.0", null)).toMatch(/no release key/);
+    expect(refuseRelease(sha256Hex(bytes), { type: "host", id: "h", version: "2.0.0", sha256, signature: signed("2.0.0", sha256), allowDowngrade: false, onDrift: "correct" }, "1.0.0", null)).toMatch(/no release key/);
   });
 });

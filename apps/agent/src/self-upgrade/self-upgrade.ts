@@ -3,11 +3,13 @@
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { HostResource, RemoteSource } from "@mesh/protocol";
+import type { HostResource } from "@mesh/protocol";
+import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
 import { syncDir } from "../resources/atomic-write";
 import type { Store } from "../store/store";
 import { compareVersions, refuseRelease } from "./release";
+import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, EXITED_KEY, FAILED_KEY, FailedUpgrade, SCRIPT_ROLLBACK_REASON, readJson, type Breadcrumb } from "./upgrade-files";
 
 export interface SelfUpgradeOptions {
@@ -46,7 +48,7 @@ export class SelfUpgrade {
     return this.opts.running;
   }
 
-  async upgrade(resource: HostResource, fetchSource: (source: RemoteSource) => Promise<Buffer>): Promise<void> {
+  async upgrade(resource: HostResource, fetchSource: SourceFetcher): Promise<void> {
     const { running, store, binary, log } = this.opts;
     if (this.staged) {
       if (this.staged.to === resource.version) return;
@@ -59,27 +61,27 @@ export class SelfUpgrade {
           `not tried again until the declaration names another version or sha256`,
       );
     }
-    // Refused before the download when the version alone decides it.
+    // Refused before the download when the key or the version alone decides it.
+    if (!this.opts.publicKey) throw new Error(`mesh-host ${resource.version}: ${NO_RELEASE_KEY}; refused`);
     if (compareVersions(resource.version, running) < 0 && !resource.allowDowngrade) {
       throw new Error(`mesh-host ${resource.version} is older than the running ${running}; refused (set allowDowngrade to go back)`);
     }
-    const bytes = await fetchSource(resource.source ?? { url: defaultReleaseUrl(resource.version), sha256: resource.sha256 });
-    const refusal = refuseRelease(bytes, resource, running, this.opts.publicKey);
-    if (refusal) throw new Error(refusal);
-
     const dir = dirname(binary);
     const temp = join(dir, `.${basename(binary)}.new-${randomBytes(6).toString("hex")}`);
     const prev = `${binary}.prev`;
     const mode = (await fs.stat(binary)).mode & 0o7777;
+    // Streamed beside the binary (capped, hashed as it comes), verified, and only then renamed over it.
     const fh = await fs.open(temp, "wx", mode);
     try {
-      await fh.writeFile(bytes);
+      const sha = await fetchSource(resource.source ?? { url: defaultReleaseUrl(resource.version), sha256: resource.sha256 }, fh);
+      const refusal = refuseRelease(sha, resource, running, this.opts.publicKey);
+      if (refusal) throw new Error(refusal);
       await fh.chmod(mode);
       await fh.sync();
     } catch (err) {
       await fh.close();
       await fs.rm(temp, { force: true });
-      throw new Error(`cannot write mesh-host ${resource.version} beside ${binary}: ${(err as Error).message}`);
+      throw err;
     }
     await fh.close();
     try {

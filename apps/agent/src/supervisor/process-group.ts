@@ -80,10 +80,10 @@ export async function rotateLog(log: string): Promise<void> {
   }
 }
 
-/** The log a supervisor writes to, opened for appending; a symlink there is refused. */
-export function openLogSync(log: string): number {
+/** The log a supervisor writes to (at `at`, named `log` in messages), opened for appending; a symlink there is refused. */
+export function openLogSync(at: string, log = at): number {
   try {
-    return openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o640);
+    return openSync(at, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o640);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new Error(`${log} is a symlink; refusing to write a service's log through it`);
     throw err;

@@ -1,10 +1,11 @@
 // Where the host's own supervisor keeps a service's state: ROOT/run/mesh-host/services/<unit>.json,
 // written atomically by the one supervisor process, and read by the host to answer is-active.
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { promises as fs } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { z } from "zod";
+import { openOwnDir } from "../resources/safe-path";
 
 /** A process as the kernel knows it: a pid alone can be reused, a pid with its start time cannot. */
 export const ProcessRef = z.strictObject({ pid: z.number().int().positive(), startTime: z.string().max(32) });
@@ -40,18 +41,19 @@ export function servicePaths(rootDir: string, unit: string): ServicePaths {
 }
 
 /**
- * The directory of a status file or log, made where missing: the host's own levels below
- * ROOT/run and ROOT/var/log must be real directories, never symlinks someone planted to
- * make root write elsewhere.
+ * `act` on a status file or log through its directory, made where missing and reached from the
+ * root without following a symlink anyone but root could have planted (resources/safe-path.ts):
+ * `at` names the file through the directory's descriptor.
  */
-export function ensureServiceDir(file: string): void {
+export function inServiceDir<T>(file: string, act: (at: string) => T): T {
   const dir = dirname(file);
-  const base = dir.endsWith("/run/mesh-host/services") ? dirname(dirname(dir)) : dirname(dir);
-  let at = base;
-  for (const part of relative(base, dir).split("/")) {
-    at = join(at, part);
-    mkdirSync(at, { recursive: true, mode: 0o755 });
-    if (!lstatSync(at).isDirectory()) throw new Error(`${at} is not a directory (a symlink?); refusing to write service state through it`);
+  // ROOT/run/mesh-host/services and ROOT/var/log/mesh-host: three levels below the root.
+  const rootDir = dirname(dirname(dirname(dir)));
+  const own = openOwnDir(rootDir, `/${relative(rootDir, dir)}`, 0o755);
+  try {
+    return act(own.at(basename(file)));
+  } finally {
+    own.close();
   }
 }
 
@@ -70,8 +72,11 @@ export async function readStatus(path: string): Promise<ServiceStatus | null> {
 }
 
 /** Temp file, fsync, rename: synchronous, because the supervisor writes it from signal handlers too. */
-export function writeStatusSync(path: string, status: ServiceStatus): void {
-  ensureServiceDir(path);
+export function writeStatusSync(file: string, status: ServiceStatus): void {
+  inServiceDir(file, (path) => writeInDir(path, status));
+}
+
+function writeInDir(path: string, status: ServiceStatus): void {
   // A fresh name opened exclusively: never through a file or link that is already there.
   const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
   const fd = openSync(temp, "wx", 0o644);

@@ -1,7 +1,7 @@
 // The host's own service manager where systemd is not PID 1: real `mesh-host supervise`
 // processes (dist/mesh-host.js) run real programs under a sandbox root, through whole reconciles.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -215,6 +215,26 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     const again = await run([svc("ExecStart=/bin/sleep 1000", { enabled: undefined })], 2);
     expect(again.report.errors).toEqual([{ id: "demo", message: expect.stringContaining("is a symlink; refusing to write a service's log through it") }]);
     expect(readFileSync(victim, "utf8")).toBe("keep me\n");
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("never writes a unit file or a service's log through a symlink a non-root user planted on the way", async () => {
+    // ROOT/etc and ROOT/var/log handed to a user, who points systemd/ and mesh-host/ at a directory of root's.
+    const victim = join(root, "victim");
+    mkdirSync(victim, { mode: 0o700 });
+    for (const [dir, link] of [["etc", "etc/systemd"], ["var/log", "var/log/mesh-host"]] as const) {
+      mkdirSync(join(root, dir), { recursive: true });
+      chownSync(join(root, dir), 65534, 65534);
+      symlinkSync(victim, join(root, link));
+    }
+    const r = await run([svc("ExecStart=/bin/sleep 1000")]);
+    expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/\/etc\/systemd is a symlink in a directory owned by uid 65534; not followed/) }]);
+    // The unit file written by hand, the log is next: still refused, and nothing lands in root's directory.
+    rmSync(join(root, "etc/systemd"));
+    mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
+    writeFileSync(join(root, "etc/systemd/system", UNIT), unitText("ExecStart=/bin/sleep 1000"));
+    const again = await run([svc("ExecStart=/bin/sleep 1000", { enabled: undefined })], 2);
+    expect(again.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/\/var\/log\/mesh-host is a symlink in a directory owned by uid 65534; not followed/) }]);
+    expect(readdirSync(victim)).toEqual([]);
   });
 
   it("MESH_SERVICE_MANAGER chooses the manager over PID 1, and a bad value fails the service clearly", async () => {

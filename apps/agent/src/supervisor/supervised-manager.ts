@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import type { ServiceManager } from "../resources/service-manager";
 import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
 import type { UnitSpec } from "./unit-file";
-import { ensureServiceDir, isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
+import { inServiceDir, isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
 import { killGroup, openLogSync, rotateLog } from "./process-group";
 
 /** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
@@ -37,10 +37,10 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
       // Stopping, or finished and about to exit: let it end (as stop does), then start afresh.
       await endSupervisor(before, await loadUnit(rootDir, unit).catch(() => null));
     }
-    ensureServiceDir(paths.log);
+    inServiceDir(paths.log, () => undefined); // made where missing, reached safely
     await rotateLog(paths.log);
     const [program, ...args] = opts.command();
-    const out = openLogSync(paths.log);
+    const out = inServiceDir(paths.log, (at) => openLogSync(at, paths.log));
     let child;
     try {
       child = spawn(program!, [...args, "supervise", "--unit", unit, "--root", rootDir], { detached: true, stdio: ["ignore", out, out] });

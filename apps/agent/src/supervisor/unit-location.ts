@@ -1,7 +1,8 @@
 // Where a unit's file is found under a root, in systemd's order of precedence, and
 // what enablement means without systemd: the same .wants/.requires links systemctl makes.
 import { promises as fs } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { openOwnDir, SafePaths } from "../resources/safe-path";
 import { readUnitFileAt } from "../resources/service";
 import { parseUnitFile, UnitFileError, type UnitSpec } from "./unit-file";
 
@@ -75,20 +76,31 @@ export async function enableUnit(rootDir: string, unit: string): Promise<void> {
   const links = [...spec.wantedBy.map((t) => `${t}.wants`), ...spec.requiredBy.map((t) => `${t}.requires`)];
   if (!links.length) throw new Error(`unit ${unit} has no WantedBy= or RequiredBy= in [Install]; there is nothing to enable it into`);
   for (const dir of links) {
-    const hostDir = join(rootDir, LINK_DIR, dir);
-    await fs.mkdir(hostDir, { recursive: true, mode: 0o755 });
-    const link = join(hostDir, unit);
-    await fs.rm(link, { force: true });
-    await fs.symlink(found.path, link);
+    // Made and written through descriptors reached safely from the root (resources/safe-path.ts).
+    const own = openOwnDir(rootDir, `${LINK_DIR}/${dir}`, 0o755);
+    try {
+      const link = own.at(unit);
+      await fs.rm(link, { force: true });
+      await fs.symlink(found.path, link);
+    } finally {
+      own.close();
+    }
   }
 }
 
 /** Every .wants/.requires link to the unit goes, whatever made it. */
 export async function disableUnit(rootDir: string, unit: string): Promise<void> {
   for (const link of await existingLinks(rootDir, unit)) {
-    await fs.rm(link, { force: true });
-    // An emptied TARGET.wants goes too, so leaving leaves /etc/systemd/system as it was.
-    await fs.rmdir(dirname(link)).catch(() => undefined);
+    const paths = new SafePaths(rootDir);
+    try {
+      // Unlinked through its directory's descriptor; rm never follows the link itself.
+      const at = await paths.hostPath(`${LINK_DIR}/${basename(dirname(link))}/${unit}`);
+      await fs.rm(at, { force: true });
+      // An emptied TARGET.wants goes too, so leaving leaves /etc/systemd/system as it was.
+      await fs.rmdir(await paths.hostPath(`${LINK_DIR}/${basename(dirname(link))}`)).catch(() => undefined);
+    } finally {
+      paths.close();
+    }
   }
 }
 

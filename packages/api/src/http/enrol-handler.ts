@@ -1,10 +1,11 @@
 // POST /api/enrol as a fetch handler (Request -> Response), so the Next route is
 // one line. Size-limited, zod-parsed; refusals carry a reason, never a stack.
-import { EnrolRequest, LIMITS, describeZodError } from "@mesh/protocol";
+import { EnrolRequest, describeZodError } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { enrolNode } from "../services/enrol-node";
 import { jsonError, readJsonBody } from "./json-body";
+import { BODY_LIMITS } from "./request-body";
 import { RateLimiter } from "./rate-limiter";
 import { parseToken } from "../services/enrolment-token";
 
@@ -22,7 +23,7 @@ export async function handleEnrol(deps: Deps, request: Request, opts: { address?
   const { address, limits } = opts;
   try {
     if (address && !limits.perAddress.take(address)) throw new MeshError("RATE_LIMITED", "too many enrolment attempts from this address; try again in a minute");
-    const body = await readJsonBody(request, LIMITS.enrolBodyBytes);
+    const body = await readJsonBody(request, BODY_LIMITS.enrol);
     const parsed = EnrolRequest.safeParse(body);
     if (!parsed.success) throw new MeshError("BAD_INPUT", `invalid enrolment: ${describeZodError(parsed.error)}`);
     const tokenId = parseToken(parsed.data.token)?.id;

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
+import { shellQuote } from "../shell-quote";
 import { jsonError } from "./json-body";
 
 export interface DownloadOptions {
@@ -29,15 +30,19 @@ function sha256Of(file: string): string | null {
   }
 }
 
-/** The install script: sh, coreutils, tar, and curl or wget to fetch. */
+/** A comment line cannot be ended early: anything but printable ASCII is dropped. */
+const commentSafe = (s: string) => s.replace(/[^\x20-\x7e]/g, "?");
+
+/** The install script: sh, coreutils, tar, and curl or wget to fetch. Every value is shell-quoted. */
 export function installScript(opts: DownloadOptions): string {
   const sums = ARCHES.map((arch) => [arch, sha256Of(path.join(opts.artifactsDir, tarballName(opts.hostVersion, arch)))] as const).filter(([, s]) => s);
-  const cases = sums.map(([arch, sum]) => `  ${arch}) sum=${sum} ;;`).join("\n");
+  const cases = sums.map(([arch, sum]) => `  ${arch}) sum=${shellQuote(sum!)} ;;`).join("\n");
   return `#!/bin/sh
-# Installs mesh-host ${opts.hostVersion} from ${opts.publicUrl}: fetches the tarball for
+# Installs mesh-host ${commentSafe(opts.hostVersion)} from ${commentSafe(opts.publicUrl)}: fetches the tarball for
 # this machine, checks its sha256, and runs its install.sh (sh, tar, coreutils).
 set -eu
-version=${opts.hostVersion}
+version=${shellQuote(opts.hostVersion)}
+public_url=${shellQuote(opts.publicUrl)}
 arch=$(uname -m)
 case "$arch" in
 ${cases || "  none) ;;"}
@@ -45,7 +50,7 @@ ${cases || "  none) ;;"}
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-url="${opts.publicUrl}/download/mesh-host-$version-linux-$arch.tar.gz"
+url="$public_url/download/mesh-host-$version-linux-$arch.tar.gz"
 if command -v curl >/dev/null 2>&1; then curl -fsSL \${MESH_CURL_OPTS:-} "$url" -o "$tmp/host.tar.gz"
 elif command -v wget >/dev/null 2>&1; then wget -q \${MESH_WGET_OPTS:-} -O "$tmp/host.tar.gz" "$url"
 else echo "mesh-host: needs curl or wget to download" >&2; exit 1; fi

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
+import { BODY_LIMITS, createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
@@ -96,6 +96,11 @@ async function main() {
     const view = requestOrigin(req, { tls: !!tls, proxies });
     for (const name of INTERNAL_HEADERS) delete req.headers[name];
     if (!proxies.has(req.socket.remoteAddress)) for (const name of ["x-forwarded-host", "x-forwarded-proto", "x-forwarded-for", "x-forwarded-port", "forwarded"]) delete req.headers[name];
+    // A backstop before any route: no entry point takes more than an upload (each route reads through its own, smaller, bound).
+    if (Number(req.headers["content-length"] ?? 0) > BODY_LIMITS.upload) {
+      res.writeHead(413, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ error: "TOO_LARGE", message: `the body is over ${BODY_LIMITS.upload} bytes` }));
+      return;
+    }
     if (!view.origin) {
       res.writeHead(400, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ error: "BAD_INPUT", message: "the Host header must be hostname[:port]" }));
       return;

@@ -5,7 +5,7 @@ import { ZodError } from "zod";
 import type { Deps } from "./deps";
 import { authenticateCaller } from "./auth/authenticate-caller";
 import type { UserRole } from "@mesh/db";
-import { findNul, nulMessage } from "@mesh/protocol";
+import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
 import { newErrorId, toTrpcError } from "./errors";
 
 export interface TrpcContext extends Deps {
@@ -58,10 +58,10 @@ const mapErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-/** Postgres text cannot hold NUL: refused for every procedure's input, naming the field, before any schema runs. */
-const refuseNul = t.middleware(async ({ getRawInput, next }) => {
-  const nul = findNul(await getRawInput());
-  if (nul) throw new TRPCError({ code: "BAD_REQUEST", message: nulMessage(nul) });
+/** Text Postgres cannot store (NUL, lone surrogates): refused for every procedure's input, naming the field, before any schema runs. */
+const refuseUnstorableText = t.middleware(async ({ getRawInput, next }) => {
+  const found = findUnstorableText(await getRawInput());
+  if (found) throw new TRPCError({ code: "BAD_REQUEST", message: describeUnstorableText(found) });
   return next();
 });
 
@@ -72,7 +72,7 @@ export const authedProcedure = t.procedure
     if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "log in or send Authorization: Bearer <admin API key>" });
     return next({ ctx: { ...ctx, actor: ctx.actor, role: ctx.role ?? "viewer" } });
   })
-  .use(refuseNul);
+  .use(refuseUnstorableText);
 
 /** Every mutation: only an admin may change the fleet, users or keys; a viewer gets FORBIDDEN. */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {

@@ -12,4 +12,4 @@ export * from "./describe-error";
 export * from "./sha256";
 export * from "./http-signature";
 export * from "./grant";
-export * from "./nul";
+export * from "./storable-text";

@@ -1,11 +1,11 @@
-// JSON request bodies (through the one bounded reader, NUL-free), and errors as JSON
+// JSON request bodies (through the one bounded reader, text Postgres can store), and errors as JSON
 // responses: MeshError with its status and message, anything else a generic 500 with an id in the log.
-import { findNul, nulMessage } from "@mesh/protocol";
+import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError, newErrorId } from "../errors";
 import { readBody } from "./request-body";
 
-/** Parses JSON text; refuses invalid JSON and any string or key holding a NUL, naming the field. */
+/** Parses JSON text; refuses invalid JSON and any string or key Postgres cannot store (NUL, lone surrogate), naming the field. */
 export function parseJsonText(text: string): unknown {
   let value: unknown;
   try {
@@ -13,8 +13,8 @@ export function parseJsonText(text: string): unknown {
   } catch {
     throw new MeshError("BAD_INPUT", "the body is not valid JSON");
   }
-  const nul = findNul(value);
-  if (nul) throw new MeshError("BAD_INPUT", nulMessage(nul));
+  const unstorable = findUnstorableText(value);
+  if (unstorable) throw new MeshError("BAD_INPUT", describeUnstorableText(unstorable));
   return value;
 }
 

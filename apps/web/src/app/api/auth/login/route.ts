@@ -1,7 +1,7 @@
 // Dashboard login: a form post (or JSON) with a user name and password, from our own
 // origin; sets a fresh HttpOnly SameSite session cookie (the old one is dropped) and goes to the fleet.
 import { BODY_LIMITS, jsonError, loginUser, MeshError, parseJsonText, readBody, readCookie, sessionCookie, SESSION_COOKIE } from "@mesh/api";
-import { findNul, nulMessage } from "@mesh/protocol";
+import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
 import { z } from "zod";
 import { getRuntime, remoteAddress, runtimeDeps } from "@/server/runtime";
 import { checkSessionRequest } from "@/server/same-origin";
@@ -16,8 +16,8 @@ async function readLoginBody(req: Request, isJson: boolean): Promise<z.infer<typ
   if (!isJson && type !== "application/x-www-form-urlencoded") throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send the login as application/json or a form (application/x-www-form-urlencoded)");
   const text = (await readBody(req, BODY_LIMITS.login)).toString("utf8");
   const raw = isJson ? parseJsonText(text) : Object.fromEntries(new URLSearchParams(text));
-  const nul = findNul(raw);
-  if (nul) throw new MeshError("BAD_INPUT", nulMessage(nul));
+  const unstorable = findUnstorableText(raw);
+  if (unstorable) throw new MeshError("BAD_INPUT", describeUnstorableText(unstorable));
   const parsed = LoginBody.safeParse(raw);
   if (!parsed.success) throw new MeshError("BAD_INPUT", "send a user name and a password");
   return parsed.data;

@@ -58,8 +58,8 @@ class Counter {
   }
 }
 
-function refuseRaw(socket: Duplex, status: number, text: string, message: string) {
-  const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "REFUSED", message });
+function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string) {
+  const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "TIMEOUT", message });
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   // end() waits for the peer; a client that never reads must not keep the socket.
   setTimeout(() => socket.destroy(), 1000).unref();
@@ -104,7 +104,8 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
 
   // A socket (the TLS socket under TLS) must finish its first request's headers in time.
   const firstRequestDeadline = (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), opts.headersTimeoutMs);
+    if (socket.destroyed) return;
+    const timer = setTimeout(() => refuseRaw(socket, 408, "Request Timeout", "no complete request headers in time"), opts.headersTimeoutMs);
     timer.unref();
     const clear = () => clearTimeout(timer);
     socket.once("close", clear);

@@ -174,6 +174,15 @@ describe(`the HTTP edge (${engine})`, () => {
       expect(ours.status).toBe(303);
       expect((await fetch(`${cp.url}/api/trpc/user.me`, { headers: { cookie } })).status).toBe(401);
     });
+
+    it("refuses a cross-origin file upload made with a session cookie (a sibling: every mutation checks the Origin)", async () => {
+      const cookie = (await fetch(`${cp.url}/api/auth/login`, form({ origin: cp.url }))).headers.get("set-cookie")!.split(";")[0]!;
+      const upload = (origin?: string) =>
+        fetch(`${cp.url}/api/files`, { method: "POST", headers: { cookie, "content-type": "application/octet-stream", ...(origin ? { origin } : {}) }, body: "x" });
+      expect((await upload("http://evil.example")).status).toBe(403);
+      expect((await upload()).status).toBe(403);
+      expect((await upload(cp.url)).status).toBe(201);
+    });
   });
 
   describe("security headers (item 14)", () => {
@@ -203,6 +212,9 @@ describe(`the HTTP edge (${engine})`, () => {
       expect(missing.status).toBe(404);
       expectHeaders(missing.headers, "404");
       expectHeaders((await fetch(`${cp.url}/download/install.sh`)).headers, "download");
+      const artifact = await fetch(`${cp.url}/download/mesh-host-${HOST_VERSION}-linux-x86_64.tar.gz`);
+      expectHeaders(artifact.headers, "artifact");
+      expect(await artifact.text()).toBe("not really a tarball");
       const { url } = await upload(cp.url, Buffer.from("headers"));
       expectHeaders((await fetch(`${cp.url}${url}`, { headers: { authorization: `Bearer ${ADMIN_API_KEY}` } })).headers, "file");
       expectHeaders((await fetch(`${cp.url}/api/agent/challenge`)).headers, "challenge");

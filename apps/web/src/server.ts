@@ -8,14 +8,13 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { BODY_LIMITS, createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
+import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
 import { limitConnections } from "./server/connection-limits";
-import { requestOrigin } from "./server/request-origin";
-import { FORWARDED_HEADER, INTERNAL_HEADERS, ORIGIN_HEADER, REMOTE_ADDRESS_HEADER, setRuntime } from "./server/runtime";
-import { applySecurityHeaders } from "./server/security-headers";
+import { admitRequest } from "./server/request-edge";
+import { setRuntime } from "./server/runtime";
 import { loadTls } from "./server/tls";
 import { TrustedProxies } from "./server/trusted-proxies";
 import { upgradeListener } from "./server/upgrades";
@@ -89,25 +88,8 @@ async function main() {
   const proxies = new TrustedProxies(config.trustedProxies);
   const servedOverHttps = !!tls || !!config.publicUrl?.startsWith("https://");
   const listener: http.RequestListener = (req, res) => {
+    if (!admitRequest(req, res, { dev, tls: !!tls, servedOverHttps, proxies })) return;
     const pathname = (req.url ?? "/").split("?")[0];
-    applySecurityHeaders(req, res, { dev, https: servedOverHttps });
-    // Routes learn the peer, the origin and whether a proxy was involved from us only.
-    const forwarded = req.headers["x-forwarded-for"] !== undefined || req.headers.forwarded !== undefined;
-    const view = requestOrigin(req, { tls: !!tls, proxies });
-    for (const name of INTERNAL_HEADERS) delete req.headers[name];
-    if (!proxies.has(req.socket.remoteAddress)) for (const name of ["x-forwarded-host", "x-forwarded-proto", "x-forwarded-for", "x-forwarded-port", "forwarded"]) delete req.headers[name];
-    // A backstop before any route: no entry point takes more than an upload (each route reads through its own, smaller, bound).
-    if (Number(req.headers["content-length"] ?? 0) > BODY_LIMITS.upload) {
-      res.writeHead(413, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ error: "TOO_LARGE", message: `the body is over ${BODY_LIMITS.upload} bytes` }));
-      return;
-    }
-    if (!view.origin) {
-      res.writeHead(400, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ error: "BAD_INPUT", message: "the Host header must be hostname[:port]" }));
-      return;
-    }
-    req.headers[REMOTE_ADDRESS_HEADER] = view.clientAddress;
-    req.headers[FORWARDED_HEADER] = forwarded ? "1" : "0";
-    req.headers[ORIGIN_HEADER] = view.origin;
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));

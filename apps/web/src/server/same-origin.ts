@@ -11,9 +11,10 @@ function isOurOrigin(req: Request, origin: string): boolean {
   return ours.some((o) => !!o && o.toLowerCase() === origin.toLowerCase());
 }
 
-export function checkMutationRequest(req: Request): OriginCheck {
+/** contentType: what the body must be (JSON for tRPC; uploads are octet-stream, which a cross-site form cannot send either). */
+export function checkMutationRequest(req: Request, contentType = "application/json"): OriginCheck {
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") return { ok: false, status: 415, message: "send the body as application/json" };
+  if (type !== contentType) return { ok: false, status: 415, message: `send the body as ${contentType}` };
   const origin = req.headers.get("origin");
   if (!origin) {
     if (req.headers.get("authorization")) return { ok: true };

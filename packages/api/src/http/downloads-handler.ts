@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { Readable } from "node:stream";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { shellQuote } from "../shell-quote";
@@ -22,9 +23,18 @@ function tarballName(version: string, arch: string) {
   return `mesh-host-${version}-linux-${arch}.tar.gz`;
 }
 
+// Hashed once per file version, not on every unauthenticated install.sh request (a tarball is ~32 MB).
+const sums = new Map<string, { key: string; sha256: string }>();
+
 function sha256Of(file: string): string | null {
   try {
-    return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+    const stat = fs.statSync(file);
+    const key = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+    const known = sums.get(file);
+    if (known?.key === key) return known.sha256;
+    const sha256 = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+    sums.set(file, { key, sha256 });
+    return sha256;
   } catch {
     return null;
   }
@@ -74,10 +84,12 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
     try {
       stat = fs.statSync(file);
     } catch {
-      throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
+      stat = null;
     }
-    const data = fs.readFileSync(file);
-    return new Response(new Uint8Array(data), { headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" } });
+    if (!stat?.isFile()) throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
+    // Streamed: anyone may download, so no request holds a whole artifact in memory.
+    const body = Readable.toWeb(fs.createReadStream(file)) as unknown as ReadableStream<Uint8Array>;
+    return new Response(body, { headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" } });
   } catch (err) {
     return jsonError(deps, err);
   }

@@ -41,7 +41,7 @@ describe("TLS pinning", () => {
     const { command, token, installCommand } = await api(cp.url).mutate("token.create", {});
     // curl pins the same key (base64 of the same sha256) to fetch the installer
     const curlPin = `sha256//${Buffer.from(a.pin.slice("sha256:".length), "hex").toString("base64")}`;
-    expect(installCommand).toBe(`curl -fsSL -k --pinnedpubkey ${curlPin} ${cp.url}/download/install.sh | MESH_CURL_OPTS="-k --pinnedpubkey ${curlPin}" sh`);
+    expect(installCommand).toBe(`curl -fsSL -k --pinnedpubkey ${curlPin} ${cp.url}/download/install.sh | MESH_CURL_OPTS='-k --pinnedpubkey ${curlPin}' sh`);
     expect(command).toBe(`mesh-host enrol ${cp.url.replace("127.0.0.1", "127.0.0.1")} --token ${token} --ca-pin ${a.pin}`);
   });
 

@@ -12,8 +12,12 @@ import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrant
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
-import { FORWARDED_HEADER, REMOTE_ADDRESS_HEADER, setRuntime } from "./server/runtime";
+import { limitConnections } from "./server/connection-limits";
+import { admitRequest } from "./server/request-edge";
+import { setRuntime } from "./server/runtime";
 import { loadTls } from "./server/tls";
+import { TrustedProxies } from "./server/trusted-proxies";
+import { upgradeListener } from "./server/upgrades";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dev = process.argv.includes("--dev");
@@ -81,11 +85,11 @@ async function main() {
   const handle = app.getRequestHandler();
   if (config.role !== "gateway") await app.prepare();
 
+  const proxies = new TrustedProxies(config.trustedProxies);
+  const servedOverHttps = !!tls || !!config.publicUrl?.startsWith("https://");
   const listener: http.RequestListener = (req, res) => {
+    if (!admitRequest(req, res, { dev, tls: !!tls, servedOverHttps, proxies })) return;
     const pathname = (req.url ?? "/").split("?")[0];
-    // Routes learn the peer's address from us only; a client-sent value is dropped.
-    req.headers[REMOTE_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
-    req.headers[FORWARDED_HEADER] = req.headers["x-forwarded-for"] !== undefined || req.headers.forwarded !== undefined ? "1" : "0";
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));
@@ -96,19 +100,12 @@ async function main() {
       if (!res.headersSent) res.writeHead(500).end();
     });
   };
-  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, listener) : http.createServer(listener);
+  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key, handshakeTimeout: config.connections.headersTimeoutMs }, listener) : http.createServer(listener);
   // Longer than the idle timeouts of clients and load balancers, so none reuses a
   // connection at the instant the server closes it.
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  // Only the agent path is ours; every other upgrade (Next's HMR) is left to Next.
-  server.on("upgrade", (req, socket, head) => {
-    const pathname = (req.url ?? "/").split("?")[0];
-    if (pathname === AGENT_PATH) {
-      if (gateway) gateway.handleUpgrade(req, socket, head);
-      else socket.destroy();
-    }
-  });
+  const limits = limitConnections(server, { ...config.connections, tls: !!tls, proxies, log });
+  server.on("upgrade", upgradeListener({ dev, gateway, limits, clientAddress: (req) => proxies.clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"] as string | undefined) }));
 
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();

@@ -1,5 +1,6 @@
 // The control plane's one error type: a string code, a message fit for a user,
 // and the HTTP status and tRPC code each code maps to. Anything else is a 500.
+import { randomBytes } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 
 export const ERROR_CODES = {
@@ -40,4 +41,9 @@ export function toTrpcError(err: unknown): unknown {
     return new TRPCError({ code: ERROR_CODES[err.code].trpc, message: err.message, cause: err });
   }
   return err;
+}
+
+/** The id an internal error is logged under and that its caller is told (never the error itself). */
+export function newErrorId(): string {
+  return randomBytes(6).toString("hex");
 }

@@ -1,12 +1,13 @@
 // The control plane's domain: services, tRPC routers, the agent gateway.
 export { appRouter, createCaller, type AppRouter } from "./root";
-export { createTrpcContext, type TrpcContext } from "./trpc";
+export { createTrpcContext, errorIdOf, type TrpcContext } from "./trpc";
 export type { Deps } from "./deps";
 export { createLogger, type Logger } from "./log";
-export { MeshError, type ErrorCode } from "./errors";
+export { MeshError, newErrorId, type ErrorCode } from "./errors";
 export { handleEnrol, createEnrolLimits, type EnrolLimits } from "./http/enrol-handler";
 export { RateLimiter } from "./http/rate-limiter";
-export { jsonError, readJsonBody } from "./http/json-body";
+export { jsonError, parseJsonText, readJsonBody } from "./http/json-body";
+export { BODY_LIMITS, checkDeclaredLength, readBody, withBoundedBody } from "./http/request-body";
 export { ensureAdminCredentials } from "./auth/credentials";
 export { logout, sessionCookie, clearedSessionCookie, readCookie, SESSION_COOKIE } from "./auth/sessions";
 export { compileDeclaration } from "./compile/compile-declaration";

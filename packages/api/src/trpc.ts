@@ -6,7 +6,8 @@ import type { Deps } from "./deps";
 import { authenticateCaller } from "./auth/authenticate-caller";
 import type { UserRole } from "@mesh/db";
 import type { SessionUser } from "./auth/caller";
-import { toTrpcError } from "./errors";
+import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
+import { newErrorId, toTrpcError } from "./errors";
 
 export interface TrpcContext extends Deps {
   actor: string | null;
@@ -25,8 +26,24 @@ export async function createTrpcContext(opts: { deps: Deps; headers: Headers; pu
   return { ...opts.deps, actor: caller?.name ?? null, role: caller?.role ?? null, user: caller?.user ?? null, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
 }
 
+/**
+ * The id an internal error is logged under (by the route's onError) and shown with
+ * (by the formatter); one per error object, so both see the same one.
+ */
+const errorIds = new WeakMap<object, string>();
+export function errorIdOf(error: object): string {
+  let id = errorIds.get(error);
+  if (!id) errorIds.set(error, (id = newErrorId()));
+  return id;
+}
+
 const t = initTRPC.context<TrpcContext>().create({
   errorFormatter({ shape, error }) {
+    if (error.code === "INTERNAL_SERVER_ERROR") {
+      // Unknown errors carry driver messages, SQL and paths: the caller gets an id, the log the rest.
+      const errorId = errorIdOf(error);
+      return { ...shape, message: `internal error (id ${errorId}); the control plane's log has the details`, data: { ...shape.data, stack: undefined, zodIssues: null, errorId } };
+    }
     const zod = error.cause instanceof ZodError ? error.cause.issues.map((i) => ({ path: i.path.join("."), message: i.message })) : null;
     return { ...shape, data: { ...shape.data, stack: undefined, zodIssues: zod } };
   },
@@ -44,11 +61,21 @@ const mapErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-/** Every procedure that reads or changes fleet data requires a caller. */
-export const authedProcedure = t.procedure.use(mapErrors).use(({ ctx, next }) => {
-  if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "log in or send Authorization: Bearer <admin API key>" });
-  return next({ ctx: { ...ctx, actor: ctx.actor, role: ctx.role ?? "viewer" } });
+/** Text Postgres cannot store (NUL, lone surrogates): refused for every procedure's input, naming the field, before any schema runs. */
+const refuseUnstorableText = t.middleware(async ({ getRawInput, next }) => {
+  const found = findUnstorableText(await getRawInput());
+  if (found) throw new TRPCError({ code: "BAD_REQUEST", message: describeUnstorableText(found) });
+  return next();
 });
+
+/** Every procedure that reads or changes fleet data requires a caller. */
+export const authedProcedure = t.procedure
+  .use(mapErrors)
+  .use(({ ctx, next }) => {
+    if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "log in or send Authorization: Bearer <admin API key>" });
+    return next({ ctx: { ...ctx, actor: ctx.actor, role: ctx.role ?? "viewer" } });
+  })
+  .use(refuseUnstorableText);
 
 /** Every mutation: only an admin may change the fleet, users or keys; a viewer gets FORBIDDEN. */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {

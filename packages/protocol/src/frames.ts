@@ -7,6 +7,7 @@ import { LIMITS } from "./limits";
 import { Declaration } from "./declaration";
 import { Report } from "./report";
 import { Profile, Inventory } from "./profile";
+import { refineStorableText } from "./storable-text";
 
 export const AGENT_PATH = "/agent";
 export const CHALLENGE_PATH = "/api/agent/challenge";
@@ -46,7 +47,7 @@ export const AuthFrame = z.strictObject({
   /** The declaration version the host holds, so an unchanged one is not re-sent. */
   declarationVersion: z.number().int().min(0),
   hostVersion: z.string().max(64),
-});
+}).superRefine(refineStorableText);
 export type AuthFrame = z.infer<typeof AuthFrame>;
 
 export const DeclarationFrame = z.strictObject({
@@ -95,5 +96,6 @@ export const ServerFrame = z.discriminatedUnion("type", [DeclarationFrame, AckFr
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 /** Frames a host sends to the control plane. */
-export const HostFrame = z.discriminatedUnion("type", [ReportFrame, ErrorFrame, FactsFrame]);
+// Storable text as a whole (no NUL, no lone surrogate): what a host sends reaches Postgres.
+export const HostFrame = z.discriminatedUnion("type", [ReportFrame, ErrorFrame, FactsFrame]).superRefine(refineStorableText);
 export type HostFrame = z.infer<typeof HostFrame>;

@@ -13,3 +13,4 @@ export * from "./describe-error";
 export * from "./sha256";
 export * from "./http-signature";
 export * from "./grant";
+export * from "./storable-text";

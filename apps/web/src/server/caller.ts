@@ -3,13 +3,12 @@
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { createCaller, createTrpcContext } from "@mesh/api";
-import { getRuntime, runtimeDeps } from "./runtime";
+import { getRuntime, publicUrlFromHeaders, runtimeDeps } from "./runtime";
 
 export async function dashboardCaller() {
   const h = new Headers(await headers());
-  const { config, tlsPin } = getRuntime();
-  const publicUrl = config.publicUrl ?? `${tlsPin ? "https" : (h.get("x-forwarded-proto") ?? "http")}://${h.get("host") ?? "localhost"}`;
-  const ctx = await createTrpcContext({ deps: runtimeDeps(), headers: h, publicUrl, tlsPin });
+  const { tlsPin } = getRuntime();
+  const ctx = await createTrpcContext({ deps: runtimeDeps(), headers: h, publicUrl: publicUrlFromHeaders(h), tlsPin });
   if (!ctx.actor) redirect("/login");
   return createCaller(ctx);
 }

@@ -2,6 +2,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { isAddressOrCidr } from "./trusted-proxies";
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -23,6 +24,14 @@ const Env = z.object({
   MESH_GRANT_POSTGRES_PUBLIC_URL: z.string().url().optional(),
   MESH_ENROL_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   MESH_ENROL_LIMIT_PER_TOKEN: z.coerce.number().int().min(1).default(10),
+  MESH_TRUSTED_PROXIES: z.string().optional(),
+  MESH_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(16_384),
+  MESH_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(1024),
+  MESH_MAX_PENDING_HANDSHAKES: z.coerce.number().int().min(1).default(512),
+  MESH_MAX_PENDING_HANDSHAKES_PER_ADDRESS: z.coerce.number().int().min(1).default(64),
+  MESH_HANDSHAKE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  MESH_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  MESH_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
 });
 
 export interface Config {
@@ -49,11 +58,30 @@ export interface Config {
   /** Enrolment attempts per minute. */
   enrolLimitPerAddress: number;
   enrolLimitPerToken: number;
+  /** Peers whose X-Forwarded-For/-Host/-Proto are believed (addresses or CIDRs); none by default. */
+  trustedProxies: string[];
+  /** What one remote address, and everyone together, may hold open (decision 0012). */
+  connections: {
+    max: number;
+    perAddress: number;
+    pendingHandshakes: number;
+    pendingHandshakesPerAddress: number;
+    /** An /agent upgrade must be authenticated within this, from its headers' arrival. */
+    handshakeTimeoutMs: number;
+    /** A connection must send complete request headers within this (first request included). */
+    headersTimeoutMs: number;
+    /** A whole request, body included, must arrive within this. */
+    requestTimeoutMs: number;
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== "")));
   if (!!e.MESH_TLS_CERT !== !!e.MESH_TLS_KEY) throw new Error("set both MESH_TLS_CERT and MESH_TLS_KEY, or neither");
+  const trustedProxies = (e.MESH_TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const entry of trustedProxies) {
+    if (!isAddressOrCidr(entry)) throw new Error(`MESH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR`);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -72,5 +100,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,
     enrolLimitPerAddress: e.MESH_ENROL_LIMIT_PER_ADDRESS,
     enrolLimitPerToken: e.MESH_ENROL_LIMIT_PER_TOKEN,
+    trustedProxies,
+    connections: {
+      max: e.MESH_MAX_CONNECTIONS,
+      perAddress: e.MESH_MAX_CONNECTIONS_PER_ADDRESS,
+      pendingHandshakes: e.MESH_MAX_PENDING_HANDSHAKES,
+      pendingHandshakesPerAddress: e.MESH_MAX_PENDING_HANDSHAKES_PER_ADDRESS,
+      handshakeTimeoutMs: e.MESH_HANDSHAKE_TIMEOUT_MS,
+      headersTimeoutMs: e.MESH_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.MESH_REQUEST_TIMEOUT_MS,
+    },
   };
 }

@@ -50,12 +50,22 @@ export function wasForwarded(request: Request): boolean {
   return request.headers.get(FORWARDED_HEADER) !== "0";
 }
 
-/** The URL hosts should use: MESH_PUBLIC_URL, else the origin the request came to. */
-export function publicUrlFor(request: Request): string {
-  const { config, tlsPin } = getRuntime();
+/** The origin the request came to, as the server entry validated it (never a client-sent value). */
+export const ORIGIN_HEADER = "x-mesh-origin";
+
+/** Headers only the server entry may set; a client-sent copy is dropped before anything reads it. */
+export const INTERNAL_HEADERS = [REMOTE_ADDRESS_HEADER, FORWARDED_HEADER, ORIGIN_HEADER] as const;
+
+/** The URL hosts should use: MESH_PUBLIC_URL, else the validated origin the request came to. */
+export function publicUrlFromHeaders(headers: Headers): string {
+  const { config } = getRuntime();
   if (config.publicUrl) return config.publicUrl;
-  const url = new URL(request.url);
-  const host = request.headers.get("host") ?? url.host;
-  const proto = tlsPin ? "https" : (request.headers.get("x-forwarded-proto") ?? url.protocol.replace(":", ""));
-  return `${proto}://${host}`;
+  const origin = headers.get(ORIGIN_HEADER);
+  // The server entry answers 400 to a request without a valid Host, so this is a wiring error.
+  if (!origin) throw new Error(`no ${ORIGIN_HEADER} on the request: serve it through src/server.ts`);
+  return origin;
+}
+
+export function publicUrlFor(request: Request): string {
+  return publicUrlFromHeaders(request.headers);
 }

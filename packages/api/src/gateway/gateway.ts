@@ -38,7 +38,8 @@ interface Link {
 
 export interface Gateway {
   readonly id: string;
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** onSettled: called once authentication is over (accepted or refused), so the caller can end its handshake deadline. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onSettled?: () => void): void;
   handleChallenge(req: IncomingMessage, res: ServerResponse): void;
   connectedNodes(): string[];
   close(): Promise<void>;
@@ -192,10 +193,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   return {
     id,
-    handleUpgrade(req, socket, head) {
+    handleUpgrade(req, socket, head, onSettled) {
       socket.on("error", () => {});
       authenticateLink(deps.db, challenges, req)
         .then((result) => {
+          onSettled?.();
           if (!result.ok) {
             log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress }, "link refused");
             refuseUpgrade(socket, result.status, result.reason);
@@ -204,6 +206,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.auth.declarationVersion, result.auth.hostVersion));
         })
         .catch((err) => {
+          onSettled?.();
           log.error({ err }, "link authentication failed");
           socket.destroy();
         });

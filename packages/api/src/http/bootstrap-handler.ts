@@ -1,11 +1,12 @@
 // POST /api/bootstrap/token: local-only. The peer must be loopback and nothing
 // may have forwarded the request (a proxy on this machine would make a remote
 // caller look local); then the secret is traded once for node one's token.
-import { LIMITS, describeZodError } from "@mesh/protocol";
+import { describeZodError } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { BootstrapTokenRequest, issueBootstrapToken } from "../services/bootstrap-token";
 import { jsonError, readJsonBody } from "./json-body";
+import { BODY_LIMITS } from "./request-body";
 
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
@@ -23,7 +24,7 @@ export async function handleBootstrapToken(
     if (!isLoopback(opts.address) || opts.forwarded) {
       throw new MeshError("FORBIDDEN", "bootstrap is accepted only from this machine (loopback, not forwarded)");
     }
-    const parsed = BootstrapTokenRequest.safeParse(await readJsonBody(request, LIMITS.enrolBodyBytes));
+    const parsed = BootstrapTokenRequest.safeParse(await readJsonBody(request, BODY_LIMITS.bootstrap));
     if (!parsed.success) throw new MeshError("BAD_INPUT", `invalid bootstrap request: ${describeZodError(parsed.error)}`);
     const answer = await issueBootstrapToken(deps, { secretFile: opts.secretFile, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin, request: parsed.data });
     return Response.json(answer, { status: 201 });

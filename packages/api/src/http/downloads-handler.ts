@@ -4,8 +4,10 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { Readable } from "node:stream";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
+import { shellQuote } from "../shell-quote";
 import { jsonError } from "./json-body";
 
 export interface DownloadOptions {
@@ -21,23 +23,36 @@ function tarballName(version: string, arch: string) {
   return `mesh-host-${version}-linux-${arch}.tar.gz`;
 }
 
+// Hashed once per file version, not on every unauthenticated install.sh request (a tarball is ~32 MB).
+const sums = new Map<string, { key: string; sha256: string }>();
+
 function sha256Of(file: string): string | null {
   try {
-    return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+    const stat = fs.statSync(file);
+    const key = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+    const known = sums.get(file);
+    if (known?.key === key) return known.sha256;
+    const sha256 = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+    sums.set(file, { key, sha256 });
+    return sha256;
   } catch {
     return null;
   }
 }
 
-/** The install script: sh, coreutils, tar, and curl or wget to fetch. */
+/** A comment line cannot be ended early: anything but printable ASCII is dropped. */
+const commentSafe = (s: string) => s.replace(/[^\x20-\x7e]/g, "?");
+
+/** The install script: sh, coreutils, tar, and curl or wget to fetch. Every value is shell-quoted. */
 export function installScript(opts: DownloadOptions): string {
   const sums = ARCHES.map((arch) => [arch, sha256Of(path.join(opts.artifactsDir, tarballName(opts.hostVersion, arch)))] as const).filter(([, s]) => s);
-  const cases = sums.map(([arch, sum]) => `  ${arch}) sum=${sum} ;;`).join("\n");
+  const cases = sums.map(([arch, sum]) => `  ${arch}) sum=${shellQuote(sum!)} ;;`).join("\n");
   return `#!/bin/sh
-# Installs mesh-host ${opts.hostVersion} from ${opts.publicUrl}: fetches the tarball for
+# Installs mesh-host ${commentSafe(opts.hostVersion)} from ${commentSafe(opts.publicUrl)}: fetches the tarball for
 # this machine, checks its sha256, and runs its install.sh (sh, tar, coreutils).
 set -eu
-version=${opts.hostVersion}
+version=${shellQuote(opts.hostVersion)}
+public_url=${shellQuote(opts.publicUrl)}
 arch=$(uname -m)
 case "$arch" in
 ${cases || "  none) ;;"}
@@ -45,7 +60,7 @@ ${cases || "  none) ;;"}
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-url="${opts.publicUrl}/download/mesh-host-$version-linux-$arch.tar.gz"
+url="$public_url/download/mesh-host-$version-linux-$arch.tar.gz"
 if command -v curl >/dev/null 2>&1; then curl -fsSL \${MESH_CURL_OPTS:-} "$url" -o "$tmp/host.tar.gz"
 elif command -v wget >/dev/null 2>&1; then wget -q \${MESH_WGET_OPTS:-} -O "$tmp/host.tar.gz" "$url"
 else echo "mesh-host: needs curl or wget to download" >&2; exit 1; fi
@@ -69,10 +84,12 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
     try {
       stat = fs.statSync(file);
     } catch {
-      throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
+      stat = null;
     }
-    const data = fs.readFileSync(file);
-    return new Response(new Uint8Array(data), { headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" } });
+    if (!stat?.isFile()) throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
+    // Streamed: anyone may download, so no request holds a whole artifact in memory.
+    const body = Readable.toWeb(fs.createReadStream(file)) as unknown as ReadableStream<Uint8Array>;
+    return new Response(body, { headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" } });
   } catch (err) {
     return jsonError(deps, err);
   }

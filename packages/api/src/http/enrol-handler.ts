@@ -1,11 +1,12 @@
 // POST /api/enrol as a fetch handler (Request -> Response), so the Next route is
 // one line. Size-limited, zod-parsed; refusals carry a reason, never a stack.
-import { EnrolRequest, LIMITS, describeZodError } from "@mesh/protocol";
+import { EnrolRequest, describeZodError } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { enrolNode } from "../services/enrol-node";
 import { jsonError, readJsonBody } from "./json-body";
 import { describeWait, FailureBackoff } from "./failure-backoff";
+import { BODY_LIMITS } from "./request-body";
 import { parseToken } from "../services/enrolment-token";
 
 /**
@@ -36,7 +37,7 @@ export async function handleEnrol(deps: Deps, request: Request, opts: { address?
     const byAddress = limits.perAddress.attempt(address);
     if (!byAddress.allowed) throw refuse("from this address", byAddress.retryAfterMs);
     counted = true;
-    const body = await readJsonBody(request, LIMITS.enrolBodyBytes);
+    const body = await readJsonBody(request, BODY_LIMITS.enrol);
     const parsed = EnrolRequest.safeParse(body);
     if (!parsed.success) throw new MeshError("BAD_INPUT", `invalid enrolment: ${describeZodError(parsed.error)}`);
     const tokenId = parseToken(parsed.data.token)?.id;

@@ -1,18 +1,13 @@
 // /api/files: operators upload (admin key or session), hosts download with a
-// request signed by their node key.
+// request signed by their node key, and only the files their own declaration names.
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { authenticateCaller } from "../auth/authenticate-caller";
-import { BLOB_MAX_BYTES, getBlobOrThrow, putBlob } from "../services/blobs";
+import { getBlobOrThrow, putBlob } from "../services/blobs";
 import { jsonError } from "./json-body";
+import { BODY_LIMITS, readBody } from "./request-body";
 import { authenticateNodeRequest } from "./node-signature";
-
-async function readBody(request: Request, max: number): Promise<Buffer> {
-  if (Number(request.headers.get("content-length") ?? "0") > max) throw new MeshError("TOO_LARGE", `body over ${max} bytes`);
-  const data = Buffer.from(await request.arrayBuffer());
-  if (data.length > max) throw new MeshError("TOO_LARGE", `body over ${max} bytes`);
-  return data;
-}
+import { nodeDeclaresFile } from "../services/node-declares-file";
 
 export async function handleFileUpload(deps: Deps, request: Request): Promise<Response> {
   try {
@@ -21,7 +16,7 @@ export async function handleFileUpload(deps: Deps, request: Request): Promise<Re
     if (caller.role !== "admin") throw new MeshError("FORBIDDEN", "uploading files needs an admin");
     const actor = caller.name;
     if (!/^application\/octet-stream\b/i.test(request.headers.get("content-type") ?? "")) throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send Content-Type: application/octet-stream");
-    return Response.json(await putBlob(deps, { actor, data: await readBody(request, BLOB_MAX_BYTES) }), { status: 201 });
+    return Response.json(await putBlob(deps, { actor, data: await readBody(request, BODY_LIMITS.upload) }), { status: 201 });
   } catch (err) {
     return jsonError(deps, err);
   }
@@ -31,7 +26,14 @@ export async function handleFileDownload(deps: Deps, request: Request, sha256: s
   try {
     // A logged-in user or key may read files; otherwise it must be a host's signed request.
     const caller = request.headers.has("authorization") || request.headers.has("cookie") ? await authenticateCaller(deps.db, request.headers) : null;
-    if (!caller) await authenticateNodeRequest(deps.db, request);
+    if (!caller) {
+      const { nodeId } = await authenticateNodeRequest(deps.db, request);
+      // A host reads only what its own declaration names (a blob may be another node's secret).
+      if (!/^[0-9a-f]{64}$/.test(sha256) || !(await nodeDeclaresFile(deps.db, nodeId, sha256))) {
+        deps.log.warn({ nodeId, sha256: sha256.slice(0, 64) }, "file refused: not in the node's declaration");
+        throw new MeshError("FORBIDDEN", "this file is not a source in your node's declaration");
+      }
+    }
     const data = await getBlobOrThrow(deps, sha256);
     return new Response(new Uint8Array(data), { headers: { "content-type": "application/octet-stream", "content-length": String(data.length), "cache-control": "private, immutable" } });
   } catch (err) {

@@ -5,6 +5,7 @@ import { enrolmentTokens } from "@mesh/db";
 import { nowOf, type Deps } from "../deps";
 import { generateToken, hashSecret } from "./enrolment-token";
 import { recordEvent } from "./record-event";
+import { shellCommand, shellQuote } from "../shell-quote";
 
 export const CreateTokenInput = z.strictObject({
   ttlSeconds: z.number().int().min(1).max(30 * 24 * 3600).default(3600),
@@ -22,18 +23,18 @@ export interface CreatedToken {
   installCommand: string;
 }
 
-/** curl, pinned to the control plane's key over TLS (curl's own pin format is base64). */
+/** curl, pinned to the control plane's key over TLS (curl's own pin format is base64). Every value shell-quoted. */
 export function installCommand(publicUrl: string, tlsPin?: string): string {
   const url = `${publicUrl}/download/install.sh`;
-  if (!publicUrl.startsWith("https://") || !tlsPin) return `curl -fsSL ${url} | sh`;
+  if (!publicUrl.startsWith("https://") || !tlsPin) return `${shellCommand(["curl", "-fsSL", url])} | sh`;
   const pin = `sha256//${Buffer.from(tlsPin.replace(/^sha256:/, ""), "hex").toString("base64")}`;
-  return `curl -fsSL -k --pinnedpubkey ${pin} ${url} | MESH_CURL_OPTS="-k --pinnedpubkey ${pin}" sh`;
+  return `${shellCommand(["curl", "-fsSL", "-k", "--pinnedpubkey", pin, url])} | MESH_CURL_OPTS=${shellQuote(`-k --pinnedpubkey ${pin}`)} sh`;
 }
 
-/** The exact command for the new machine: pinned over TLS, explicitly insecure otherwise. */
+/** The exact command for the new machine: pinned over TLS, explicitly insecure otherwise. Every value shell-quoted. */
 export function enrolCommand(publicUrl: string, token: string, tlsPin?: string): string {
-  const trust = publicUrl.startsWith("https://") && tlsPin ? `--ca-pin ${tlsPin}` : "--insecure";
-  return `mesh-host enrol ${publicUrl} --token ${token} ${trust}`;
+  const trust = publicUrl.startsWith("https://") && tlsPin ? ["--ca-pin", tlsPin] : ["--insecure"];
+  return shellCommand(["mesh-host", "enrol", publicUrl, "--token", token, ...trust]);
 }
 
 export async function createToken(

@@ -1,18 +1,27 @@
 // The tRPC API over HTTP: queries by GET, mutations by POST (JSON, same Origin
-// from a browser), authenticated inside every procedure.
+// from a browser, a bounded body), authenticated inside every procedure.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter, createTrpcContext } from "@mesh/api";
+import { appRouter, BODY_LIMITS, createTrpcContext, errorIdOf, MeshError, withBoundedBody } from "@mesh/api";
 import { getRuntime, publicUrlFor, runtimeDeps } from "@/server/runtime";
 import { checkMutationRequest } from "@/server/same-origin";
 
 export const dynamic = "force-dynamic";
 
-function handler(req: Request) {
+// The JSON-RPC codes tRPC itself uses for these.
+const RPC_CODES: Record<string, number> = { FORBIDDEN: -32003, UNSUPPORTED_MEDIA_TYPE: -32600, PAYLOAD_TOO_LARGE: -32013 };
+const refuse = (status: number, code: string, message: string) =>
+  Response.json({ error: { message, code: RPC_CODES[code], data: { code, httpStatus: status } } }, { status });
+
+async function handler(req: Request) {
   if (req.method === "POST") {
     const check = checkMutationRequest(req);
-    if (!check.ok) {
-      const code = check.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "FORBIDDEN";
-      return Response.json({ error: { message: check.message, code: check.status === 415 ? -32600 : -32003, data: { code, httpStatus: check.status } } }, { status: check.status });
+    if (!check.ok) return refuse(check.status, check.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "FORBIDDEN", check.message);
+    // tRPC's fetch adapter reads the body itself, without a limit: read it here, bounded, first.
+    try {
+      req = await withBoundedBody(req, BODY_LIMITS.api);
+    } catch (err) {
+      if (err instanceof MeshError) return refuse(err.status, "PAYLOAD_TOO_LARGE", err.message);
+      throw err;
     }
   }
   return fetchRequestHandler({
@@ -21,7 +30,7 @@ function handler(req: Request) {
     router: appRouter,
     createContext: () => createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFor(req), tlsPin: getRuntime().tlsPin }),
     onError({ error, path }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") getRuntime().log.error({ err: error.cause ?? error, path }, "tRPC procedure failed");
+      if (error.code === "INTERNAL_SERVER_ERROR") getRuntime().log.error({ err: error.cause ?? error, path, errorId: errorIdOf(error) }, "tRPC procedure failed");
     },
   });
 }

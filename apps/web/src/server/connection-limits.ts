@@ -1,0 +1,148 @@
+// What one remote address (and everyone together) may hold on the control plane:
+// open sockets, a deadline for a first request, and pending agent handshakes.
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import net from "node:net";
+import type { Logger } from "@mesh/api";
+import { plainAddress, type TrustedProxies } from "./trusted-proxies";
+
+export interface ConnectionLimitOptions {
+  max: number;
+  perAddress: number;
+  pendingHandshakes: number;
+  pendingHandshakesPerAddress: number;
+  handshakeTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/**
+ * The key one client is counted under: its IPv4 address, or its IPv6 /64 (one
+ * machine commonly holds a whole /64, so counting single IPv6 addresses bounds nothing).
+ */
+export function addressKey(address: string | undefined): string {
+  const a = plainAddress(address);
+  if (net.isIPv6(a)) {
+    const full = expandIpv6(a);
+    return full ? `${full.slice(0, 4).join(":")}::/64` : a;
+  }
+  return a;
+}
+
+function expandIpv6(a: string): string[] | null {
+  const [head, tail] = a.split("::") as [string, string | undefined];
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  if (right.some((g) => g.includes(".")) || left.some((g) => g.includes("."))) return null;
+  const missing = 8 - left.length - right.length;
+  if (missing < 0) return null;
+  return [...left, ...Array(tail === undefined ? 0 : missing).fill("0"), ...right].map((g) => g.toLowerCase().replace(/^0+(?=.)/, ""));
+}
+
+class Counter {
+  private readonly counts = new Map<string, number>();
+  total = 0;
+  get(key: string) {
+    return this.counts.get(key) ?? 0;
+  }
+  add(key: string) {
+    this.counts.set(key, this.get(key) + 1);
+    this.total++;
+  }
+  remove(key: string) {
+    const n = this.get(key) - 1;
+    if (n <= 0) this.counts.delete(key);
+    else this.counts.set(key, n);
+    this.total--;
+  }
+}
+
+function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string) {
+  const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "TIMEOUT", message });
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  // end() waits for the peer; a client that never reads must not keep the socket.
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+export interface ConnectionLimits {
+  /** Reserves a pending agent handshake for the request's peer; null (and the socket answered with 503) when over a limit. */
+  admitHandshake(socket: Duplex, peer: string | undefined): { settle(): void } | null;
+}
+
+/**
+ * Applies the limits to a server: Node's own timeouts for slow headers and bodies,
+ * a deadline for a socket's first request (Node sets none for a socket that sends nothing),
+ * a per-address cap on open sockets (trusted proxies are exempt) and a total cap.
+ */
+export function limitConnections(server: Server, opts: ConnectionLimitOptions & { tls: boolean; proxies: TrustedProxies; log: Logger }): ConnectionLimits {
+  const { log } = opts;
+  server.headersTimeout = opts.headersTimeoutMs;
+  server.requestTimeout = opts.requestTimeoutMs;
+  server.maxConnections = opts.max;
+  const sockets = new Counter();
+  const handshakes = new Counter();
+  let refusedLogged = 0;
+
+  server.on("connection", (socket: Socket) => {
+    const key = addressKey(socket.remoteAddress);
+    const exempt = opts.proxies.has(socket.remoteAddress);
+    if (!exempt && sockets.get(key) >= opts.perAddress) {
+      // At most one log line a second: a flood must not become a log flood.
+      if (Date.now() - refusedLogged > 1000) {
+        refusedLogged = Date.now();
+        log.warn({ address: key, limit: opts.perAddress }, "too many connections from one address; refusing");
+      }
+      socket.on("error", () => {});
+      if (opts.tls) socket.destroy();
+      else refuseRaw(socket, 503, "Service Unavailable", "too many connections from your address");
+      return;
+    }
+    sockets.add(key);
+    socket.once("close", () => sockets.remove(key));
+  });
+
+  // A socket (the TLS socket under TLS) must finish its first request's headers in time.
+  const firstRequestDeadline = (socket: Socket) => {
+    if (socket.destroyed) return;
+    const timer = setTimeout(() => refuseRaw(socket, 408, "Request Timeout", "no complete request headers in time"), opts.headersTimeoutMs);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    socket.once("close", clear);
+    deadlines.set(socket, clear);
+  };
+  const deadlines = new WeakMap<Duplex, () => void>();
+  const started = (socket: Duplex) => {
+    deadlines.get(socket)?.();
+    deadlines.delete(socket);
+  };
+  server.on(opts.tls ? "secureConnection" : "connection", firstRequestDeadline);
+  server.on("request", (req) => started(req.socket));
+  server.on("upgrade", (req) => started(req.socket));
+
+  return {
+    admitHandshake(socket, peer) {
+      const key = addressKey(peer);
+      if (handshakes.total >= opts.pendingHandshakes || handshakes.get(key) >= opts.pendingHandshakesPerAddress) {
+        socket.on("error", () => {});
+        refuseRaw(socket, 503, "Service Unavailable", "too many agent handshakes in progress; retry later");
+        return null;
+      }
+      handshakes.add(key);
+      let settled = false;
+      const settle = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        handshakes.remove(key);
+      };
+      const deadline = setTimeout(() => {
+        settle();
+        socket.destroy();
+      }, opts.handshakeTimeoutMs);
+      deadline.unref();
+      socket.once("close", settle);
+      return { settle };
+    },
+  };
+}

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
+import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type Grants } from "@mesh/api";
+import { loadSecretKey, openSecrets, SecretKeyError, startGrantSettler } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
@@ -60,8 +61,19 @@ async function main() {
     console.log(lines.join("\n") + "\n");
   }
 
+  let secrets;
+  try {
+    const opened = await openSecrets(database.db, loadSecretKey({ envKey: config.secretKey, dataDir: config.dataDir }));
+    if (opened.sealed > 0) log.info({ sealed: opened.sealed }, "sealed grant secrets stored in clear by an older version");
+    secrets = opened.box;
+  } catch (err) {
+    if (!(err instanceof SecretKeyError)) throw err;
+    console.error(`mesh: ${err.message}`);
+    process.exit(1);
+  }
   const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl }) : null;
-  const grants: GrantProviders = postgresGrants ? { postgres: postgresGrants } : {};
+  const grants: Grants = { providers: postgresGrants ? { postgres: postgresGrants } : {}, secrets };
+  const stopSettler = postgresGrants ? await startGrantSettler({ db: database.db, log, grants }, database.bus) : async () => {};
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });
   if (tls) log.info({ pin: tls.pin }, "serving TLS");
   const hostVersion = (JSON.parse(fs.readFileSync(path.resolve(webDir, "../agent/package.json"), "utf8")) as { version: string }).version;
@@ -124,6 +136,7 @@ async function main() {
     server.close();
     server.closeAllConnections();
     await gateway?.close().catch(() => {});
+    await stopSettler().catch(() => {});
     await postgresGrants?.close().catch(() => {});
     await database.close().catch(() => {});
     releaseLock();

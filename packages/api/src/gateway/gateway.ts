@@ -14,6 +14,7 @@ import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadG
 import { updateFacts } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
 import { currentDeclaration } from "../services/recompile-node";
+import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { ChallengeIssuer } from "./challenge";
 import { authenticateLink } from "./link-auth";
 
@@ -68,10 +69,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   async function pushDeclaration(link: Link, hostHas?: number) {
     const current = await currentDeclaration(deps.db, link.nodeId);
     if (!current || current.version === hostHas) return;
+    // The stored declaration holds grant references; the host gets the credentials themselves.
+    const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, current.resources as Declaration["resources"]);
+    if (!revealed.ok) {
+      log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
+      return;
+    }
     const declaration: Declaration = {
       version: current.version,
       hash: current.hash,
-      resources: current.resources as Declaration["resources"],
+      resources: revealed.resources,
       ...(current.final ? { final: current.final } : {}),
     };
     send(link, Buffer.from(JSON.stringify({ type: "declaration", declaration } satisfies ServerFrame)));

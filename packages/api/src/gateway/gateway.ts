@@ -6,10 +6,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
-import { recordReport } from "../services/record-report";
+import { recordReport, reportHash } from "../services/record-report";
+import { RateLimiter } from "../http/rate-limiter";
+import { ReportPacer } from "./report-pacer";
 import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
 import { updateFacts } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
@@ -26,7 +28,15 @@ export interface GatewayOptions {
   lastSeenFlushMs?: number;
   /** How often this instance says it is alive; three missed beats and others take over. */
   heartbeatMs?: number;
+  /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
+  reportIntervalMs?: number;
+  /** Frames one link may have waiting to be handled before its socket is paused (default 8). */
+  framesInFlight?: number;
 }
+
+/** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
+const DRIFT_EVENTS_PER_WINDOW = 20;
+const DRIFT_EVENT_WINDOW_MS = 10 * 60_000;
 
 interface Link {
   nodeId: string;
@@ -34,6 +44,9 @@ interface Link {
   alive: boolean;
   /** Frames from one host are handled in order. */
   queue: Promise<void>;
+  /** Frames received and not yet handled: bounded by pausing the socket. */
+  inFlight: number;
+  pauses: number;
 }
 
 export interface Gateway {
@@ -59,6 +72,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"));
   const links = new Map<string, Link>();
   const seen = new Set<string>();
+  const framesInFlight = options.framesInFlight ?? 8;
+  const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const suppressedDrift = new Map<string, number>();
+  const pacer = new ReportPacer(
+    options.reportIntervalMs ?? 2_000,
+    (frame) => reportHash(frame.report),
+    (nodeId, frame) => {
+      const link = links.get(nodeId);
+      const write = () => writeReport(nodeId, frame);
+      if (link) link.queue = link.queue.then(write).catch((err) => log.error({ err, nodeId }, "report write failed"));
+      else write().catch((err) => log.error({ err, nodeId }, "report write failed"));
+    },
+  );
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
   function send(link: Link, frame: ServerFrame | Buffer) {
@@ -102,11 +128,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const frame = parsed.data;
     if (frame.type === "report") {
-      const written = await recordReport(deps, link.nodeId, frame.report);
+      const offer = pacer.offer(link.nodeId, frame);
       seen.add(link.nodeId);
-      send(link, { type: "ack", seq: frame.seq });
-      log.debug({ nodeId: link.nodeId, written, version: frame.report.declarationVersion }, "report");
-      if (written && frame.report.owned.length === 0) await completeRetirement(deps, link.nodeId, frame.report);
+      if (offer === "now") await writeReport(link.nodeId, frame);
+      else if (offer === "unchanged") send(link, { type: "ack", seq: frame.seq });
     } else if (frame.type === "facts") {
       const changed = await updateFacts(deps, link.nodeId, frame);
       log.info({ nodeId: link.nodeId, changed }, "facts");
@@ -115,10 +140,32 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
   }
 
+  /** Stores one report; its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
+  async function writeReport(nodeId: string, frame: ReportFrame) {
+    const hasDrift = frame.report.drift.length > 0;
+    const driftEvent = hasDrift && driftEvents.take(nodeId);
+    const suppressed = suppressedDrift.get(nodeId) ?? 0;
+    let written: boolean;
+    try {
+      written = await recordReport(deps, nodeId, frame.report, { driftEvent, suppressedDriftEvents: suppressed });
+    } catch (err) {
+      pacer.forget(nodeId);
+      throw err;
+    }
+    if (written && hasDrift) {
+      if (driftEvent) suppressedDrift.delete(nodeId);
+      else suppressedDrift.set(nodeId, suppressed + 1);
+    }
+    const link = links.get(nodeId);
+    if (link) send(link, { type: "ack", seq: frame.seq });
+    log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
+    if (written && frame.report.owned.length === 0) await completeRetirement(deps, nodeId, frame.report);
+  }
+
   function onConnection(ws: WebSocket, nodeId: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve() };
+    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, pauses: 0 };
     links.set(nodeId, link);
     const enqueue = (fn: () => Promise<void>) => {
       link.queue = link.queue.then(fn).catch((err) => log.error({ err, nodeId }, "link handler failed"));
@@ -127,11 +174,34 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       link.alive = true;
       seen.add(nodeId);
     });
-    ws.on("message", (data, isBinary) => enqueue(() => handleFrame(link, data, isBinary)));
+    ws.on("message", (data, isBinary) => {
+      // Bounded work per link: past the bound the socket is paused (TCP pushes back on the
+      // host); frames already read when it paused may still come, up to twice the bound.
+      if (link.inFlight >= framesInFlight * 2) {
+        log.warn({ nodeId, inFlight: link.inFlight }, "host floods its link; closing it");
+        ws.close(CloseCode.overloaded, "too many frames in flight");
+        return;
+      }
+      link.inFlight++;
+      if (link.inFlight >= framesInFlight && !ws.isPaused) {
+        if (link.pauses++ === 0) log.warn({ nodeId, framesInFlight }, "link paused: frames come faster than they are handled");
+        ws.pause();
+      }
+      enqueue(async () => {
+        try {
+          await handleFrame(link, data, isBinary);
+        } finally {
+          link.inFlight--;
+          if (ws.isPaused && link.inFlight < framesInFlight) ws.resume();
+        }
+      });
+    });
     ws.on("error", (err) => log.warn({ nodeId, err: err.message }, "link error"));
     ws.on("close", (code, reason) => {
       if (links.get(nodeId) === link) links.delete(nodeId);
-      log.info({ nodeId, code, reason: reason.toString() }, "link closed");
+      log.info({ nodeId, code, reason: reason.toString(), ...(link.pauses > 0 ? { pauses: link.pauses } : {}) }, "link closed");
+      // A report still waiting for its window is written now: the host's last word is never lost.
+      enqueue(async () => pacer.flush(nodeId));
       // A link replaced by a newer one from the same node leaves the node connected.
       if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
     });
@@ -143,6 +213,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   const heartbeat = setInterval(() => {
+    pacer.sweep();
     for (const link of links.values()) {
       if (!link.alive) {
         log.info({ nodeId: link.nodeId }, "no pong; terminating link");
@@ -225,6 +296,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(gatewayBeat);
       await unsubscribeDeclarations();
       await unsubscribeLinks();
+      pacer.flushAll();
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");
       await Promise.allSettled(closing);

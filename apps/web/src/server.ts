@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
-import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
+import { migrate, lockDataDir, DataDirLockedError, makeDataDirPrivate, DataDirOpenError } from "@mesh/db/migrate";
 import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type Grants } from "@mesh/api";
 import { loadSecretKey, openSecrets, SecretKeyError, startGrantSettler } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
@@ -21,6 +21,8 @@ const dev = process.argv.includes("--dev");
 const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 async function main() {
+  // Everything this process writes (data directory, key files, TLS pairs) is for its own user only.
+  process.umask(0o077);
   const log = createLogger("mesh");
   let config;
   try {
@@ -34,9 +36,10 @@ async function main() {
   let releaseLock = () => {};
   if (!config.databaseUrl) {
     try {
+      makeDataDirPrivate(config.dataDir);
       releaseLock = lockDataDir(config.dataDir);
     } catch (err) {
-      if (err instanceof DataDirLockedError) {
+      if (err instanceof DataDirLockedError || err instanceof DataDirOpenError) {
         console.error(`mesh: ${err.message}`);
         process.exit(1);
       }
@@ -50,6 +53,8 @@ async function main() {
       : { dataDir: path.join(config.dataDir, "pglite") },
   );
   await migrate(database);
+  // Again now that PGlite has written its own files (0666 on a new directory).
+  if (!config.databaseUrl) makeDataDirPrivate(config.dataDir);
   log.info({ database: database.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, "database ready");
 
   const generated = await ensureAdminCredentials(database.db, { password: config.adminPassword, apiKey: config.adminApiKey });

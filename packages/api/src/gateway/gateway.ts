@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type Drift, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { recordReport, reportHash } from "../services/record-report";
@@ -78,9 +78,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const pacer = new ReportPacer(
     options.reportIntervalMs ?? 2_000,
     (frame) => reportHash(frame.report),
-    (nodeId, frame) => {
+    (nodeId, frame, carriedDrift) => {
       const link = links.get(nodeId);
-      const write = () => writeReport(nodeId, frame);
+      const write = () => writeReport(nodeId, frame, carriedDrift);
       if (link) link.queue = link.queue.then(write).catch((err) => log.error({ err, nodeId }, "report write failed"));
       else write().catch((err) => log.error({ err, nodeId }, "report write failed"));
     },
@@ -141,18 +141,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   /** Stores one report; its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
-  async function writeReport(nodeId: string, frame: ReportFrame) {
-    const hasDrift = frame.report.drift.length > 0;
+  async function writeReport(nodeId: string, frame: ReportFrame, carriedDrift: Drift[] = []) {
+    const hasDrift = frame.report.drift.length > 0 || carriedDrift.length > 0;
     const driftEvent = hasDrift && driftEvents.take(nodeId);
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
     let written: boolean;
     try {
-      written = await recordReport(deps, nodeId, frame.report, { driftEvent, suppressedDriftEvents: suppressed });
+      written = await recordReport(deps, nodeId, frame.report, { driftEvent, suppressedDriftEvents: suppressed, carriedDrift });
     } catch (err) {
       pacer.forget(nodeId);
       throw err;
     }
-    if (written && hasDrift) {
+    if (hasDrift) {
       if (driftEvent) suppressedDrift.delete(nodeId);
       else suppressedDrift.set(nodeId, suppressed + 1);
     }

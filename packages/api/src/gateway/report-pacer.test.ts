@@ -27,4 +27,18 @@ describe("report pacer", () => {
     pacer.flushAll();
     expect(released).toEqual([4, 6]);
   });
+
+  it("hands the drift of a replaced report on to the one that replaces it", () => {
+    let now = 0;
+    const carried: string[][] = [];
+    const pacer = new ReportPacer(2000, hash, (_n, _f, drift) => carried.push(drift.map((d) => d.id)), () => now);
+    const drifted = frame(2, "b");
+    drifted.report.drift = [{ id: "motd", type: "file", declared: "a".repeat(64), observed: null, description: "missing", corrected: true }];
+    expect(pacer.offer("n", frame(1, "a"))).toBe("now");
+    expect(pacer.offer("n", drifted)).toBe("later");
+    expect(pacer.offer("n", frame(3, "c"))).toBe("later");
+    now += 2000;
+    pacer.flush("n");
+    expect(carried).toEqual([["motd"]]);
+  });
 });

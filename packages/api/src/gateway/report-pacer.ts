@@ -1,12 +1,15 @@
 // Paces each node's report writes on one gateway: an unchanged report costs no write;
 // a changed one is written at most once per interval. One that comes sooner waits (a
-// later one replaces it) and is written when its window opens or its link closes, never dropped.
-import type { ReportFrame } from "@mesh/protocol";
+// later one replaces it, handing on its drift for the audit) and is written when its
+// window opens or its link closes, never dropped.
+import { LIMITS, type Drift, type ReportFrame } from "@mesh/protocol";
 
 interface Pace {
   lastWriteAt: number;
   lastHash?: string;
   waiting?: ReportFrame;
+  /** Drift of the waiting reports a later one replaced, by resource id: the audit still hears of it. */
+  carried?: Map<string, Drift>;
   timer?: NodeJS.Timeout;
 }
 
@@ -19,7 +22,7 @@ export class ReportPacer {
     private readonly intervalMs: number,
     private readonly hash: (frame: ReportFrame) => string,
     /** Called when a waiting report's window opens: the caller writes it (in the link's order). */
-    private readonly release: (nodeId: string, frame: ReportFrame) => void,
+    private readonly release: (nodeId: string, frame: ReportFrame, carriedDrift: Drift[]) => void,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -28,6 +31,8 @@ export class ReportPacer {
     let pace = this.nodes.get(nodeId);
     if (!pace) this.nodes.set(nodeId, (pace = { lastWriteAt: -Infinity }));
     if (pace.waiting) {
+      const carried = (pace.carried ??= new Map());
+      for (const d of pace.waiting.report.drift) if (carried.size < LIMITS.resources || carried.has(d.id)) carried.set(d.id, d);
       pace.waiting = frame;
       return "later";
     }
@@ -51,11 +56,13 @@ export class ReportPacer {
     const frame = pace?.waiting;
     if (!pace || !frame) return;
     clearTimeout(pace.timer);
+    const carried = [...(pace.carried?.values() ?? [])];
     pace.waiting = undefined;
+    pace.carried = undefined;
     pace.timer = undefined;
     pace.lastWriteAt = this.now();
     pace.lastHash = this.hash(frame);
-    this.release(nodeId, frame);
+    this.release(nodeId, frame, carried);
   }
 
   /** A write failed: the next report is written whatever its hash. */

@@ -52,6 +52,17 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect((stored!.body as { drift: unknown[] }).drift).toHaveLength(5000);
   });
 
+  it("tells the drift of reports a paced one replaced, even when the state it ended in is stored already", async () => {
+    const nodeId = await enrol();
+    const clean = report(0);
+    expect(await recordReport(deps, nodeId, clean)).toBe(true);
+    const carriedDrift = report(2, "seen").drift;
+    expect(await recordReport(deps, nodeId, { ...clean, reconciledAt: new Date(Date.now() + 5000).toISOString() }, { carriedDrift })).toBe(false);
+    const written = await driftEvents(nodeId);
+    expect(written).toHaveLength(1);
+    expect(written[0]!.data).toMatchObject({ count: 2, ids: ["r0", "r1"] });
+  });
+
   it("writes no event when the node's budget is spent, and says how many were left out in the next", async () => {
     const nodeId = await enrol();
     expect(await recordReport(deps, nodeId, report(3, "a"), { driftEvent: false })).toBe(true);

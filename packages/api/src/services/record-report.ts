@@ -3,7 +3,7 @@
 // with the report). An unchanged report is not written again (its hash ignores the reconcile time).
 import { and, eq, lt, sql, desc } from "drizzle-orm";
 import { latestReports, nodes, reportHistory, notify, CHANNELS } from "@mesh/db";
-import type { Report } from "@mesh/protocol";
+import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { recordEvent } from "./record-event";
@@ -18,11 +18,14 @@ export interface RecordReportOptions {
   driftEvent?: boolean;
   /** Drift events left out since the last one, said in the next one. */
   suppressedDriftEvents?: number;
+  /** Drift of reports this one replaced before they were stored (paced): told in its event. */
+  carriedDrift?: Drift[];
 }
 
 /** The one audit event a report's drift makes: counts and the first few entries. */
-export function driftSummary(report: Report, suppressed = 0): Record<string, unknown> {
-  const drift = report.drift;
+export function driftSummary(report: Report, suppressed = 0, carried: Drift[] = []): Record<string, unknown> {
+  const ids = new Set(report.drift.map((d) => d.id));
+  const drift = [...report.drift, ...carried.filter((d) => !ids.has(d.id))];
   return {
     version: report.declarationVersion,
     count: drift.length,
@@ -43,7 +46,13 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
   const hash = reportHash(report);
   return deps.db.transaction(async (tx) => {
     const [latest] = await tx.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId)).for("update");
-    if (latest?.hash === hash) return false;
+    if (latest?.hash === hash) {
+      // Drift a replaced report saw is still told, though the state it ended in was stored already.
+      if ((opts.carriedDrift?.length ?? 0) > 0 && opts.driftEvent !== false) {
+        await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
+      }
+      return false;
+    }
     const row = { nodeId, declarationVersion: report.declarationVersion, hash, body: report };
     await tx
       .insert(latestReports)
@@ -70,8 +79,8 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
         updatedAt: sql`now()`,
       })
       .where(eq(nodes.id, nodeId));
-    if (report.drift.length > 0 && opts.driftEvent !== false) {
-      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents) });
+    if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
+      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
     if (report.storeLost) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId });
     await notify(tx, CHANNELS.node, nodeId);

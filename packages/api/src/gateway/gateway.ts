@@ -6,12 +6,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type Drift, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { recordReport, reportHash } from "../services/record-report";
 import { RateLimiter } from "../http/rate-limiter";
-import { ReportPacer } from "./report-pacer";
+import { createReportPacer } from "./report-pacer";
+import { Pacer } from "./pacer";
+import { contentHash } from "../compile/hash";
 import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
 import { updateFacts } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
@@ -32,11 +34,21 @@ export interface GatewayOptions {
   reportIntervalMs?: number;
   /** Frames one link may have waiting to be handled before its socket is paused (default 8). */
   framesInFlight?: number;
+  /** A node's changed facts (each may recompile it) are applied at most once per this interval (default 5 s). */
+  factsIntervalMs?: number;
 }
 
 /** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
 const DRIFT_EVENTS_PER_WINDOW = 20;
 const DRIFT_EVENT_WINDOW_MS = 10 * 60_000;
+/** What the gateway keeps buffered for one host that does not read: four of the largest frames. */
+const OUTBOUND_BYTES = 4 * LIMITS.frameBytes;
+/**
+ * Frames already read from the socket when it pauses still arrive (one read holds up to
+ * 64 KiB of small frames, or part of one large one): past these the host is closed, 4429.
+ */
+const HARD_FRAMES_IN_FLIGHT = 4096;
+const hardBytesInFlight = (frames: number) => 2 * frames * LIMITS.hostFrameBytes;
 
 interface Link {
   nodeId: string;
@@ -44,9 +56,11 @@ interface Link {
   alive: boolean;
   /** Frames from one host are handled in order. */
   queue: Promise<void>;
-  /** Frames received and not yet handled: bounded by pausing the socket. */
+  /** Frames (and their bytes) received and not yet handled: bounded by pausing the socket. */
   inFlight: number;
+  inFlightBytes: number;
   pauses: number;
+  overloaded: boolean;
 }
 
 export interface Gateway {
@@ -75,20 +89,33 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const framesInFlight = options.framesInFlight ?? 8;
   const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const suppressedDrift = new Map<string, number>();
-  const pacer = new ReportPacer(
-    options.reportIntervalMs ?? 2_000,
-    (frame) => reportHash(frame.report),
-    (nodeId, frame, carriedDrift) => {
-      const link = links.get(nodeId);
-      const write = () => writeReport(nodeId, frame, carriedDrift);
-      if (link) link.queue = link.queue.then(write).catch((err) => log.error({ err, nodeId }, "report write failed"));
-      else write().catch((err) => log.error({ err, nodeId }, "report write failed"));
-    },
-  );
+  /** Runs a deferred write in the link's order, or at once when the link is gone. */
+  const onLinkQueue = (nodeId: string, write: () => Promise<void>) => {
+    const link = links.get(nodeId);
+    const fail = (err: unknown) => log.error({ err, nodeId }, "deferred write failed");
+    if (link) link.queue = link.queue.then(write).catch(fail);
+    else write().catch(fail);
+  };
+  const pacer = createReportPacer({
+    intervalMs: options.reportIntervalMs ?? 2_000,
+    hash: (frame) => reportHash(frame.report),
+    release: (nodeId, frame, carriedDrift) => onLinkQueue(nodeId, () => writeReport(nodeId, frame, carriedDrift)),
+  });
+  const factsPacer = new Pacer<FactsFrame>({
+    intervalMs: options.factsIntervalMs ?? 5_000,
+    hash: (frame) => contentHash(frame),
+    release: (nodeId, frame) => onLinkQueue(nodeId, () => applyFacts(nodeId, frame)),
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
   function send(link: Link, frame: ServerFrame | Buffer) {
     if (link.ws.readyState !== link.ws.OPEN) return;
+    // A host that does not read its socket must not make the gateway hold what it is sent.
+    if (link.ws.bufferedAmount > OUTBOUND_BYTES) {
+      log.warn({ nodeId: link.nodeId, buffered: link.ws.bufferedAmount }, "host does not read its link; dropping it");
+      link.ws.terminate();
+      return;
+    }
     link.ws.send(Buffer.isBuffer(frame) ? frame : JSON.stringify(frame));
   }
 
@@ -133,10 +160,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (offer === "now") await writeReport(link.nodeId, frame);
       else if (offer === "unchanged") send(link, { type: "ack", seq: frame.seq });
     } else if (frame.type === "facts") {
-      const changed = await updateFacts(deps, link.nodeId, frame);
-      log.info({ nodeId: link.nodeId, changed }, "facts");
+      if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
     } else {
       log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message }, "host sent an error");
+    }
+  }
+
+  async function applyFacts(nodeId: string, frame: FactsFrame) {
+    try {
+      const changed = await updateFacts(deps, nodeId, frame);
+      log.info({ nodeId, changed }, "facts");
+    } catch (err) {
+      factsPacer.forget(nodeId);
+      throw err;
     }
   }
 
@@ -165,7 +201,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, pauses: 0 };
+    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false };
     links.set(nodeId, link);
     const enqueue = (fn: () => Promise<void>) => {
       link.queue = link.queue.then(fn).catch((err) => log.error({ err, nodeId }, "link handler failed"));
@@ -175,15 +211,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       seen.add(nodeId);
     });
     ws.on("message", (data, isBinary) => {
-      // Bounded work per link: past the bound the socket is paused (TCP pushes back on the
-      // host); frames already read when it paused may still come, up to twice the bound.
-      if (link.inFlight >= framesInFlight * 2) {
-        log.warn({ nodeId, inFlight: link.inFlight }, "host floods its link; closing it");
+      if (link.overloaded) return;
+      const bytes = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+      // Bounded work per link: past the bound the socket is paused (TCP pushes back on the host).
+      if (link.inFlight >= HARD_FRAMES_IN_FLIGHT || link.inFlightBytes + bytes > hardBytesInFlight(framesInFlight)) {
+        link.overloaded = true;
+        log.warn({ nodeId, inFlight: link.inFlight, inFlightBytes: link.inFlightBytes }, "host floods its link; closing it");
         ws.close(CloseCode.overloaded, "too many frames in flight");
         return;
       }
       link.inFlight++;
-      if (link.inFlight >= framesInFlight && !ws.isPaused) {
+      link.inFlightBytes += bytes;
+      if ((link.inFlight >= framesInFlight || link.inFlightBytes >= framesInFlight * LIMITS.hostFrameBytes) && !ws.isPaused) {
         if (link.pauses++ === 0) log.warn({ nodeId, framesInFlight }, "link paused: frames come faster than they are handled");
         ws.pause();
       }
@@ -192,7 +231,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           await handleFrame(link, data, isBinary);
         } finally {
           link.inFlight--;
-          if (ws.isPaused && link.inFlight < framesInFlight) ws.resume();
+          link.inFlightBytes -= bytes;
+          if (ws.isPaused && link.inFlight < framesInFlight && link.inFlightBytes < framesInFlight * LIMITS.hostFrameBytes) ws.resume();
         }
       });
     });
@@ -201,7 +241,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (links.get(nodeId) === link) links.delete(nodeId);
       log.info({ nodeId, code, reason: reason.toString(), ...(link.pauses > 0 ? { pauses: link.pauses } : {}) }, "link closed");
       // A report still waiting for its window is written now: the host's last word is never lost.
-      enqueue(async () => pacer.flush(nodeId));
+      enqueue(async () => {
+        factsPacer.flush(nodeId);
+        pacer.flush(nodeId);
+      });
       // A link replaced by a newer one from the same node leaves the node connected.
       if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
     });
@@ -214,6 +257,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   const heartbeat = setInterval(() => {
     pacer.sweep();
+    factsPacer.sweep();
     for (const link of links.values()) {
       if (!link.alive) {
         log.info({ nodeId: link.nodeId }, "no pong; terminating link");
@@ -296,6 +340,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(gatewayBeat);
       await unsubscribeDeclarations();
       await unsubscribeLinks();
+      factsPacer.flushAll();
       pacer.flushAll();
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");

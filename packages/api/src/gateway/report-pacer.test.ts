@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ReportFrame } from "@mesh/protocol";
-import { ReportPacer } from "./report-pacer";
+import { createReportPacer } from "./report-pacer";
 
 const frame = (seq: number, tag: string): ReportFrame => ({
   type: "report",
@@ -13,7 +13,7 @@ describe("report pacer", () => {
   it("writes a changed report at once, skips an unchanged one, and holds the latest of a burst until its window opens", () => {
     let now = 1_000_000;
     const released: number[] = [];
-    const pacer = new ReportPacer(2000, hash, (_n, f) => released.push(f.seq), () => now);
+    const pacer = createReportPacer({ intervalMs: 2000, hash, release: (_n, f) => released.push(f.seq), now: () => now });
     expect(pacer.offer("n", frame(1, "a"))).toBe("now");
     expect(pacer.offer("n", frame(2, "a"))).toBe("unchanged");
     expect(pacer.offer("n", frame(3, "b"))).toBe("later");
@@ -31,7 +31,7 @@ describe("report pacer", () => {
   it("hands the drift of a replaced report on to the one that replaces it", () => {
     let now = 0;
     const carried: string[][] = [];
-    const pacer = new ReportPacer(2000, hash, (_n, _f, drift) => carried.push(drift.map((d) => d.id)), () => now);
+    const pacer = createReportPacer({ intervalMs: 2000, hash, release: (_n, _f, drift) => carried.push(drift.map((d) => d.id)), now: () => now });
     const drifted = frame(2, "b");
     drifted.report.drift = [{ id: "motd", type: "file", declared: "a".repeat(64), observed: null, description: "missing", corrected: true }];
     expect(pacer.offer("n", frame(1, "a"))).toBe("now");

@@ -34,10 +34,11 @@ async function main() {
   config = config!;
 
   let releaseLock = () => {};
-  if (!config.databaseUrl) {
+  // On Postgres the data directory may still hold the secret key and a TLS key.
+  if (!config.databaseUrl || fs.existsSync(config.dataDir)) {
     try {
       makeDataDirPrivate(config.dataDir);
-      releaseLock = lockDataDir(config.dataDir);
+      if (!config.databaseUrl) releaseLock = lockDataDir(config.dataDir);
     } catch (err) {
       if (err instanceof DataDirLockedError || err instanceof DataDirOpenError) {
         console.error(`mesh: ${err.message}`);

@@ -259,6 +259,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     pacer.sweep();
     factsPacer.sweep();
     for (const link of links.values()) {
+      // A paused link cannot have its pong read: its host is not dead, we are behind.
+      if (link.ws.isPaused) continue;
       if (!link.alive) {
         log.info({ nodeId: link.nodeId }, "no pong; terminating link");
         link.ws.terminate();

@@ -212,6 +212,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
     ws.on("message", (data, isBinary) => {
       if (link.overloaded) return;
+      link.alive = true; // a frame is as good as a pong
       const bytes = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
       // Bounded work per link: past the bound the socket is paused (TCP pushes back on the host).
       if (link.inFlight >= HARD_FRAMES_IN_FLIGHT || link.inFlightBytes + bytes > hardBytesInFlight(framesInFlight)) {

@@ -203,6 +203,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
     const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false };
     links.set(nodeId, link);
+    // Another instance may have stored this node's reports meanwhile: compare with the database again.
+    pacer.forget(nodeId);
+    factsPacer.forget(nodeId);
     const enqueue = (fn: () => Promise<void>) => {
       link.queue = link.queue.then(fn).catch((err) => log.error({ err, nodeId }, "link handler failed"));
     };

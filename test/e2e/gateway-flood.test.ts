@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
-import { connectFake, enrolFake, inventory, profile } from "../harness/link";
+import { connectFake, enrolFake, inventory, nextClose, profile } from "../harness/link";
 import { sleep, waitFor } from "../harness/wait";
 
 const engine = engines()[0]!;
@@ -132,5 +132,22 @@ describe(`a host flooding its link (${engine})`, () => {
     // Each frame used to be its own write and recompile; now the first goes at once and the rest as one when its window opens.
     expect(applied.items.length).toBeLessThanOrEqual(5);
     ws.close();
+  }, 120_000);
+
+  it("audits a host reconnecting in a loop within a per-node budget of link events", async () => {
+    const { token } = await client().mutate("token.create", {});
+    const host = await enrolFake(cp.url, token);
+    for (let i = 0; i < 40; i++) {
+      const ws = await connectFake(cp.url, host);
+      const closed = nextClose(ws);
+      ws.close();
+      await closed;
+    }
+    // Every link change still reaches the node's state; the audit stops at the budget and says how many it left out.
+    await waitFor("the last disconnect", async () => (await client().query("node.get", { id: host.nodeId })).state === "disconnected");
+    const connects = await client().query("event.list", { nodeId: host.nodeId, action: "node.connect", limit: 200 });
+    expect(connects.items.length).toBe(20);
+    const disconnects = await client().query("event.list", { nodeId: host.nodeId, action: "node.disconnect", limit: 200 });
+    expect(disconnects.items.length).toBeLessThanOrEqual(20);
   }, 120_000);
 });

@@ -41,6 +41,8 @@ export interface GatewayOptions {
 /** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
 const DRIFT_EVENTS_PER_WINDOW = 20;
 const DRIFT_EVENT_WINDOW_MS = 10 * 60_000;
+/** Connect/disconnect event pairs per node per window: a host reconnecting in a loop cannot flood the audit either. */
+const LINK_EVENTS_PER_WINDOW = 20;
 /** What the gateway keeps buffered for one host that does not read: four of the largest frames. */
 const OUTBOUND_BYTES = 4 * LIMITS.frameBytes;
 /**
@@ -61,6 +63,8 @@ interface Link {
   inFlightBytes: number;
   pauses: number;
   overloaded: boolean;
+  /** Whether this link's connect was audited; its disconnect is audited alike. */
+  audited: boolean;
 }
 
 export interface Gateway {
@@ -89,6 +93,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const framesInFlight = options.framesInFlight ?? 8;
   const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const suppressedDrift = new Map<string, number>();
+  const linkEvents = new RateLimiter(LINK_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const suppressedLinkEvents = new Map<string, number>();
   /** Runs a deferred write in the link's order, or at once when the link is gone. */
   const onLinkQueue = (nodeId: string, write: () => Promise<void>) => {
     const link = links.get(nodeId);
@@ -201,7 +207,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false };
+    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId) };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -250,10 +256,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         pacer.flush(nodeId);
       });
       // A link replaced by a newer one from the same node leaves the node connected.
-      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
+      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`, { audit: link.audited }));
     });
+    const suppressed = suppressedLinkEvents.get(nodeId) ?? 0;
+    if (link.audited) suppressedLinkEvents.delete(nodeId);
+    else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      await markConnected(deps, nodeId, id, hostVersion);
+      await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 });
       await pushDeclaration(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");

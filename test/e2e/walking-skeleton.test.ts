@@ -68,12 +68,13 @@ describe.each(engines())("walking skeleton on %s", (engine) => {
     await waitFor("drift corrected", () => fs.readFileSync(host.file("/etc/motd"), "utf8") === files[0]!.content && mode(host.file("/etc/app/app.conf")) === "0600");
     const node = await waitFor("drift reported", async () => {
       const n = await client().query("node.get", { id: nodeId });
-      const drifted = n.events.filter((e: any) => e.action === "node.drift").map((e: any) => e.data.id);
+      // One summary event per report (issue 10, item 9): ids and the first entries.
+      const drifted = n.events.filter((e: any) => e.action === "node.drift").flatMap((e: any) => e.data.ids);
       return drifted.includes("motd") && drifted.includes("app-conf") ? n : null;
     });
-    const motd = node.events.find((e: any) => e.action === "node.drift" && e.data.id === "motd");
-    expect(motd.data.corrected).toBe(true);
-    expect(motd.data.description).toMatch(/content/);
+    const motd = node.events.filter((e: any) => e.action === "node.drift").flatMap((e: any) => e.data.entries).find((d: any) => d.id === "motd");
+    expect(motd.corrected).toBe(true);
+    expect(motd.description).toMatch(/content/);
   });
 
   it("removes a file dropped from the role", async () => {

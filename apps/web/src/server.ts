@@ -7,8 +7,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
 import { createDb } from "@mesh/db";
-import { migrate, lockDataDir, DataDirLockedError } from "@mesh/db/migrate";
-import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type GrantProviders } from "@mesh/api";
+import { migrate, lockDataDir, DataDirLockedError, makeDataDirPrivate, DataDirOpenError } from "@mesh/db/migrate";
+import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type Grants } from "@mesh/api";
+import { loadSecretKey, openSecrets, SecretKeyError, startGrantSettler } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
@@ -24,6 +25,8 @@ const dev = process.argv.includes("--dev");
 const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 async function main() {
+  // Everything this process writes (data directory, key files, TLS pairs) is for its own user only.
+  process.umask(0o077);
   const log = createLogger("mesh");
   let config;
   try {
@@ -35,11 +38,13 @@ async function main() {
   config = config!;
 
   let releaseLock = () => {};
-  if (!config.databaseUrl) {
+  // On Postgres the data directory may still hold the secret key and a TLS key.
+  if (!config.databaseUrl || fs.existsSync(config.dataDir)) {
     try {
-      releaseLock = lockDataDir(config.dataDir);
+      makeDataDirPrivate(config.dataDir);
+      if (!config.databaseUrl) releaseLock = lockDataDir(config.dataDir);
     } catch (err) {
-      if (err instanceof DataDirLockedError) {
+      if (err instanceof DataDirLockedError || err instanceof DataDirOpenError) {
         console.error(`mesh: ${err.message}`);
         process.exit(1);
       }
@@ -53,6 +58,8 @@ async function main() {
       : { dataDir: path.join(config.dataDir, "pglite") },
   );
   await migrate(database);
+  // Again now that PGlite has written its own files (0666 on a new directory).
+  if (!config.databaseUrl) makeDataDirPrivate(config.dataDir);
   log.info({ database: database.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, "database ready");
 
   const generated = await ensureAdminCredentials(database.db, { password: config.adminPassword, apiKey: config.adminApiKey });
@@ -64,8 +71,19 @@ async function main() {
     console.log(lines.join("\n") + "\n");
   }
 
+  let secrets;
+  try {
+    const opened = await openSecrets(database.db, loadSecretKey({ envKey: config.secretKey, dataDir: config.dataDir }));
+    if (opened.sealed > 0) log.info({ sealed: opened.sealed }, "sealed grant secrets stored in clear by an older version");
+    secrets = opened.box;
+  } catch (err) {
+    if (!(err instanceof SecretKeyError)) throw err;
+    console.error(`mesh: ${err.message}`);
+    process.exit(1);
+  }
   const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl }) : null;
-  const grants: GrantProviders = postgresGrants ? { postgres: postgresGrants } : {};
+  const grants: Grants = { providers: postgresGrants ? { postgres: postgresGrants } : {}, secrets };
+  const stopSettler = postgresGrants ? await startGrantSettler({ db: database.db, log, grants }, database.bus) : async () => {};
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });
   if (tls) log.info({ pin: tls.pin }, "serving TLS");
   const hostVersion = (JSON.parse(fs.readFileSync(path.resolve(webDir, "../agent/package.json"), "utf8")) as { version: string }).version;
@@ -121,6 +139,7 @@ async function main() {
     server.close();
     server.closeAllConnections();
     await gateway?.close().catch(() => {});
+    await stopSettler().catch(() => {});
     await postgresGrants?.close().catch(() => {});
     await database.close().catch(() => {});
     releaseLock();

@@ -12,6 +12,8 @@ export const CHANNELS = {
   node: "mesh_node",
   /** payload: "<node id> <reason>": close that node's link at once (revoked, retired, re-enrolled) */
   link: "mesh_link",
+  /** payload: grant row id the provider must be made to match (after the commit that changed it) */
+  grant: "mesh_grant",
 } as const;
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 

@@ -21,6 +21,8 @@ export const CloseCode = {
   revoked: 4403,
   replaced: 4409,
   retired: 4410,
+  /** The host sent frames faster than the gateway handles them, past its bound even while paused. */
+  overloaded: 4429,
   tooBig: 1009,
 } as const;
 

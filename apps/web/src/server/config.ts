@@ -22,6 +22,7 @@ const Env = z.object({
   MESH_TLS: z.enum(["off", "self-signed"]).default("off"),
   MESH_GRANT_POSTGRES_URL: z.string().url().optional(),
   MESH_GRANT_POSTGRES_PUBLIC_URL: z.string().url().optional(),
+  MESH_SECRET_KEY: z.string().optional(),
   MESH_ENROL_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   MESH_ENROL_LIMIT_PER_TOKEN: z.coerce.number().int().min(1).default(10),
   MESH_TRUSTED_PROXIES: z.string().optional(),
@@ -55,6 +56,8 @@ export interface Config {
   grantPostgresUrl?: string;
   /** The same database as hosts reach it, when that differs. */
   grantPostgresPublicUrl?: string;
+  /** Base64 of 32 bytes sealing grant secrets at rest; unset: a key file in the data directory (decision 0011). */
+  secretKey?: string;
   /** Enrolment attempts per minute. */
   enrolLimitPerAddress: number;
   enrolLimitPerToken: number;
@@ -98,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },
     grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,
     grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,
+    secretKey: e.MESH_SECRET_KEY,
     enrolLimitPerAddress: e.MESH_ENROL_LIMIT_PER_ADDRESS,
     enrolLimitPerToken: e.MESH_ENROL_LIMIT_PER_TOKEN,
     trustedProxies,

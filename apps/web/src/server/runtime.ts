@@ -2,7 +2,7 @@
 // separately from server.ts, so a module singleton is not shared: globalThis under
 // a Symbol.for key is. Read it inside handlers, never at module top level.
 import type { Database } from "@mesh/db";
-import type { Deps, EnrolLimits, GrantProviders, Logger, LoginLimits } from "@mesh/api";
+import type { Deps, EnrolLimits, Grants, Logger, LoginLimits } from "@mesh/api";
 import type { Config } from "./config";
 
 export interface Runtime {
@@ -11,7 +11,7 @@ export interface Runtime {
   config: Config;
   enrolLimits: EnrolLimits;
   loginLimits: LoginLimits;
-  grants: GrantProviders;
+  grants: Grants;
   /** The host version this control plane serves at /download. */
   hostVersion: string;
   /** The pin of the certificate served, when TLS is on; enrol commands carry it. */

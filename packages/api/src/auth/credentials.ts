@@ -12,6 +12,7 @@ export const SETTING = {
   adminPassword: "admin_password_hash",
   apiKey: "admin_api_key_hash",
   linkSecret: "link_challenge_secret",
+  secretKeyId: "secret_key_id",
 } as const;
 
 export async function readSetting(db: DbOrTx, key: string): Promise<string | null> {

@@ -6,14 +6,19 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
-import { recordReport } from "../services/record-report";
+import { recordReport, reportHash } from "../services/record-report";
+import { RateLimiter } from "../http/rate-limiter";
+import { createReportPacer } from "./report-pacer";
+import { Pacer } from "./pacer";
+import { contentHash } from "../compile/hash";
 import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
 import { updateFacts } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
 import { currentDeclaration } from "../services/recompile-node";
+import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink } from "./link-auth";
@@ -26,7 +31,27 @@ export interface GatewayOptions {
   lastSeenFlushMs?: number;
   /** How often this instance says it is alive; three missed beats and others take over. */
   heartbeatMs?: number;
+  /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
+  reportIntervalMs?: number;
+  /** Frames one link may have waiting to be handled before its socket is paused (default 8). */
+  framesInFlight?: number;
+  /** A node's changed facts (each may recompile it) are applied at most once per this interval (default 5 s). */
+  factsIntervalMs?: number;
 }
+
+/** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
+const DRIFT_EVENTS_PER_WINDOW = 20;
+const DRIFT_EVENT_WINDOW_MS = 10 * 60_000;
+/** Connect/disconnect event pairs per node per window: a host reconnecting in a loop cannot flood the audit either. */
+const LINK_EVENTS_PER_WINDOW = 20;
+/** What the gateway keeps buffered for one host that does not read: four of the largest frames. */
+const OUTBOUND_BYTES = 4 * LIMITS.frameBytes;
+/**
+ * Frames already read from the socket when it pauses still arrive (one read holds up to
+ * 64 KiB of small frames, or part of one large one): past these the host is closed, 4429.
+ */
+const HARD_FRAMES_IN_FLIGHT = 4096;
+const hardBytesInFlight = (frames: number) => 2 * frames * LIMITS.hostFrameBytes;
 
 interface Link {
   nodeId: string;
@@ -34,6 +59,13 @@ interface Link {
   alive: boolean;
   /** Frames from one host are handled in order. */
   queue: Promise<void>;
+  /** Frames (and their bytes) received and not yet handled: bounded by pausing the socket. */
+  inFlight: number;
+  inFlightBytes: number;
+  pauses: number;
+  overloaded: boolean;
+  /** Whether this link's connect was audited; its disconnect is audited alike. */
+  audited: boolean;
 }
 
 export interface Gateway {
@@ -60,20 +92,54 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"), databaseUsedNonces(deps.db));
   const links = new Map<string, Link>();
   const seen = new Set<string>();
+  const framesInFlight = options.framesInFlight ?? 8;
+  const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const suppressedDrift = new Map<string, number>();
+  const linkEvents = new RateLimiter(LINK_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const suppressedLinkEvents = new Map<string, number>();
+  /** Runs a deferred write in the link's order, or at once when the link is gone. */
+  const onLinkQueue = (nodeId: string, write: () => Promise<void>) => {
+    const link = links.get(nodeId);
+    const fail = (err: unknown) => log.error({ err, nodeId }, "deferred write failed");
+    if (link) link.queue = link.queue.then(write).catch(fail);
+    else write().catch(fail);
+  };
+  const pacer = createReportPacer({
+    intervalMs: options.reportIntervalMs ?? 2_000,
+    hash: (frame) => reportHash(frame.report),
+    release: (nodeId, frame, carriedDrift) => onLinkQueue(nodeId, () => writeReport(nodeId, frame, carriedDrift)),
+  });
+  const factsPacer = new Pacer<FactsFrame>({
+    intervalMs: options.factsIntervalMs ?? 5_000,
+    hash: (frame) => contentHash(frame),
+    release: (nodeId, frame) => onLinkQueue(nodeId, () => applyFacts(nodeId, frame)),
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
   function send(link: Link, frame: ServerFrame | Buffer) {
     if (link.ws.readyState !== link.ws.OPEN) return;
+    // A host that does not read its socket must not make the gateway hold what it is sent.
+    if (link.ws.bufferedAmount > OUTBOUND_BYTES) {
+      log.warn({ nodeId: link.nodeId, buffered: link.ws.bufferedAmount }, "host does not read its link; dropping it");
+      link.ws.terminate();
+      return;
+    }
     link.ws.send(Buffer.isBuffer(frame) ? frame : JSON.stringify(frame));
   }
 
   async function pushDeclaration(link: Link, hostHas?: number) {
     const current = await currentDeclaration(deps.db, link.nodeId);
     if (!current || current.version === hostHas) return;
+    // The stored declaration holds grant references; the host gets the credentials themselves.
+    const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, current.resources as Declaration["resources"]);
+    if (!revealed.ok) {
+      log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
+      return;
+    }
     const declaration: Declaration = {
       version: current.version,
       hash: current.hash,
-      resources: current.resources as Declaration["resources"],
+      resources: revealed.resources,
       ...(current.final ? { final: current.final } : {}),
     };
     send(link, Buffer.from(JSON.stringify({ type: "declaration", declaration } satisfies ServerFrame)));
@@ -97,24 +163,57 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const frame = parsed.data;
     if (frame.type === "report") {
-      const written = await recordReport(deps, link.nodeId, frame.report);
+      const offer = pacer.offer(link.nodeId, frame);
       seen.add(link.nodeId);
-      send(link, { type: "ack", seq: frame.seq });
-      log.debug({ nodeId: link.nodeId, written, version: frame.report.declarationVersion }, "report");
-      if (written && frame.report.owned.length === 0) await completeRetirement(deps, link.nodeId, frame.report);
+      if (offer === "now") await writeReport(link.nodeId, frame);
+      else if (offer === "unchanged") send(link, { type: "ack", seq: frame.seq });
     } else if (frame.type === "facts") {
-      const changed = await updateFacts(deps, link.nodeId, frame);
-      log.info({ nodeId: link.nodeId, changed }, "facts");
+      if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
     } else {
       log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message }, "host sent an error");
     }
   }
 
+  async function applyFacts(nodeId: string, frame: FactsFrame) {
+    try {
+      const changed = await updateFacts(deps, nodeId, frame);
+      log.info({ nodeId, changed }, "facts");
+    } catch (err) {
+      factsPacer.forget(nodeId);
+      throw err;
+    }
+  }
+
+  /** Stores one report; its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
+  async function writeReport(nodeId: string, frame: ReportFrame, carriedDrift: Drift[] = []) {
+    const hasDrift = frame.report.drift.length > 0 || carriedDrift.length > 0;
+    const driftEvent = hasDrift && driftEvents.take(nodeId);
+    const suppressed = suppressedDrift.get(nodeId) ?? 0;
+    let written: boolean;
+    try {
+      written = await recordReport(deps, nodeId, frame.report, { driftEvent, suppressedDriftEvents: suppressed, carriedDrift });
+    } catch (err) {
+      pacer.forget(nodeId);
+      throw err;
+    }
+    if (hasDrift) {
+      if (driftEvent) suppressedDrift.delete(nodeId);
+      else suppressedDrift.set(nodeId, suppressed + 1);
+    }
+    const link = links.get(nodeId);
+    if (link) send(link, { type: "ack", seq: frame.seq });
+    log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
+    if (written && frame.report.owned.length === 0) await completeRetirement(deps, nodeId, frame.report);
+  }
+
   function onConnection(ws: WebSocket, nodeId: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve() };
+    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId) };
     links.set(nodeId, link);
+    // Another instance may have stored this node's reports meanwhile: compare with the database again.
+    pacer.forget(nodeId);
+    factsPacer.forget(nodeId);
     const enqueue = (fn: () => Promise<void>) => {
       link.queue = link.queue.then(fn).catch((err) => log.error({ err, nodeId }, "link handler failed"));
     };
@@ -122,23 +221,61 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       link.alive = true;
       seen.add(nodeId);
     });
-    ws.on("message", (data, isBinary) => enqueue(() => handleFrame(link, data, isBinary)));
+    ws.on("message", (data, isBinary) => {
+      if (link.overloaded) return;
+      link.alive = true; // a frame is as good as a pong
+      const bytes = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+      // Bounded work per link: past the bound the socket is paused (TCP pushes back on the host).
+      if (link.inFlight >= HARD_FRAMES_IN_FLIGHT || link.inFlightBytes + bytes > hardBytesInFlight(framesInFlight)) {
+        link.overloaded = true;
+        log.warn({ nodeId, inFlight: link.inFlight, inFlightBytes: link.inFlightBytes }, "host floods its link; closing it");
+        ws.close(CloseCode.overloaded, "too many frames in flight");
+        return;
+      }
+      link.inFlight++;
+      link.inFlightBytes += bytes;
+      if ((link.inFlight >= framesInFlight || link.inFlightBytes >= framesInFlight * LIMITS.hostFrameBytes) && !ws.isPaused) {
+        if (link.pauses++ === 0) log.warn({ nodeId, framesInFlight }, "link paused: frames come faster than they are handled");
+        ws.pause();
+      }
+      enqueue(async () => {
+        try {
+          await handleFrame(link, data, isBinary);
+        } finally {
+          link.inFlight--;
+          link.inFlightBytes -= bytes;
+          if (ws.isPaused && link.inFlight < framesInFlight && link.inFlightBytes < framesInFlight * LIMITS.hostFrameBytes) ws.resume();
+        }
+      });
+    });
     ws.on("error", (err) => log.warn({ nodeId, err: err.message }, "link error"));
     ws.on("close", (code, reason) => {
       if (links.get(nodeId) === link) links.delete(nodeId);
-      log.info({ nodeId, code, reason: reason.toString() }, "link closed");
+      log.info({ nodeId, code, reason: reason.toString(), ...(link.pauses > 0 ? { pauses: link.pauses } : {}) }, "link closed");
+      // A report still waiting for its window is written now: the host's last word is never lost.
+      enqueue(async () => {
+        factsPacer.flush(nodeId);
+        pacer.flush(nodeId);
+      });
       // A link replaced by a newer one from the same node leaves the node connected.
-      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`));
+      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`, { audit: link.audited }));
     });
+    const suppressed = suppressedLinkEvents.get(nodeId) ?? 0;
+    if (link.audited) suppressedLinkEvents.delete(nodeId);
+    else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      await markConnected(deps, nodeId, id, hostVersion);
+      await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 });
       await pushDeclaration(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
   }
 
   const heartbeat = setInterval(() => {
+    pacer.sweep();
+    factsPacer.sweep();
     for (const link of links.values()) {
+      // A paused link cannot have its pong read: its host is not dead, we are behind.
+      if (link.ws.isPaused) continue;
       if (!link.alive) {
         log.info({ nodeId: link.nodeId }, "no pong; terminating link");
         link.ws.terminate();
@@ -222,6 +359,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(gatewayBeat);
       await unsubscribeDeclarations();
       await unsubscribeLinks();
+      factsPacer.flushAll();
+      pacer.flushAll();
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");
       await Promise.allSettled(closing);

@@ -17,11 +17,27 @@ export function createPostgresGrantProvider(adminUrl: string, opts: { publicUrl?
     if (!PRINCIPAL.test(principal)) throw new Error(`refusing principal name ${principal}`);
   };
 
+  /** The password inside a credential this provider minted; only base64url, so it can be quoted safely. */
+  const passwordOf = (credential: string): string => {
+    const m = /^DATABASE_URL=(\S+)$/m.exec(credential);
+    const password = m ? decodeURIComponent(new URL(m[1]!).password) : "";
+    if (!/^[A-Za-z0-9_-]{20,100}$/.test(password)) throw new Error("the credential does not hold a password this provider made");
+    return password;
+  };
+
   return {
     name: "postgres",
-    async issue(principal: string, grant: GrantDeclaration) {
+    mint(principal: string) {
       check(principal);
-      const password = randomBytes(24).toString("base64url");
+      const url = new URL(target.toString());
+      url.username = principal;
+      url.password = randomBytes(24).toString("base64url");
+      url.pathname = `/${database}`;
+      return `DATABASE_URL=${url.toString()}\n`;
+    },
+    async issue(principal: string, grant: GrantDeclaration, credential: string) {
+      check(principal);
+      const password = passwordOf(credential);
       const privileges = grant.access === "readwrite" ? "SELECT, INSERT, UPDATE, DELETE" : "SELECT";
       await sql.begin(async (tx) => {
         const [exists] = await tx`select 1 from pg_roles where rolname = ${principal}`;
@@ -32,11 +48,6 @@ export function createPostgresGrantProvider(adminUrl: string, opts: { publicUrl?
         await tx.unsafe(`GRANT USAGE ON SCHEMA ${grant.schema} TO ${principal}`);
         await tx.unsafe(`GRANT ${privileges} ON ALL TABLES IN SCHEMA ${grant.schema} TO ${principal}`);
       });
-      const url = new URL(target.toString());
-      url.username = principal;
-      url.password = password;
-      url.pathname = `/${database}`;
-      return `DATABASE_URL=${url.toString()}\n`;
     },
     async revoke(principal: string) {
       check(principal);

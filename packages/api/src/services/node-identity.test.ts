@@ -1,6 +1,6 @@
 // A node's identity belongs to its key (issue 10, item 2), and facts a host asserts
 // cannot buy it secrets (item 6): services against PGlite, and Postgres when set.
-import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { eq } from "drizzle-orm";
@@ -9,6 +9,7 @@ import { nodes } from "@mesh/db";
 import { replacementProofMessage, tokenIdOf, type Profile } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import type { GrantProvider } from "../grants/provider";
+import { createSecretBox } from "../secrets/secret-box";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { getNode } from "./get-node";
@@ -36,9 +37,9 @@ function memoryProvider(): GrantProvider & { issued: string[] } {
   return {
     name: "postgres",
     issued,
+    mint: (principal) => `DATABASE_URL=postgres://${principal}:secret@db/app\n`,
     async issue(principal) {
       issued.push(principal);
-      return `DATABASE_URL=postgres://${principal}:secret@db/app\n`;
     },
     async revoke() {},
     async list() {
@@ -52,7 +53,7 @@ describe.each(testEngines())("node identity on %s", (engine) => {
   let deps: Deps;
   beforeAll(async () => {
     t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { postgres: memoryProvider() } };
+    deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { providers: { postgres: memoryProvider() }, secrets: createSecretBox(randomBytes(32)) } };
     await upsertRole(deps, {
       actor: "test",
       input: { name: "secret-db", selector: { labels: { app: "shop" } }, resources: [{ type: "directory", id: "shop", path: "/srv/shop" }], grants: [{ id: "shop-db", provider: "postgres", path: "/etc/shop/db.env" }] },

@@ -5,19 +5,26 @@ import { gateways, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
 
+/** How a link change is audited: not at all once a node spent its budget (a host reconnecting in a loop). */
+export interface LinkAudit {
+  audit?: boolean;
+  /** Link changes left out of the audit since the last one written. */
+  suppressed?: number;
+}
+
 /** Marks nodes whose link a gateway holds; state changes are written at once. */
-export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, hostVersion: string) {
+export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, hostVersion: string, audit: LinkAudit = {}) {
   await deps.db.transaction(async (tx) => {
     await tx
       .update(nodes)
       .set({ state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`, gatewayId, hostVersion, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(nodes.id, nodeId));
-    await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.connect", nodeId, data: { gatewayId } });
+    if (audit.audit !== false) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.connect", nodeId, data: { gatewayId, ...(audit.suppressed ? { suppressedEvents: audit.suppressed } : {}) } });
     await notify(tx, CHANNELS.node, nodeId);
   });
 }
 
-export async function markDisconnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, reason: string) {
+export async function markDisconnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, reason: string, audit: LinkAudit = {}) {
   await deps.db.transaction(async (tx) => {
     // Only the gateway that holds the node may mark it gone: it may have reconnected elsewhere.
     const rows = await tx
@@ -26,7 +33,7 @@ export async function markDisconnected(deps: Pick<Deps, "db">, nodeId: string, g
       .where(and(eq(nodes.id, nodeId), eq(nodes.gatewayId, gatewayId)))
       .returning({ id: nodes.id });
     if (rows.length === 0) return;
-    await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.disconnect", nodeId, data: { gatewayId, reason } });
+    if (audit.audit !== false) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.disconnect", nodeId, data: { gatewayId, reason } });
     await notify(tx, CHANNELS.node, nodeId);
   });
 }

@@ -5,7 +5,7 @@ import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx
 import { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type Conflict } from "../compile/compile-declaration";
 import { ensureNodeGrants } from "../grants/ensure-node-grants";
-import type { GrantProviders } from "../grants/provider";
+import type { Grants } from "../grants/provider";
 import { recordEvent } from "./record-event";
 
 export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
@@ -35,7 +35,7 @@ export interface RecompileResult {
 export interface CompileContext {
   roles: Role[];
   actor: string;
-  grants?: GrantProviders;
+  grants?: Grants;
 }
 
 /** Must run inside a transaction: it locks the node row so versions stay monotonic. */
@@ -54,7 +54,7 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
   // A conflict pushes nothing: the node keeps its last good declaration.
   if (compiled.conflicts.length > 0) return { nodeId, version: node.declaredVersion, changed: false, conflicts: compiled.conflicts };
   if (compiled.grants.length > 0 || ctx.grants) {
-    const grantFiles = await ensureNodeGrants(tx, ctx.grants ?? {}, nodeId, compiled.grants, actor);
+    const grantFiles = await ensureNodeGrants(tx, ctx.grants, nodeId, compiled.grants, actor);
     if (grantFiles.length > 0) {
       compiled.resources = [...compiled.resources, ...grantFiles].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       compiled.hash = declarationHash(compiled.resources);

@@ -1,14 +1,40 @@
 // Stores what a host reported: the latest per node, a bounded history, the summary
-// figures on the node, and an audit event per drift. An unchanged report is not
-// written again (its hash ignores the reconcile time).
+// figures on the node, and one summary audit event for its drift (the entries stay
+// with the report). An unchanged report is not written again (its hash ignores the reconcile time).
 import { and, eq, lt, sql, desc } from "drizzle-orm";
 import { latestReports, nodes, reportHistory, notify, CHANNELS } from "@mesh/db";
-import type { Report } from "@mesh/protocol";
+import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { recordEvent } from "./record-event";
 
 export const REPORT_HISTORY_PER_NODE = 20;
+/** A drift event names this many resource ids and carries this many entries; the rest are in the report. */
+export const DRIFT_EVENT_IDS = 20;
+export const DRIFT_EVENT_ENTRIES = 5;
+
+export interface RecordReportOptions {
+  /** False when the node has spent its budget of drift events for now (the report is still stored). */
+  driftEvent?: boolean;
+  /** Drift events left out since the last one, said in the next one. */
+  suppressedDriftEvents?: number;
+  /** Drift of reports this one replaced before they were stored (paced): told in its event. */
+  carriedDrift?: Drift[];
+}
+
+/** The one audit event a report's drift makes: counts and the first few entries. */
+export function driftSummary(report: Report, suppressed = 0, carried: Drift[] = []): Record<string, unknown> {
+  const ids = new Set(report.drift.map((d) => d.id));
+  const drift = [...report.drift, ...carried.filter((d) => !ids.has(d.id))];
+  return {
+    version: report.declarationVersion,
+    count: drift.length,
+    uncorrected: drift.filter((d) => !d.corrected).length,
+    ids: drift.slice(0, DRIFT_EVENT_IDS).map((d) => d.id),
+    entries: drift.slice(0, DRIFT_EVENT_ENTRIES),
+    ...(suppressed > 0 ? { suppressedEvents: suppressed } : {}),
+  };
+}
 
 export function reportHash(report: Report): string {
   const { reconciledAt: _at, ...rest } = report;
@@ -16,11 +42,17 @@ export function reportHash(report: Report): string {
 }
 
 /** Returns false when the report equals the last one stored (nothing written). */
-export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: string, report: Report): Promise<boolean> {
+export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: string, report: Report, opts: RecordReportOptions = {}): Promise<boolean> {
   const hash = reportHash(report);
   return deps.db.transaction(async (tx) => {
     const [latest] = await tx.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId)).for("update");
-    if (latest?.hash === hash) return false;
+    if (latest?.hash === hash) {
+      // Drift a replaced report saw is still told, though the state it ended in was stored already.
+      if ((opts.carriedDrift?.length ?? 0) > 0 && opts.driftEvent !== false) {
+        await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
+      }
+      return false;
+    }
     const row = { nodeId, declarationVersion: report.declarationVersion, hash, body: report };
     await tx
       .insert(latestReports)
@@ -47,8 +79,8 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
         updatedAt: sql`now()`,
       })
       .where(eq(nodes.id, nodeId));
-    for (const drift of report.drift) {
-      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: drift });
+    if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
+      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
     if (report.storeLost) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId });
     await notify(tx, CHANNELS.node, nodeId);

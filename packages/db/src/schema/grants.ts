@@ -14,10 +14,15 @@ export const grants = pgTable(
     /** The provider's name for the credential (e.g. the Postgres role). */
     principal: text("principal").notNull(),
     spec: jsonb("spec").notNull(),
-    /** The secret as the host receives it; cleared when revoked. */
+    /** The credential as the host receives it, sealed (AES-256-GCM, decision 0011); cleared when revoked. */
     secret: text("secret"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /**
+     * When the provider was made to match this row (issued with this secret, or revoked).
+     * Null: committed here, not yet done at the provider (done after commit, so a rollback changes nothing there).
+     */
+    settledAt: timestamp("settled_at", { withTimezone: true }),
   },
   (t) => [index("grants_node_idx").on(t.nodeId), uniqueIndex("grants_principal_idx").on(t.provider, t.principal)],
 );

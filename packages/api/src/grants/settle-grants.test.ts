@@ -1,0 +1,77 @@
+// The provider is made to match the grants table only after commit, and a provider
+// that fails is retried: with an in-memory provider, on PGlite and Postgres.
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import { eq, isNull } from "drizzle-orm";
+import { grants } from "@mesh/db";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import type { Deps } from "../deps";
+import { createToken } from "../services/create-token";
+import { enrolNode } from "../services/enrol-node";
+import { upsertRole } from "../services/roles";
+import { revokeNode } from "../services/lifecycle";
+import { createSecretBox } from "../secrets/secret-box";
+import type { GrantProvider } from "./provider";
+import { settleGrants } from "./settle-grants";
+
+/** Holds principal -> credential, like a database holds roles; fails while `down`. */
+function memoryProvider() {
+  const held = new Map<string, string>();
+  let down = false;
+  const provider: GrantProvider = {
+    name: "postgres",
+    mint: (principal) => `DATABASE_URL=postgres://${principal}:${randomBytes(24).toString("base64url")}@db/app\n`,
+    async issue(principal, _grant, credential) {
+      if (down) throw new Error("provider unreachable");
+      held.set(principal, credential);
+    },
+    async revoke(principal) {
+      if (down) throw new Error("provider unreachable");
+      held.delete(principal);
+    },
+    list: async () => [...held.keys()],
+  };
+  return { provider, held, setDown: (d: boolean) => (down = d) };
+}
+
+describe.each(testEngines())("settling grants (%s)", (engine) => {
+  let t: TestDatabase;
+  let deps: Deps;
+  let mem: ReturnType<typeof memoryProvider>;
+  beforeAll(async () => {
+    t = await createTestDatabase(engine);
+    mem = memoryProvider();
+    deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { providers: { postgres: mem.provider }, secrets: createSecretBox(randomBytes(32)) } };
+  });
+  afterAll(() => t?.drop());
+
+  it("issues after commit, retries a failed provider, and a committed revocation is finished later", async () => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "a" } } });
+    const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
+    const profile = { hostname: "h", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId: crypto.randomUUID(), hostVersion: "0" };
+    const { nodeId } = await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } });
+
+    mem.setDown(true);
+    await upsertRole(deps, { actor: "test", input: { name: "a", selector: { labels: { app: "a" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/a.env" }] } });
+    expect(mem.held.size).toBe(0);
+    expect(await settleGrants(deps)).toBe(1);
+    expect(await deps.db.select().from(grants).where(isNull(grants.settledAt))).toHaveLength(1);
+
+    mem.setDown(false);
+    expect(await settleGrants(deps)).toBe(0);
+    const [row] = await deps.db.select().from(grants).where(eq(grants.nodeId, nodeId));
+    expect(row!.settledAt).not.toBeNull();
+    expect(mem.held.get(row!.principal)).toBe(deps.grants!.secrets.open(row!.secret!, row!.principal));
+
+    mem.setDown(true);
+    expect((await revokeNode(deps, { actor: "test", id: nodeId })).grantsRevoked).toBe(0);
+    const [revoked] = await deps.db.select().from(grants).where(eq(grants.nodeId, nodeId));
+    expect(revoked!.revokedAt).not.toBeNull();
+    expect(revoked!.secret).toBeNull();
+    expect(mem.held.has(revoked!.principal)).toBe(true);
+    mem.setDown(false);
+    expect(await settleGrants(deps)).toBe(0);
+    expect(mem.held.has(revoked!.principal)).toBe(false);
+  });
+});

@@ -1,0 +1,63 @@
+// Makes each provider match the grants table, after commit: issues a committed grant
+// with its stored secret, revokes a committed revocation. Idempotent, so a crash, a
+// provider outage or two instances doing it at once only delays it (decision 0011).
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { grants, notify, CHANNELS, type ChangeBus } from "@mesh/db";
+import { GrantDeclaration } from "@mesh/protocol";
+import type { Deps } from "../deps";
+
+type SettleDeps = Pick<Deps, "db" | "log" | "grants">;
+
+/** "settled": the provider now matches; "busy": another instance holds it; "none": nothing to do. Throws when the provider fails. */
+export async function settleGrant(deps: SettleDeps, id: string): Promise<"settled" | "busy" | "none"> {
+  const setup = deps.grants;
+  return deps.db.transaction(async (tx) => {
+    const [pending] = await tx.select({ id: grants.id }).from(grants).where(and(eq(grants.id, id), isNull(grants.settledAt)));
+    if (!pending) return "none";
+    const [row] = await tx.select().from(grants).where(and(eq(grants.id, id), isNull(grants.settledAt))).for("update", { skipLocked: true });
+    if (!row) return "busy";
+    const provider = setup?.providers[row.provider as GrantDeclaration["provider"]];
+    if (!setup || !provider) throw new Error(`no ${row.provider} grant provider is configured`);
+    if (row.revokedAt) await provider.revoke(row.principal);
+    else await provider.issue(row.principal, GrantDeclaration.parse(row.spec), setup.secrets.open(row.secret!, row.principal));
+    await tx.update(grants).set({ settledAt: sql`now()` }).where(eq(grants.id, id));
+    // The gateway holds back a declaration whose grants are not settled yet; now it can go.
+    if (!row.revokedAt) await notify(tx, CHANNELS.declaration, row.nodeId);
+    return "settled";
+  });
+}
+
+/** Settles every pending grant; returns how many are still pending because their provider failed. */
+export async function settleGrants(deps: SettleDeps): Promise<number> {
+  const pending = await deps.db.select({ id: grants.id }).from(grants).where(isNull(grants.settledAt)).orderBy(asc(grants.createdAt)).limit(1000);
+  let failed = 0;
+  for (const { id } of pending) {
+    try {
+      await settleGrant(deps, id);
+    } catch (err) {
+      failed++;
+      deps.log.warn({ grant: id, reason: (err as Error).message }, "grant not settled at its provider; will retry");
+    }
+  }
+  return failed;
+}
+
+/** Settles a grant as soon as its transaction commits (the bus), and sweeps for any left behind. */
+export async function startGrantSettler(deps: SettleDeps, bus: ChangeBus, opts: { sweepMs?: number } = {}): Promise<() => Promise<void>> {
+  let chain = Promise.resolve();
+  const run = (fn: () => Promise<unknown>) => {
+    chain = chain.then(fn).then(
+      () => {},
+      (err) => deps.log.warn({ reason: (err as Error).message }, "grant settling failed; will retry"),
+    );
+  };
+  const unsubscribe = await bus.subscribe(CHANNELS.grant, (id) => run(() => settleGrant(deps, id)));
+  run(() => settleGrants(deps));
+  const sweep = setInterval(() => run(() => settleGrants(deps)), opts.sweepMs ?? 30_000);
+  sweep.unref();
+  return async () => {
+    clearInterval(sweep);
+    await unsubscribe();
+    await chain;
+  };
+}

@@ -1,0 +1,75 @@
+// A host cannot flood the audit log: one report, however much drift it carries,
+// writes at most one event; the entries stay with the stored report.
+import { generateKeyPairSync } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import { and, eq } from "drizzle-orm";
+import { events, reportHistory } from "@mesh/db";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import type { Deps } from "../deps";
+import { createToken } from "./create-token";
+import { enrolNode } from "./enrol-node";
+import { recordReport } from "./record-report";
+
+const sha = (n: number) => n.toString(16).padStart(64, "0");
+
+describe.each(testEngines())("report events on %s", (engine) => {
+  let t: TestDatabase;
+  let deps: Deps;
+  beforeAll(async () => {
+    t = await createTestDatabase(engine);
+    deps = { db: t.database.db, log: pino({ level: "silent" }) };
+  });
+  afterAll(() => t?.drop());
+
+  const enrol = async () => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
+    const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
+    const machineId = crypto.randomUUID();
+    const profile = { hostname: "h", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId, hostVersion: "0" };
+    return (await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } })).nodeId;
+  };
+  const report = (drifts: number, tag = "") => ({
+    declarationVersion: 1,
+    owned: [],
+    drift: Array.from({ length: drifts }, (_, i) => ({ id: `r${i}`, type: "file" as const, declared: sha(i), observed: sha(i + 1), description: `content differs${tag}`, corrected: i % 2 === 0 })),
+    errors: [],
+    skipped: [],
+    storeLost: false,
+    reconciledAt: new Date().toISOString(),
+  });
+  const driftEvents = (nodeId: string) => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.drift")));
+
+  it("writes one summary event for a report with 5,000 drift entries, and keeps the entries with the report", async () => {
+    const nodeId = await enrol();
+    expect(await recordReport(deps, nodeId, report(5000))).toBe(true);
+    const written = await driftEvents(nodeId);
+    expect(written).toHaveLength(1);
+    expect(written[0]!.data).toMatchObject({ count: 5000, uncorrected: 2500, ids: expect.arrayContaining(["r0", "r19"]) });
+    expect((written[0]!.data as { ids: string[] }).ids).toHaveLength(20);
+    expect(JSON.stringify(written[0]!.data).length).toBeLessThan(4096);
+    const [stored] = await deps.db.select().from(reportHistory).where(eq(reportHistory.nodeId, nodeId));
+    expect((stored!.body as { drift: unknown[] }).drift).toHaveLength(5000);
+  });
+
+  it("tells the drift of reports a paced one replaced, even when the state it ended in is stored already", async () => {
+    const nodeId = await enrol();
+    const clean = report(0);
+    expect(await recordReport(deps, nodeId, clean)).toBe(true);
+    const carriedDrift = report(2, "seen").drift;
+    expect(await recordReport(deps, nodeId, { ...clean, reconciledAt: new Date(Date.now() + 5000).toISOString() }, { carriedDrift })).toBe(false);
+    const written = await driftEvents(nodeId);
+    expect(written).toHaveLength(1);
+    expect(written[0]!.data).toMatchObject({ count: 2, ids: ["r0", "r1"] });
+  });
+
+  it("writes no event when the node's budget is spent, and says how many were left out in the next", async () => {
+    const nodeId = await enrol();
+    expect(await recordReport(deps, nodeId, report(3, "a"), { driftEvent: false })).toBe(true);
+    expect(await driftEvents(nodeId)).toHaveLength(0);
+    expect(await recordReport(deps, nodeId, report(3, "b"), { suppressedDriftEvents: 1 })).toBe(true);
+    const written = await driftEvents(nodeId);
+    expect(written).toHaveLength(1);
+    expect(written[0]!.data).toMatchObject({ count: 3, suppressedEvents: 1 });
+  });
+});

@@ -77,11 +77,12 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function refuseUpgrade(socket: Duplex, status: 401 | 403, reason: string) {
-  const body = JSON.stringify({ error: status === 401 ? "UNAUTHORIZED" : "FORBIDDEN", message: reason });
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : "Forbidden"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+const REFUSAL = { 401: ["UNAUTHORIZED", "Unauthorized"], 403: ["FORBIDDEN", "Forbidden"], 503: ["UNAVAILABLE", "Service Unavailable"] } as const;
+
+function refuseUpgrade(socket: Duplex, status: keyof typeof REFUSAL, reason: string) {
+  const [error, text] = REFUSAL[status];
+  const body = JSON.stringify({ error, message: reason });
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -206,7 +207,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (written && frame.report.owned.length === 0) await completeRetirement(deps, nodeId, frame.report);
   }
 
-  function onConnection(ws: WebSocket, nodeId: string, hostHas: number, hostVersion: string) {
+  function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
     const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId) };
@@ -264,7 +265,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (link.audited) suppressedLinkEvents.delete(nodeId);
     else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 });
+      const connected = await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey);
+      if (!connected) {
+        // Revoked, retired or re-keyed between the handshake and now: its close notice may have come before this link existed.
+        log.info({ nodeId }, "node revoked or re-keyed while its link came up; closing it");
+        link.ws.close(CloseCode.revoked, "node revoked or re-keyed");
+        setTimeout(() => link.ws.terminate(), 1000).unref();
+        return;
+      }
       await pushDeclaration(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
@@ -340,12 +348,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             refuseUpgrade(socket, result.status, result.reason);
             return;
           }
-          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.auth.declarationVersion, result.auth.hostVersion));
+          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion));
         })
         .catch((err) => {
           onSettled?.();
           log.error({ err }, "link authentication failed");
-          socket.destroy();
+          // The database is down or slow: the host is told so and retries with backoff.
+          refuseUpgrade(socket, 503, "the control plane cannot check the link now; try again");
         });
     },
     handleChallenge(_req, res) {

@@ -8,7 +8,7 @@ import { AUTH_HEADER, AuthFrame, challengeMessage, describeZodError } from "@mes
 import type { ChallengeIssuer } from "./challenge";
 
 export type LinkAuthResult =
-  | { ok: true; auth: AuthFrame; node: { id: string; name: string } }
+  | { ok: true; auth: AuthFrame; node: { id: string; name: string; publicKey: string } }
   | { ok: false; status: 401 | 403; reason: string };
 
 const REFUSED_STATES = new Set(["revoked", "retired", "pending"]);
@@ -59,5 +59,5 @@ export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, 
   // Checked after the signature so a stranger cannot burn a node's nonce.
   if (!(await challenges.accept(auth.nonce))) return { ok: false, status: 401, reason: "challenge unknown, expired or already used" };
   if (REFUSED_STATES.has(node.state)) return { ok: false, status: 401, reason: `node is ${node.state}` };
-  return { ok: true, auth, node: { id: node.id, name: node.name } };
+  return { ok: true, auth, node: { id: node.id, name: node.name, publicKey: node.publicKey } };
 }

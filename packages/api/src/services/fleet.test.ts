@@ -15,7 +15,7 @@ import { completeRetirement, retireNode, revokeNode } from "./lifecycle";
 import { setLabels } from "./set-labels";
 import { listTokens, revokeToken } from "./tokens";
 import { beatGateway, markConnected, sweepDeadGateways } from "./presence";
-import { gateways } from "@mesh/db";
+import { gateways, nodes } from "@mesh/db";
 import { eq, sql } from "drizzle-orm";
 
 const profile = (machineId: string): Profile => ({
@@ -66,6 +66,18 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     expect(await sweepDeadGateways(deps, 60_000)).toEqual([held.nodeId]);
     expect((await getNode(deps, held.nodeId)).state).toBe("disconnected");
     expect((await getNode(deps, other.nodeId)).state).toBe("enrolled");
+  });
+
+  it("does not mark a node connected through a link authenticated with a key it no longer holds, or after a revoke", async () => {
+    // The race between a link's handshake and a revoke or re-key that commits before the link is registered.
+    const { nodeId } = await enrol();
+    const [row] = await deps.db.select({ publicKey: nodes.publicKey }).from(nodes).where(eq(nodes.id, nodeId));
+    expect(await markConnected(deps, nodeId, "gw-a", "0.1.0", {}, publicKey())).toBe(false);
+    expect((await getNode(deps, nodeId)).state).toBe("disconnected");
+    expect(await markConnected(deps, nodeId, "gw-a", "0.1.0", {}, row!.publicKey)).toBe(true);
+    await revokeNode(deps, { actor: "test", id: nodeId });
+    expect(await markConnected(deps, nodeId, "gw-a", "0.1.0", {}, row!.publicKey)).toBe(false);
+    expect((await getNode(deps, nodeId)).state).toBe("revoked");
   });
 
   it("revokes a node once", async () => {

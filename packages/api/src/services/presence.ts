@@ -1,6 +1,6 @@
 // Presence: which gateway holds which node's link. State changes are written at
 // once; last_seen is a batched write (cost rules in DESIGN.md).
-import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
 import { gateways, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
@@ -12,15 +12,22 @@ export interface LinkAudit {
   suppressed?: number;
 }
 
-/** Marks nodes whose link a gateway holds; state changes are written at once. */
-export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, hostVersion: string, audit: LinkAudit = {}) {
-  await deps.db.transaction(async (tx) => {
-    await tx
+/**
+ * Marks a node connected through this gateway, only if it still holds the key the
+ * link authenticated with and may still link: a revoke or a replacement that
+ * committed between authentication and now wins (false: close the link).
+ */
+export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, hostVersion: string, audit: LinkAudit = {}, publicKey?: string): Promise<boolean> {
+  return deps.db.transaction(async (tx) => {
+    const rows = await tx
       .update(nodes)
       .set({ state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`, gatewayId, hostVersion, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
-      .where(eq(nodes.id, nodeId));
+      .where(and(eq(nodes.id, nodeId), notInArray(nodes.state, ["revoked", "retired", "pending"]), ...(publicKey ? [eq(nodes.publicKey, publicKey)] : [])))
+      .returning({ id: nodes.id });
+    if (rows.length === 0) return false;
     if (audit.audit !== false) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.connect", nodeId, data: { gatewayId, ...(audit.suppressed ? { suppressedEvents: audit.suppressed } : {}) } });
     await notify(tx, CHANNELS.node, nodeId);
+    return true;
   });
 }
 

@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { isAddressOrCidr } from "./trusted-proxies";
+import type { ConnectionLimitOptions } from "./connection-limits";
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -58,24 +59,13 @@ export interface Config {
   grantPostgresPublicUrl?: string;
   /** Base64 of 32 bytes sealing grant secrets at rest; unset: a key file in the data directory (decision 0011). */
   secretKey?: string;
-  /** Enrolment attempts per minute. */
+  /** Failed enrolments allowed per address, and per token and address, before the backoff starts. */
   enrolLimitPerAddress: number;
   enrolLimitPerToken: number;
   /** Peers whose X-Forwarded-For/-Host/-Proto are believed (addresses or CIDRs); none by default. */
   trustedProxies: string[];
   /** What one remote address, and everyone together, may hold open (decision 0012). */
-  connections: {
-    max: number;
-    perAddress: number;
-    pendingHandshakes: number;
-    pendingHandshakesPerAddress: number;
-    /** An /agent upgrade must be authenticated within this, from its headers' arrival. */
-    handshakeTimeoutMs: number;
-    /** A connection must send complete request headers within this (first request included). */
-    headersTimeoutMs: number;
-    /** A whole request, body included, must arrive within this. */
-    requestTimeoutMs: number;
-  };
+  connections: ConnectionLimitOptions;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {

@@ -12,8 +12,11 @@ export interface ConnectionLimitOptions {
   perAddress: number;
   pendingHandshakes: number;
   pendingHandshakesPerAddress: number;
+  /** An /agent upgrade must be authenticated within this, from its headers' arrival. */
   handshakeTimeoutMs: number;
+  /** A connection must send complete request headers within this (first request included). */
   headersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this. */
   requestTimeoutMs: number;
 }
 

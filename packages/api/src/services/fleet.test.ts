@@ -1,9 +1,7 @@
 // Services against a real database: PGlite, and Postgres when DATABASE_URL is set.
-import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
-import type { Profile } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { createToken } from "./create-token";
@@ -17,13 +15,11 @@ import { listTokens, revokeToken } from "./tokens";
 import { beatGateway, markConnected, sweepDeadGateways } from "./presence";
 import { gateways, nodes } from "@mesh/db";
 import { eq, sql } from "drizzle-orm";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
-const profile = (machineId: string): Profile => ({
-  hostname: "h-" + machineId.slice(0, 4), os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64",
-  cpus: 2, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId, hostVersion: "0.1.0",
-});
-const publicKey = () => generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
-const inventory = { packages: [], units: [], ports: [], mounts: [], truncated: false };
+const profile = (machineId: string) => testProfile(machineId);
+const publicKey = () => testKeyPair().publicKey;
+const inventory = emptyInventory();
 
 describe.each(testEngines())("fleet services on %s", (engine) => {
   let t: TestDatabase;

@@ -1,12 +1,12 @@
 // A node's identity belongs to its key (issue 10, item 2), and facts a host asserts
 // cannot buy it secrets (item 6): services against PGlite, and Postgres when set.
-import { generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:crypto";
+import { randomBytes, sign, type KeyObject } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { eq } from "drizzle-orm";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { nodes } from "@mesh/db";
-import { replacementProofMessage, tokenIdOf, type Profile } from "@mesh/protocol";
+import { replacementProofMessage, tokenIdOf } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import type { GrantProvider } from "../grants/provider";
 import { createSecretBox } from "../secrets/secret-box";
@@ -20,16 +20,11 @@ import { planRole } from "./plan-role";
 import { updateFacts } from "./update-facts";
 import { listNodes } from "./list-nodes";
 import { countNodes } from "./count-nodes";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
-const profile = (machineId: string, over: Partial<Profile> = {}): Profile => ({
-  hostname: "h-" + machineId.slice(0, 4), os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64",
-  cpus: 2, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId, hostVersion: "0.1.0", ...over,
-});
-const inventory = { packages: [], units: [], ports: [], mounts: [], truncated: false };
-const keyPair = () => {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  return { privateKey, publicKey: publicKey.export({ type: "spki", format: "der" }).toString("base64") };
-};
+const profile = testProfile;
+const inventory = emptyInventory();
+const keyPair = testKeyPair;
 
 /** A provider that only remembers what it issued: enough to see who holds which grant. */
 function memoryProvider(): GrantProvider & { issued: string[] } {

@@ -1,6 +1,5 @@
 // role.plan against a real database: what saving would create, update and remove
 // per node, and that planning saves nothing.
-import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
@@ -9,12 +8,10 @@ import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { listRoles, upsertRole } from "./roles";
 import { planRole } from "./plan-role";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
-const profile = (machineId: string) => ({
-  hostname: "plan-" + machineId.slice(0, 4), os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64",
-  cpus: 2, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId, hostVersion: "0.1.0",
-});
-const publicKey = () => generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
+const profile = (machineId: string) => testProfile(machineId, { hostname: "plan-" + machineId.slice(0, 4) });
+const publicKey = () => testKeyPair().publicKey;
 
 describe.each(testEngines())("role.plan on %s", (engine) => {
   let t: TestDatabase;
@@ -24,7 +21,7 @@ describe.each(testEngines())("role.plan on %s", (engine) => {
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
     for (const tier of ["web", "db"]) {
       const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { tier } } });
-      await enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } });
+      await enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory: emptyInventory() });
     }
   });
   afterAll(() => t?.drop());

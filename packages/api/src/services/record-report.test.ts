@@ -1,6 +1,5 @@
 // A host cannot flood the audit log: one report, however much drift it carries,
 // writes at most one event; the entries stay with the stored report.
-import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { and, eq } from "drizzle-orm";
@@ -10,6 +9,7 @@ import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
 
@@ -24,10 +24,7 @@ describe.each(testEngines())("report events on %s", (engine) => {
 
   const enrol = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
-    const machineId = crypto.randomUUID();
-    const profile = { hostname: "h", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId, hostVersion: "0" };
-    return (await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
   };
   const report = (drifts: number, tag = "") => ({
     declarationVersion: 1,

@@ -118,6 +118,8 @@ describe("self-upgrade", () => {
       90_000,
     );
     const allReported = Date.now();
+    // The store that holds the host resource reads back: no host lost it across the upgrade.
+    expect((await nodes()).map((n) => n.report?.storeLost)).toEqual([false, false, false]);
     for (const { sup } of hosts) {
       expect(sup.installedBytes().equals(bundles[N1]!)).toBe(true);
       expect(fs.readFileSync(`${sup.binary}.prev`).equals(bundles[N]!)).toBe(true);

@@ -7,8 +7,8 @@ import type { Store } from "./store";
 
 export const OWNERSHIP_KEY = "store.json";
 
-/** What a record manages, as `resourceSubject` says it: `path:/x`, `package:curl`, `service:x.service`. */
-export const Subject = z.string().max(LIMITS.path + 16).regex(/^(path|package|service):./);
+/** What a record manages, as `resourceSubject` says it: `path:/x`, `package:curl`, `service:x.service`, `host:mesh-host`. */
+export const Subject = z.string().max(LIMITS.path + 16).regex(/^(path|package|service|host):./);
 
 /**
  * Written before the machine changes, cleared with the result. A host that dies

@@ -89,6 +89,23 @@ describe.each(kinds)("%s store", (_kind, make) => {
     expect(loaded).toMatchObject({ lostNow: false, ownership: sample });
   });
 
+  it("ownership: round-trips a record of every kind of subject, the host's own included", async () => {
+    // A store holding the host resource was once unreadable: every self-upgraded host reported its store lost.
+    const store = await make();
+    const applied = "a".repeat(64);
+    const every = {
+      format: 2 as const,
+      records: [
+        { id: "f", type: "file" as const, subject: "path:/etc/x", applied },
+        { id: "p", type: "package" as const, subject: "package:curl", applied },
+        { id: "s", type: "service" as const, subject: "service:x.service", applied },
+        { id: "mesh-host", type: "host" as const, subject: "host:mesh-host", applied },
+      ],
+    };
+    await saveOwnership(store, every);
+    expect(await loadOwnership(store, { enrolled: true })).toMatchObject({ lostNow: false, ownership: every });
+  });
+
   it("ownership: missing while enrolled is lost", async () => {
     const store = await make();
     const loaded = await loadOwnership(store, { enrolled: true });

@@ -66,6 +66,9 @@ interface Link {
   overloaded: boolean;
   /** Whether this link's connect was audited; its disconnect is audited alike. */
   audited: boolean;
+  /** The newest declaration version this host is known to hold or was sent, and the newest it reported. */
+  knownVersion: number;
+  reportedVersion: number;
 }
 
 export interface Gateway {
@@ -130,6 +133,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   async function pushDeclaration(link: Link, hostHas?: number) {
     const current = await currentDeclaration(deps.db, link.nodeId);
+    if (current) link.knownVersion = Math.max(link.knownVersion, current.version);
     if (!current || current.version === hostHas) return;
     // The stored declaration holds grant references; the host gets the credentials themselves.
     const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, current.resources as Declaration["resources"]);
@@ -164,6 +168,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const frame = parsed.data;
     if (frame.type === "report") {
+      // A report of a declaration it was sent is a state change, not a flood: written (and acked) at once,
+      // at most once per version pushed. Self-upgrade waits for this ack before the host exits.
+      const version = frame.report.declarationVersion;
+      const applied = version > link.reportedVersion && version <= link.knownVersion;
+      link.reportedVersion = Math.max(link.reportedVersion, version);
+      if (applied) {
+        seen.add(link.nodeId);
+        await writeReport(link.nodeId, frame, [...(pacer.take(link.nodeId, frame)?.values() ?? [])]);
+        return;
+      }
       const offer = pacer.offer(link.nodeId, frame);
       seen.add(link.nodeId);
       if (offer === "now") await writeReport(link.nodeId, frame);
@@ -210,7 +224,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId) };
+    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1 };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);

@@ -54,6 +54,24 @@ export class Pacer<T, C = never> {
     return "later";
   }
 
+  /**
+   * Takes a value to be written now, whatever its window: one waiting is replaced by it
+   * (what it carried is returned, with what it carries on), and the window starts again.
+   */
+  take(nodeId: string, value: T): C | undefined {
+    let pace = this.nodes.get(nodeId);
+    if (!pace) this.nodes.set(nodeId, (pace = { lastWriteAt: -Infinity }));
+    let carried = pace.carried;
+    if (pace.waiting !== undefined && this.opts.carry) carried = this.opts.carry(carried, pace.waiting);
+    clearTimeout(pace.timer);
+    pace.waiting = undefined;
+    pace.carried = undefined;
+    pace.timer = undefined;
+    pace.lastWriteAt = this.now();
+    pace.lastHash = this.opts.hash(value);
+    return carried;
+  }
+
   /** Releases a waiting value at once (its link closed, or its window opened). */
   flush(nodeId: string): void {
     const pace = this.nodes.get(nodeId);

@@ -41,4 +41,18 @@ describe("report pacer", () => {
     pacer.flush("n");
     expect(carried).toEqual([["motd"]]);
   });
+  it("takes a report to write now over one waiting: the waiting one is dropped, its drift carried, and the window starts again", () => {
+    let now = 0;
+    const released: number[] = [];
+    const pacer = createReportPacer({ intervalMs: 2000, hash, release: (_n, f) => released.push(f.seq), now: () => now });
+    const drifted = frame(2, "b");
+    drifted.report.drift = [{ id: "motd", type: "file", declared: "a".repeat(64), observed: null, description: "missing", corrected: true }];
+    expect(pacer.offer("n", frame(1, "a"))).toBe("now");
+    expect(pacer.offer("n", drifted)).toBe("later");
+    expect([...(pacer.take("n", frame(3, "c"))?.values() ?? [])].map((d) => d.id)).toEqual(["motd"]);
+    now += 2000;
+    pacer.flushAll();
+    expect(released).toEqual([]);
+    expect(pacer.offer("n", frame(4, "c"))).toBe("unchanged");
+  });
 });

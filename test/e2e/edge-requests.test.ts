@@ -38,7 +38,13 @@ function rawRequest(
         req.destroy();
       });
     });
-    req.on("error", (err) => (answered ? undefined : reject(err)));
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (answered) return;
+      // The server answered and closed while we were still sending: the kernel may reset the
+      // connection before its answer is read. For a streamed body that is a refusal too.
+      if (opts.streamBytes && (err.code === "EPIPE" || err.code === "ECONNRESET")) resolve({ status: 0, headers: {}, text: "", sentBytes });
+      else reject(err);
+    });
     if (opts.streamBytes) {
       // Streams (chunked, no Content-Length) until the server answers or the total is sent.
       const chunk = Buffer.alloc(64 * 1024, 0x61);
@@ -118,8 +124,11 @@ describe(`the HTTP edge (${engine})`, () => {
       const before = cp.rssKb();
       const total = 400 * 1024 * 1024;
       const r = await rawRequest(cp.url, { method: "POST", path: pathname, headers, streamBytes: total });
-      expect(r.status).toBe(413);
-      expect(r.text).toMatch(/over \d+ bytes/);
+      // 413, or (when the reset beats the answer to us) a connection the server closed mid-body.
+      if (r.status !== 0) {
+        expect(r.status).toBe(413);
+        expect(r.text).toMatch(/over \d+ bytes/);
+      }
       expect(r.sentBytes).toBeLessThan(total);
       // Only what one limit allows was held (64 MiB for uploads); 400 MiB would show.
       expect(cp.rssKb() - before).toBeLessThan(256 * 1024);

@@ -23,7 +23,7 @@ import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
-import { EventBudget } from "./event-budget";
+import { EventBudget } from "../http/event-budget";
 
 export interface GatewayOptions {
   deps: Deps;

@@ -1,6 +1,6 @@
 // Per-node budgets for what a host can make the control plane write (audit events, log
 // lines): a few per window; past that each is left out and counted, and the next one told.
-import { RateLimiter } from "../http/rate-limiter";
+import { RateLimiter } from "./rate-limiter";
 
 /** What one written event carries: how many of its kind were left out before it. */
 export interface Slot {

@@ -97,6 +97,7 @@ async function main() {
       bus: database.bus,
       pingIntervalMs: config.pingIntervalMs,
       lastSeenFlushMs: config.lastSeenFlushMs,
+      connectsPerMinute: config.linkConnectsPerMinute,
     });
   }
 

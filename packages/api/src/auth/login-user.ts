@@ -6,6 +6,7 @@ import { sessions, users, type DbOrTx } from "@mesh/db";
 import { MeshError } from "../errors";
 import { describeWait, FailureBackoff } from "../http/failure-backoff";
 import { addressKey } from "../http/address-key";
+import { EventBudget } from "../http/event-budget";
 import { verifyPassword, hashPassword } from "./passwords";
 import { SESSION_TTL_MS } from "./sessions";
 
@@ -25,6 +26,8 @@ export interface LoginLimits {
   perAccountAddress: FailureBackoff;
   perAddress: FailureBackoff;
   perAddressAny: FailureBackoff;
+  /** "login refused" log lines per address key: a locked-out guesser hammering must not flood the log. */
+  refusedLog: EventBudget;
 }
 
 export interface LoginLimitOptions {
@@ -43,6 +46,7 @@ export function createLoginLimits(options: LoginLimitOptions = {}): LoginLimits 
     perAccountAddress: new FailureBackoff({ freeFailures: perAccountAddress, now }),
     perAddress: new FailureBackoff({ freeFailures: perAddress, now }),
     perAddressAny: new FailureBackoff({ freeFailures: perAddressAny, now }),
+    refusedLog: new EventBudget(20, 10 * 60_000, now),
   };
 }
 

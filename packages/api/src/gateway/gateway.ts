@@ -24,6 +24,7 @@ import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
 import { EventBudget } from "../http/event-budget";
+import { addressKey } from "../http/address-key";
 
 export interface GatewayOptions {
   deps: Deps;
@@ -120,6 +121,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   /** A refused identity claim is told once per distinct claim per hour. */
   const refusedClaims = new RateLimiter(1, HOUR_MS);
   const errorLines = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const refusedLinks = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const connects = new ConnectLimit(options.connectsPerMinute ?? 10, 60_000);
   const factsAudit =
     (nodeId: string): AuditSlot =>
@@ -405,7 +407,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         .then((result) => {
           onSettled?.();
           if (!result.ok) {
-            log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress }, "link refused");
+            // Anyone can be refused: the log lines are budgeted per address key.
+            const slot = refusedLinks.take(addressKey(req.socket.remoteAddress));
+            if (slot) log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "link refused");
             refuseUpgrade(socket, result.status, result.reason);
             return;
           }

@@ -109,6 +109,19 @@ describe.each(testEngines())("a host flooding the control plane's writes on %s",
     await closed(ws);
   });
 
+  it("logs refused link attempts within a budget per address", async () => {
+    const before = logLines.length;
+    for (let i = 0; i < 30; i++) {
+      const status = await new Promise<number | undefined>((resolve) => {
+        const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: "garbage" } });
+        ws.once("unexpected-response", (_req, res) => (resolve(res.statusCode), ws.terminate()));
+        ws.once("error", () => resolve(undefined));
+      });
+      expect(status).toBe(401);
+    }
+    expect(logLines.slice(before).filter((l) => l.includes("link refused"))).toHaveLength(10);
+  });
+
   it("answers a node reconnecting in a loop with 503 and Retry-After, and leaves other nodes alone", async () => {
     const looper = await enrol();
     for (let i = 0; i < 10; i++) {

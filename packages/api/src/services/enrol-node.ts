@@ -144,13 +144,13 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
     return { nodeId: node.id, name: node.name, labels: node.labels };
   } catch (err) {
     if (err instanceof MeshError) {
-      // Anyone can be refused, so refusals are budgeted per address key (the log line stays).
+      // Anyone can be refused, so refusals (event and log line) are budgeted per address key.
       const slot = meta.refusalEvent ? meta.refusalEvent() : { suppressed: 0 };
       if (slot) {
         const data = { reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}) };
         await recordEvent(deps.db, { actor: tokenId ? `token:${tokenId}` : "anonymous", action: "enrol.refused", data });
+        deps.log.warn({ tokenId, reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "enrolment refused");
       }
-      deps.log.warn({ tokenId, reason: err.code, address: meta.address }, "enrolment refused");
     }
     throw err;
   }

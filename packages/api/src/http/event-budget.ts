@@ -27,9 +27,4 @@ export class EventBudget {
     this.left.set(key, suppressed + 1);
     return null;
   }
-
-  /** The write a slot was taken for failed: count it as left out, so it is told next time. */
-  giveBack(key: string, slot: Slot): void {
-    this.left.set(key, (this.left.get(key) ?? 0) + slot.suppressed + 1);
-  }
 }

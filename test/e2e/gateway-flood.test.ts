@@ -46,7 +46,8 @@ describe(`a host flooding its link (${engine})`, () => {
   const client = () => api(cp.url);
 
   beforeAll(async () => {
-    cp = await ControlPlane.start({ engine });
+    // The link-event budget is tested below with a reconnect loop faster than the per-node connect limit allows.
+    cp = await ControlPlane.start({ engine, env: { MESH_LINK_CONNECTS_PER_MINUTE: "1000" } });
   });
   afterAll(() => cp?.dispose());
 

@@ -15,6 +15,7 @@ import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
 import { limitConnections } from "./server/connection-limits";
 import { admitRequest } from "./server/request-edge";
+import { untrustedForwardingWarning } from "./server/untrusted-forwarding";
 import { setRuntime } from "./server/runtime";
 import { loadTls } from "./server/tls";
 import { TrustedProxies } from "./server/trusted-proxies";
@@ -96,6 +97,7 @@ async function main() {
       bus: database.bus,
       pingIntervalMs: config.pingIntervalMs,
       lastSeenFlushMs: config.lastSeenFlushMs,
+      connectsPerMinute: config.linkConnectsPerMinute,
     });
   }
 
@@ -104,8 +106,10 @@ async function main() {
   if (config.role !== "gateway") await app.prepare();
 
   const proxies = new TrustedProxies(config.trustedProxies);
+  const warnUntrustedForwarding = untrustedForwardingWarning(proxies, log);
   const servedOverHttps = !!tls || !!config.publicUrl?.startsWith("https://");
   const listener: http.RequestListener = (req, res) => {
+    warnUntrustedForwarding(req);
     if (!admitRequest(req, res, { dev, tls: !!tls, servedOverHttps, proxies })) return;
     const pathname = (req.url ?? "/").split("?")[0];
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);

@@ -6,6 +6,7 @@ export { createLogger, type Logger } from "./log";
 export { MeshError, newErrorId, type ErrorCode } from "./errors";
 export { handleEnrol, createEnrolLimits, type EnrolLimits } from "./http/enrol-handler";
 export { RateLimiter } from "./http/rate-limiter";
+export { addressKey, plainAddress } from "./http/address-key";
 export { jsonError, parseJsonText, readJsonBody } from "./http/json-body";
 export { BODY_LIMITS, checkDeclaredLength, readBody, withBoundedBody } from "./http/request-body";
 export { ensureAdminCredentials } from "./auth/credentials";

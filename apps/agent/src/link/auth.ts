@@ -16,10 +16,22 @@ export function endpoint(base: string, path: string, scheme?: "ws"): string {
   return url.toString();
 }
 
+/** A server's Retry-After is honoured up to this (a bad or hostile value cannot park a host for days). */
+export const MAX_RETRY_AFTER_MS = 15 * 60_000;
+
+/** Retry-After in seconds (the only form the control plane sends), in ms, capped; undefined when absent or not a number. */
+export function retryAfterMs(header: string | string[] | null | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value || !/^\d{1,9}$/.test(value.trim())) return undefined;
+  return Math.min(Number(value.trim()) * 1000, MAX_RETRY_AFTER_MS);
+}
+
 export class LinkRefused extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The server asked us to wait this long before trying again. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "LinkRefused";

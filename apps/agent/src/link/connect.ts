@@ -2,7 +2,7 @@
 // at the upgrade (401, 403) comes back as LinkRefused with the server's reason.
 import WebSocket from "ws";
 import { AUTH_HEADER, LIMITS } from "@mesh/protocol";
-import { LinkRefused, httpReason } from "./auth";
+import { LinkRefused, httpReason, retryAfterMs } from "./auth";
 import { tlsOptions, type Trust } from "./trust";
 
 /**
@@ -37,7 +37,7 @@ export function openSocket(url: string, authHeader: string, trust: Trust | undef
         if (size <= 8192) chunks.push(c);
       });
       const done = () => {
-        settle(new LinkRefused(res.statusCode ?? 0, httpReason(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"))));
+        settle(new LinkRefused(res.statusCode ?? 0, httpReason(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8")), retryAfterMs(res.headers["retry-after"])));
         ws.terminate();
       };
       res.once("end", done);

@@ -104,6 +104,7 @@ export class Link {
   private async run(): Promise<void> {
     const { log } = this.opts;
     while (!this.stopped) {
+      let waitAsked = 0;
       try {
         const challenge = await fetchChallenge(this.opts.controlPlaneUrl, this.opts.trust, this.abort.signal);
         const auth = signChallenge({
@@ -133,13 +134,15 @@ export class Link {
           log.warn({ status: err.status, reason: err.message }, "link refused: node revoked");
           this.events.onRevoked(err.message);
         } else if (err instanceof LinkRefused) {
-          log.warn({ status: err.status, reason: err.message }, "link refused");
+          waitAsked = err.retryAfterMs ?? 0;
+          log.warn({ status: err.status, reason: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) }, "link refused");
         } else {
           log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? reasonOf(err) }, "link failed");
         }
       }
       if (this.stopped) break;
-      const delay = this.backoff.next();
+      // A control plane that says when to come back (Retry-After) is not asked sooner.
+      const delay = Math.max(this.backoff.next(), waitAsked);
       log.debug({ delayMs: delay }, "reconnecting after backoff");
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, delay);

@@ -3,9 +3,8 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import net from "node:net";
-import type { Logger } from "@mesh/api";
-import { plainAddress, type TrustedProxies } from "./trusted-proxies";
+import { addressKey, type Logger } from "@mesh/api";
+import type { TrustedProxies } from "./trusted-proxies";
 
 export interface ConnectionLimitOptions {
   max: number;
@@ -18,29 +17,6 @@ export interface ConnectionLimitOptions {
   headersTimeoutMs: number;
   /** A whole request, body included, must arrive within this. */
   requestTimeoutMs: number;
-}
-
-/**
- * The key one client is counted under: its IPv4 address, or its IPv6 /64 (one
- * machine commonly holds a whole /64, so counting single IPv6 addresses bounds nothing).
- */
-export function addressKey(address: string | undefined): string {
-  const a = plainAddress(address);
-  if (net.isIPv6(a)) {
-    const full = expandIpv6(a);
-    return full ? `${full.slice(0, 4).join(":")}::/64` : a;
-  }
-  return a;
-}
-
-function expandIpv6(a: string): string[] | null {
-  const [head, tail] = a.split("::") as [string, string | undefined];
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  if (right.some((g) => g.includes(".")) || left.some((g) => g.includes("."))) return null;
-  const missing = 8 - left.length - right.length;
-  if (missing < 0) return null;
-  return [...left, ...Array(tail === undefined ? 0 : missing).fill("0"), ...right].map((g) => g.toLowerCase().replace(/^0+(?=.)/, ""));
 }
 
 class Counter {

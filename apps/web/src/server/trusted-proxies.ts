@@ -1,6 +1,10 @@
 // Which peers may speak for a client (X-Forwarded-For/-Host/-Proto): only the proxies
 // the operator named in MESH_TRUSTED_PROXIES; from anyone else those headers are dropped.
 import net, { BlockList } from "node:net";
+import { plainAddress } from "@mesh/api";
+
+/** Strips the IPv4-mapped prefix Node puts on IPv4 peers of a dual-stack socket (shared with the api's limits). */
+export { plainAddress };
 
 /** "10.0.0.1", "fd00::1", "10.0.0.0/8" or "fd00::/8". */
 export function isAddressOrCidr(entry: string): boolean {
@@ -13,10 +17,6 @@ export function isAddressOrCidr(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-/** Strips the IPv4-mapped prefix Node puts on IPv4 peers of a dual-stack socket. */
-export function plainAddress(address: string | undefined): string {
-  return (address ?? "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
-}
 
 export class TrustedProxies {
   private readonly list = new BlockList();

@@ -81,11 +81,29 @@ describe.each(testEngines())("access on %s", (engine) => {
     now += 1000;
     await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
     await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/try again in 2 s/);
-    // One address spraying many accounts meets the coarse per-address cap (5 failures here).
-    const sprayer = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
+    // One address spraying many accounts gets one guess per account; a second round meets the
+    // coarse per-address cap (5 failures here), and guessing ever more names the larger one (8 here).
+    const sprayer = createLoginLimits({ perAccountAddress: 3, perAddress: 5, perAddressAny: 8, now: () => now });
     for (let i = 0; i < 6; i++) await expect(loginUser(deps.db, sprayer, { name: `x${i}`, password: "nope", address: "sprayer" })).rejects.toThrow(/wrong/);
+    await expect(loginUser(deps.db, sprayer, { name: "x0", password: "nope2", address: "sprayer" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    for (let i = 6; i < 9; i++) await expect(loginUser(deps.db, sprayer, { name: `x${i}`, password: "nope", address: "sprayer" })).rejects.toThrow(/wrong/);
     await expect(loginUser(deps.db, sprayer, { name: "x9", password: "nope", address: "sprayer" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
     await expect(loginUser(deps.db, sprayer, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
+  });
+
+  it("does not lock a user out for others' failures from the same address (a proxy everyone shares), and keys IPv6 by /64", async () => {
+    const now = 1_000_000;
+    const limits = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
+    // Someone behind the shared address fails on many accounts, well past the per-address cap.
+    for (let i = 0; i < 12; i++) await expect(loginUser(deps.db, limits, { name: `guess${i}`, password: "nope", address: "10.0.0.1" })).rejects.toThrow(/wrong/);
+    // The admin, who has not failed from there, still logs in from the same address.
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "10.0.0.1" })).resolves.toMatchObject({ role: "admin" });
+    // A pair that has failed from there meets the per-address cap.
+    await expect(loginUser(deps.db, limits, { name: "guess0", password: "nope", address: "10.0.0.1" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    // One IPv6 /64 is one address: a new address per guess does not reset the (account, address) count.
+    for (let i = 0; i < 4; i++) await loginUser(deps.db, limits, { name: "admin", password: "nope", address: `2001:db8:5:6::${i + 1}` }).catch(() => {});
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "2001:db8:5:6::99" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "2001:db8:5:7::1" })).resolves.toMatchObject({ role: "admin" });
   });
 
   it("issues a named key once, stores only its hash, and refuses it once revoked", async () => {

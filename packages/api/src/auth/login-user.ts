@@ -5,32 +5,48 @@ import { and, eq, isNull } from "drizzle-orm";
 import { sessions, users, type DbOrTx } from "@mesh/db";
 import { MeshError } from "../errors";
 import { describeWait, FailureBackoff } from "../http/failure-backoff";
+import { addressKey } from "../http/address-key";
+import { EventBudget } from "../http/event-budget";
 import { verifyPassword, hashPassword } from "./passwords";
 import { SESSION_TTL_MS } from "./sessions";
 
 /**
  * Only failures count, and they are counted per (account, address): someone failing
  * from one address slows down only themselves, never the account's owner elsewhere.
- * A coarse per-address count catches one address trying many accounts.
+ * Addresses are keyed like every per-address limit (an IPv6 /64 is one address).
+ *
+ * A coarse per-address count catches one address trying many accounts (spraying), but it
+ * is consulted only for an (account, address) pair that has failed before: behind a
+ * proxy everyone may share one address, and a user who has not failed is then not locked
+ * out by someone else's failures. A sprayer gets one guess per account before the
+ * per-address cap holds it; a much larger cap over every attempt bounds guessing unknown
+ * names (each costs an scrypt) from one address.
  */
 export interface LoginLimits {
   perAccountAddress: FailureBackoff;
   perAddress: FailureBackoff;
+  perAddressAny: FailureBackoff;
+  /** "login refused" log lines per address key: a locked-out guesser hammering must not flood the log. */
+  refusedLog: EventBudget;
 }
 
 export interface LoginLimitOptions {
   /** Failures per (account, address) before the backoff starts (1 s, doubling, at most 15 min). */
   perAccountAddress?: number;
-  /** Failures per address, over every account, before the same backoff. */
+  /** Failures per address, over every account, before the same backoff for pairs that failed before. */
   perAddress?: number;
+  /** Failures per address before the backoff holds every attempt from it, pairs that never failed too. */
+  perAddressAny?: number;
   now?: () => number;
 }
 
 export function createLoginLimits(options: LoginLimitOptions = {}): LoginLimits {
-  const { perAccountAddress = 5, perAddress = 50, now } = options;
+  const { perAccountAddress = 5, perAddress = 50, perAddressAny = 500, now } = options;
   return {
     perAccountAddress: new FailureBackoff({ freeFailures: perAccountAddress, now }),
     perAddress: new FailureBackoff({ freeFailures: perAddress, now }),
+    perAddressAny: new FailureBackoff({ freeFailures: perAddressAny, now }),
+    refusedLog: new EventBudget(20, 10 * 60_000, now),
   };
 }
 
@@ -44,17 +60,22 @@ export async function loginUser(
   input: { name: string; password: string; address?: string; previousSessionId?: string | null },
 ): Promise<{ sessionId: string; expiresAt: Date; role: string }> {
   const name = input.name.trim().slice(0, 64) || "admin";
-  const address = input.address || "?";
+  const address = addressKey(input.address);
   const accountKey = `${name}\u0000${address}`;
-  for (const [limiter, key, forgive] of [
-    [limits.perAddress, address, () => {}],
-    [limits.perAccountAddress, accountKey, () => limits.perAddress.forgive(address)],
+  const pairFailed = limits.perAccountAddress.failures(accountKey) > 0;
+  const counted: [FailureBackoff, string][] = [];
+  for (const [limiter, key, gate] of [
+    [limits.perAddressAny, address, true],
+    [limits.perAddress, address, pairFailed],
+    [limits.perAccountAddress, accountKey, true],
   ] as const) {
-    const attempt = limiter.attempt(key);
+    const attempt = limiter.attempt(key, { gate });
     if (!attempt.allowed) {
-      forgive();
+      // A refusal by the limits is not itself a failure to count.
+      for (const [l, k] of counted) l.forgive(k);
       throw new MeshError("RATE_LIMITED", `too many failed logins; try again in ${describeWait(attempt.retryAfterMs)}`);
     }
+    counted.push([limiter, key]);
   }
   const [user] = await db.select().from(users).where(and(eq(users.name, name), isNull(users.revokedAt)));
   decoy ??= hashPassword(randomBytes(16).toString("hex"));
@@ -63,6 +84,7 @@ export async function loginUser(
   if (!session) throw new MeshError("UNAUTHORIZED", "wrong user name or password");
   limits.perAccountAddress.succeeded(accountKey);
   limits.perAddress.forgive(address);
+  limits.perAddressAny.forgive(address);
   return { ...session, role: user!.role };
 }
 

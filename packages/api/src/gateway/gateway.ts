@@ -15,13 +15,16 @@ import { createReportPacer } from "./report-pacer";
 import { Pacer } from "./pacer";
 import { contentHash } from "../compile/hash";
 import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
-import { updateFacts } from "../services/update-facts";
+import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
 import { currentDeclaration } from "../services/recompile-node";
 import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink } from "./link-auth";
+import { ConnectLimit } from "./connect-limit";
+import { EventBudget } from "../http/event-budget";
+import { addressKey } from "../http/address-key";
 
 export interface GatewayOptions {
   deps: Deps;
@@ -35,8 +38,12 @@ export interface GatewayOptions {
   reportIntervalMs?: number;
   /** Frames one link may have waiting to be handled before its socket is paused (default 8). */
   framesInFlight?: number;
-  /** A node's changed facts (each may recompile it) are applied at most once per this interval (default 5 s). */
+  /** A node's changed facts are stored at most once per this interval (default 5 s). */
   factsIntervalMs?: number;
+  /** A node is recompiled for changed facts at most once per this interval (default 5 min). */
+  factsRecompileIntervalMs?: number;
+  /** Authenticated connects one node may make per minute; past it the upgrade is answered 503 with Retry-After (default 10). */
+  connectsPerMinute?: number;
 }
 
 /** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
@@ -44,6 +51,14 @@ const DRIFT_EVENTS_PER_WINDOW = 20;
 const DRIFT_EVENT_WINDOW_MS = 10 * 60_000;
 /** Connect/disconnect event pairs per node per window: a host reconnecting in a loop cannot flood the audit either. */
 const LINK_EVENTS_PER_WINDOW = 20;
+/**
+ * Every other event a host can cause (facts, facts refused, roles changed by facts, store lost), and
+ * its error frames in the log: per node and kind, this many per hour; past it left out and counted.
+ */
+const HOST_EVENTS_PER_HOUR = 10;
+const HOUR_MS = 60 * 60_000;
+/** Error frames a node may have logged per 10 minutes. */
+const ERROR_LINES_PER_WINDOW = 10;
 /** What the gateway keeps buffered for one host that does not read: four of the largest frames. */
 const OUTBOUND_BYTES = 4 * LIMITS.frameBytes;
 /**
@@ -82,10 +97,11 @@ export interface Gateway {
 
 const REFUSAL = { 401: ["UNAUTHORIZED", "Unauthorized"], 403: ["FORBIDDEN", "Forbidden"], 503: ["UNAVAILABLE", "Service Unavailable"] } as const;
 
-function refuseUpgrade(socket: Duplex, status: keyof typeof REFUSAL, reason: string) {
+function refuseUpgrade(socket: Duplex, status: keyof typeof REFUSAL, reason: string, retryAfterSeconds?: number) {
   const [error, text] = REFUSAL[status];
   const body = JSON.stringify({ error, message: reason });
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const retryAfter = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -101,6 +117,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const suppressedDrift = new Map<string, number>();
   const linkEvents = new RateLimiter(LINK_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const suppressedLinkEvents = new Map<string, number>();
+  const hostEvents = new EventBudget(HOST_EVENTS_PER_HOUR, HOUR_MS);
+  /** A refused identity claim is told once per distinct claim per hour. */
+  const refusedClaims = new RateLimiter(1, HOUR_MS);
+  const errorLines = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const refusedLinks = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
+  const connects = new ConnectLimit(options.connectsPerMinute ?? 10, 60_000);
+  const factsAudit =
+    (nodeId: string): AuditSlot =>
+    (action, detail) => {
+      if (detail !== undefined && !refusedClaims.take(`${nodeId}\u0000${detail}`)) return null;
+      return hostEvents.take(`${nodeId}\u0000${action}`);
+    };
   /** Runs a deferred write in the link's order, or at once when the link is gone. */
   const onLinkQueue = (nodeId: string, write: () => Promise<void>) => {
     const link = links.get(nodeId);
@@ -117,6 +145,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     intervalMs: options.factsIntervalMs ?? 5_000,
     hash: (frame) => contentHash(frame),
     release: (nodeId, frame) => onLinkQueue(nodeId, () => applyFacts(nodeId, frame)),
+  });
+  // Facts that change the profile may change the node's roles: recompiled at most once per
+  // interval (the latest stored profile counts), so a host toggling a fact cannot mint declarations.
+  let profileChanges = 0;
+  const recompilePacer = new Pacer<string>({
+    intervalMs: options.factsRecompileIntervalMs ?? 5 * 60_000,
+    hash: (change) => change,
+    release: (nodeId) => onLinkQueue(nodeId, () => recompileFacts(nodeId)),
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
@@ -185,18 +221,25 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     } else if (frame.type === "facts") {
       if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
     } else {
-      log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message }, "host sent an error");
+      const slot = errorLines.take(link.nodeId);
+      if (slot) log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "host sent an error");
     }
   }
 
   async function applyFacts(nodeId: string, frame: FactsFrame) {
     try {
-      const changed = await updateFacts(deps, nodeId, frame);
-      log.info({ nodeId, changed }, "facts");
+      const result = await updateFacts(deps, nodeId, frame, { audit: factsAudit(nodeId), recompile: false });
+      log.info({ nodeId, ...result }, "facts");
+      if (result.profileChanged && recompilePacer.offer(nodeId, String(++profileChanges)) === "now") await recompileFacts(nodeId);
     } catch (err) {
       factsPacer.forget(nodeId);
       throw err;
     }
+  }
+
+  async function recompileFacts(nodeId: string) {
+    const changed = await recompileForFacts(deps, nodeId, { audit: factsAudit(nodeId) });
+    log.info({ nodeId, changed }, "recompiled for facts");
   }
 
   /** Stores one report; its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
@@ -206,7 +249,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
     let written: boolean;
     try {
-      written = await recordReport(deps, nodeId, frame.report, { driftEvent, suppressedDriftEvents: suppressed, carriedDrift });
+      written = await recordReport(deps, nodeId, frame.report, {
+        driftEvent,
+        suppressedDriftEvents: suppressed,
+        carriedDrift,
+        storeLostEvent: () => hostEvents.take(`${nodeId}\u0000node.store-lost`),
+      });
     } catch (err) {
       pacer.forget(nodeId);
       throw err;
@@ -295,6 +343,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const heartbeat = setInterval(() => {
     pacer.sweep();
     factsPacer.sweep();
+    recompilePacer.sweep();
     for (const link of links.values()) {
       // A paused link cannot have its pong read: its host is not dead, we are behind.
       if (link.ws.isPaused) continue;
@@ -358,8 +407,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         .then((result) => {
           onSettled?.();
           if (!result.ok) {
-            log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress }, "link refused");
+            // Anyone can be refused: the log lines are budgeted per address key.
+            const slot = refusedLinks.take(addressKey(req.socket.remoteAddress));
+            if (slot) log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "link refused");
             refuseUpgrade(socket, result.status, result.reason);
+            return;
+          }
+          // A host reconnecting in a loop is told when to come back, before any write or push.
+          const connect = connects.attempt(result.node.id);
+          if (!connect.allowed) {
+            const slot = errorLines.take(`${result.node.id}\u0000connect`);
+            if (slot) log.warn({ nodeId: result.node.id, retryAfterMs: connect.retryAfterMs, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "node reconnects too often; told to wait");
+            refuseUpgrade(socket, 503, "this node reconnects too often; try again later", Math.ceil(connect.retryAfterMs / 1000));
             return;
           }
           wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion));
@@ -383,6 +442,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await unsubscribeDeclarations();
       await unsubscribeLinks();
       factsPacer.flushAll();
+      recompilePacer.flushAll();
       pacer.flushAll();
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");

@@ -7,6 +7,11 @@ import { MeshError } from "../errors";
 import { BootstrapTokenRequest, issueBootstrapToken } from "../services/bootstrap-token";
 import { jsonError, readJsonBody } from "./json-body";
 import { BODY_LIMITS } from "./request-body";
+import { addressKey } from "./address-key";
+import { EventBudget } from "./event-budget";
+
+/** Anyone can be refused: "bootstrap refused" lines per address key, 10 per 10 minutes (then counted). */
+const refusedLog = new EventBudget(10, 10 * 60_000);
 
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
@@ -29,7 +34,8 @@ export async function handleBootstrapToken(
     const answer = await issueBootstrapToken(deps, { secretFile: opts.secretFile, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin, request: parsed.data });
     return Response.json(answer, { status: 201 });
   } catch (err) {
-    if (err instanceof MeshError) deps.log.warn({ address: opts.address, reason: err.message }, "bootstrap refused");
+    const slot = err instanceof MeshError ? refusedLog.take(addressKey(opts.address)) : null;
+    if (err instanceof MeshError && slot) deps.log.warn({ address: opts.address, reason: err.message, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "bootstrap refused");
     return jsonError(deps, err);
   }
 }

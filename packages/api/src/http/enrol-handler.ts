@@ -8,6 +8,8 @@ import { jsonError, readJsonBody } from "./json-body";
 import { describeWait, FailureBackoff } from "./failure-backoff";
 import { BODY_LIMITS } from "./request-body";
 import { parseToken } from "../services/enrolment-token";
+import { addressKey } from "./address-key";
+import { EventBudget } from "./event-budget";
 
 /**
  * Failed enrolments back off per (token id, address), so whoever knows a token's
@@ -17,11 +19,20 @@ import { parseToken } from "../services/enrolment-token";
 export interface EnrolLimits {
   perAddress: FailureBackoff;
   perTokenAddress: FailureBackoff;
+  /** enrol.refused events per address key: anyone can be refused, so the audit log is budgeted too. */
+  refusedEvents: EventBudget;
 }
+
+/** enrol.refused events one address key may write per hour; the next one written counts those left out. */
+export const REFUSED_EVENTS_PER_HOUR = 10;
 
 /** Each number is the failures allowed before the backoff starts (1 s, doubling, at most 15 min). */
 export function createEnrolLimits(perAddress = 30, perTokenAddress = 10, now?: () => number): EnrolLimits {
-  return { perAddress: new FailureBackoff({ freeFailures: perAddress, now }), perTokenAddress: new FailureBackoff({ freeFailures: perTokenAddress, now }) };
+  return {
+    perAddress: new FailureBackoff({ freeFailures: perAddress, now }),
+    perTokenAddress: new FailureBackoff({ freeFailures: perTokenAddress, now }),
+    refusedEvents: new EventBudget(REFUSED_EVENTS_PER_HOUR, 60 * 60_000, now),
+  };
 }
 
 function refuse(what: string, retryAfterMs: number): MeshError {
@@ -30,7 +41,8 @@ function refuse(what: string, retryAfterMs: number): MeshError {
 
 export async function handleEnrol(deps: Deps, request: Request, opts: { address?: string; limits: EnrolLimits }): Promise<Response> {
   const { limits } = opts;
-  const address = opts.address || "?";
+  // Keyed like every per-address limit: an IPv6 /64 is one address.
+  const address = addressKey(opts.address);
   let tokenKey: string | null = null;
   let counted = false;
   try {
@@ -46,7 +58,7 @@ export async function handleEnrol(deps: Deps, request: Request, opts: { address?
       if (!byToken.allowed) throw refuse("with this token from this address", byToken.retryAfterMs);
       tokenKey = `${tokenId}\u0000${address}`;
     }
-    const result = await enrolNode(deps, parsed.data, { address: opts.address });
+    const result = await enrolNode(deps, parsed.data, { address: opts.address, refusalEvent: () => limits.refusedEvents.take(address) });
     if (tokenKey) limits.perTokenAddress.succeeded(tokenKey);
     limits.perAddress.forgive(address);
     return Response.json(result, { status: 201 });

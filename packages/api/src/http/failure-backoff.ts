@@ -51,11 +51,12 @@ export class FailureBackoff {
    * counted, so hammering a locked key does not lengthen the lock); otherwise the
    * attempt counts as a failure until `succeeded` or `forgive` gives it back.
    */
-  attempt(key: string): Attempt {
+  attempt(key: string, opts: { gate?: boolean } = {}): Attempt {
     const now = this.now();
     let state = this.keys.get(key);
     if (state && now - state.lastAt >= this.forgetAfterMs) state = undefined;
-    if (state && now < state.lockedUntil) return { allowed: false, retryAfterMs: state.lockedUntil - now };
+    // gate: false counts the attempt without being refused by the lock (a key consulted only sometimes).
+    if (state && now < state.lockedUntil && opts.gate !== false) return { allowed: false, retryAfterMs: state.lockedUntil - now };
     state ??= { failures: 0, lockedUntil: 0, lastAt: now };
     state.failures++;
     state.lastAt = now;

@@ -50,7 +50,13 @@ async function checkToken(deps: Deps, token: string) {
   return row;
 }
 
-export async function enrolNode(deps: Deps, request: EnrolRequest, meta: { address?: string } = {}): Promise<EnrolResponse> {
+export interface EnrolMeta {
+  address?: string;
+  /** The caller's budget for enrol.refused (per address key); null leaves the event out (counted). Without one every refusal is written. */
+  refusalEvent?: () => { suppressed: number } | null;
+}
+
+export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMeta = {}): Promise<EnrolResponse> {
   const tokenId = parseToken(request.token)?.id ?? null;
   try {
     assertEd25519(request.publicKey);
@@ -138,8 +144,13 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: { addre
     return { nodeId: node.id, name: node.name, labels: node.labels };
   } catch (err) {
     if (err instanceof MeshError) {
-      await recordEvent(deps.db, { actor: tokenId ? `token:${tokenId}` : "anonymous", action: "enrol.refused", data: { reason: err.code, address: meta.address } });
-      deps.log.warn({ tokenId, reason: err.code, address: meta.address }, "enrolment refused");
+      // Anyone can be refused, so refusals (event and log line) are budgeted per address key.
+      const slot = meta.refusalEvent ? meta.refusalEvent() : { suppressed: 0 };
+      if (slot) {
+        const data = { reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}) };
+        await recordEvent(deps.db, { actor: tokenId ? `token:${tokenId}` : "anonymous", action: "enrol.refused", data });
+        deps.log.warn({ tokenId, reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "enrolment refused");
+      }
     }
     throw err;
   }

@@ -1,6 +1,6 @@
 // Recompiles one node's declaration from the roles and stores a new version only
 // when the content hash changed; the bus tells every gateway after commit.
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lte, sql } from "drizzle-orm";
 import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type Conflict } from "../compile/compile-declaration";
@@ -11,6 +11,13 @@ import { recordEvent } from "./record-event";
 export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
 
 const COMPILER_LOCK = 7_240_362;
+
+/**
+ * Versions kept per node: the current one, the one before it (a host may still be applying
+ * it, see node-declares-file.ts) and some history; older ones are deleted as new ones come,
+ * so a node recompiled in a loop cannot grow the table without bound.
+ */
+export const DECLARATION_HISTORY_PER_NODE = 50;
 
 /**
  * Serialises compilers: a transaction that changed a role must not compile with
@@ -68,6 +75,7 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
   const version = node.declaredVersion + 1;
   await tx.insert(declarations).values({ nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
   await tx.update(nodes).set({ declaredVersion: version, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
+  await tx.delete(declarations).where(and(eq(declarations.nodeId, nodeId), lte(declarations.version, version - DECLARATION_HISTORY_PER_NODE)));
   await recordEvent(tx, { actor, action: "declaration.compile", nodeId, data: { version, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });
   await notify(tx, CHANNELS.declaration, nodeId);
   return { nodeId, version, changed: true, conflicts: [] };

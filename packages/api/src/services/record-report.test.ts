@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { and, eq } from "drizzle-orm";
-import { events, reportHistory } from "@mesh/db";
+import { events, nodes, reportHistory } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
@@ -68,5 +68,31 @@ describe.each(testEngines())("report events on %s", (engine) => {
     const written = await driftEvents(nodeId);
     expect(written).toHaveLength(1);
     expect(written[0]!.data).toMatchObject({ count: 3, suppressedEvents: 1 });
+  });
+
+  it("writes node.store-lost when it turns on, not with every report that still says so (and within the caller's budget)", async () => {
+    const nodeId = await enrol();
+    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    for (let i = 0; i < 5; i++) expect(await recordReport(deps, nodeId, { ...report(1, `lost ${i}`), storeLost: true })).toBe(true);
+    expect(await storeLostEvents()).toHaveLength(1);
+    expect(await recordReport(deps, nodeId, report(0))).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(0), storeLost: true }, { storeLostEvent: () => null })).toBe(true);
+    expect(await storeLostEvents()).toHaveLength(1);
+    expect(await recordReport(deps, nodeId, report(0))).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(1), storeLost: true }, { storeLostEvent: () => ({ suppressed: 1 }) })).toBe(true);
+    const written = await storeLostEvents();
+    expect(written).toHaveLength(2);
+    expect(written.map((e) => e.data)).toContainEqual({ suppressedEvents: 1 });
+  });
+
+  it("stores the applied version the host reports only up to the declared one, and never lower than before", async () => {
+    const nodeId = await enrol();
+    const applied = async () => (await deps.db.select({ v: nodes.appliedVersion, d: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;
+    const { d: declared } = await applied();
+    await recordReport(deps, nodeId, { ...report(0), declarationVersion: declared + 5 });
+    expect((await applied()).v).toBe(declared);
+    // A host reporting an older version (to keep the previous declaration's files downloadable) moves nothing back.
+    await recordReport(deps, nodeId, { ...report(1), declarationVersion: 0 });
+    expect((await applied()).v).toBe(declared);
   });
 });

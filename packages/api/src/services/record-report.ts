@@ -20,6 +20,8 @@ export interface RecordReportOptions {
   suppressedDriftEvents?: number;
   /** Drift of reports this one replaced before they were stored (paced): told in its event. */
   carriedDrift?: Drift[];
+  /** The caller's per-node budget for node.store-lost (the gateway's); without one it is always written. */
+  storeLostEvent?: () => { suppressed: number } | null;
 }
 
 /** The one audit event a report's drift makes: counts and the first few entries. */
@@ -67,10 +69,13 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
       .limit(REPORT_HISTORY_PER_NODE);
     const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));
     if (oldestKept?.id) await tx.delete(reportHistory).where(and(eq(reportHistory.nodeId, nodeId), lt(reportHistory.id, Number(oldestKept.id))));
+    const [before] = await tx.select({ storeLost: nodes.storeLost }).from(nodes).where(eq(nodes.id, nodeId)).for("update");
     await tx
       .update(nodes)
       .set({
-        appliedVersion: report.declarationVersion,
+        // The host's word, bounded: never past what it was declared, never back down (node-declares-file.ts
+        // lets a node that has not applied its current declaration fetch the previous one's files).
+        appliedVersion: sql`greatest(${nodes.appliedVersion}, least(${report.declarationVersion}, ${nodes.declaredVersion}))`,
         ownedCount: report.owned.length,
         driftCount: report.drift.filter((d) => !d.corrected).length,
         errorCount: report.errors.length,
@@ -82,7 +87,11 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
-    if (report.storeLost) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId });
+    // Told when it turns on, not with every report that still says so.
+    if (report.storeLost && before && !before.storeLost) {
+      const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };
+      if (slot) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId, ...(slot.suppressed > 0 ? { data: { suppressedEvents: slot.suppressed } } : {}) });
+    }
     await notify(tx, CHANNELS.node, nodeId);
     return true;
   });

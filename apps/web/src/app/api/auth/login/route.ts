@@ -1,6 +1,6 @@
 // Dashboard login: a form post (or JSON) with a user name and password, from our own
 // origin; sets a fresh HttpOnly SameSite session cookie (the old one is dropped) and goes to the fleet.
-import { BODY_LIMITS, jsonError, loginUser, MeshError, parseJsonText, readBody, readCookie, sessionCookie, SESSION_COOKIE } from "@mesh/api";
+import { addressKey, BODY_LIMITS, jsonError, loginUser, MeshError, parseJsonText, readBody, readCookie, sessionCookie, SESSION_COOKIE } from "@mesh/api";
 import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
 import { z } from "zod";
 import { getRuntime, remoteAddress, runtimeDeps } from "@/server/runtime";
@@ -49,7 +49,9 @@ export async function POST(req: Request) {
     return new Response(null, { status: 303, headers });
   } catch (err) {
     if (!(err instanceof MeshError)) return jsonError(deps, err);
-    deps.log.warn({ user: name, address: remoteAddress(req), reason: err.code }, "login refused");
+    // Within a budget per address: past it the refusals are counted and the next line says how many.
+    const slot = getRuntime().loginLimits.refusedLog.take(addressKey(remoteAddress(req)));
+    if (slot) deps.log.warn({ user: name, address: remoteAddress(req), reason: err.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "login refused");
     if (isJson) return Response.json(err.toJSON(), { status: err.status });
     const reason = err.code === "RATE_LIMITED" ? "limited" : "1";
     return new Response(null, { status: 303, headers: { location: `/login?error=${reason}` } });

@@ -1,0 +1,60 @@
+// Anyone can be refused enrolment: refusals are budgeted in the audit log per address key,
+// and every address in one IPv6 /64 counts as one address for the failure limits too.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import { eq } from "drizzle-orm";
+import { events } from "@mesh/db";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import type { Deps } from "../deps";
+import { createToken } from "../services/create-token";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { createEnrolLimits, handleEnrol, REFUSED_EVENTS_PER_HOUR } from "./enrol-handler";
+
+describe.each(testEngines())("enrolment refusals on %s", (engine) => {
+  let t: TestDatabase;
+  let deps: Deps;
+  beforeAll(async () => {
+    t = await createTestDatabase(engine);
+    deps = { db: t.database.db, log: pino({ level: "silent" }) };
+  });
+  afterAll(() => t?.drop());
+
+  const wrongToken = async () => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
+    return token.slice(0, -1) + (token.endsWith("a") ? "b" : "a");
+  };
+  const enrol = (token: string, address: string, limits: ReturnType<typeof createEnrolLimits>) =>
+    handleEnrol(
+      deps,
+      new Request("http://cp/api/enrol", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }),
+      }),
+      { address, limits },
+    );
+
+  it("writes at most a budget of enrol.refused events per address key, the next one counting those left out", async () => {
+    const limits = createEnrolLimits(1000, 1000);
+    const token = await wrongToken();
+    // Every request from another address of one /64: one address key.
+    for (let i = 0; i < 25; i++) expect((await enrol(token, `2001:db8:a:b::${(i + 1).toString(16)}`, limits)).status).toBe(401);
+    let refused = await deps.db.select().from(events).where(eq(events.action, "enrol.refused"));
+    expect(refused).toHaveLength(REFUSED_EVENTS_PER_HOUR);
+    // Another address key has its own budget.
+    expect((await enrol(token, "192.0.2.10", limits)).status).toBe(401);
+    refused = await deps.db.select().from(events).where(eq(events.action, "enrol.refused"));
+    expect(refused).toHaveLength(REFUSED_EVENTS_PER_HOUR + 1);
+  });
+
+  it("counts every address of one IPv6 /64 as one address for the failure backoff", async () => {
+    const limits = createEnrolLimits(5, 1000);
+    const token = await wrongToken();
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await enrol(token, `2001:db8:c:d:${(i + 1).toString(16)}::1`, limits)).status);
+    expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401]);
+    expect(statuses.slice(6)).toEqual([429, 429]);
+    // Another /64 is not held.
+    expect((await enrol(token, "2001:db8:c:e::1", limits)).status).toBe(401);
+  });
+});

@@ -1,10 +1,10 @@
 // The `directory` resource: exists with a mode, owner and group; with `purge`, holds
 // nothing the host does not manage. Removal is rmdir only: what others put there stays.
-import { closeSync, constants, fstatSync, promises as fs, readdirSync } from "node:fs";
+import { closeSync, constants, promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import type { DirectoryResource } from "@mesh/protocol";
 import { normaliseMode, type State } from "./observed";
-import { extendState, inodeOf, type Inode, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
+import { extendState, inodeOf, type Inode, justMade, observeDeclared, openObserved, ownerIds, restorePath, setOwnerAndMode, snapshotPath } from "./path-state";
 import type { ProviderContext, RemoveOutcome, ResourceProvider } from "./provider";
 import { inDir } from "./safe-path";
 
@@ -38,21 +38,6 @@ async function removeTree(dirFd: number, name: string): Promise<void> {
     await fh.close();
   }
   await fs.rmdir(at);
-}
-
-/**
- * The directory mkdir just made, by inode. Empty, or it is not ours: someone who can write the
- * parent may have put another directory (root's own, with its files) in its place since.
- */
-function justMade(hostPath: string, path: string): Inode {
-  const fd = openObserved(hostPath, path, "directory", undefined);
-  try {
-    if (readdirSync(`/proc/self/fd/${fd}`).length) throw new Error(`${path} was replaced by another directory right after the host made it; not touched`);
-    const st = fstatSync(fd);
-    return { dev: st.dev, ino: st.ino };
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export const directoryProvider: ResourceProvider<DirectoryResource> = {

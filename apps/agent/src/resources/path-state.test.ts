@@ -1,16 +1,16 @@
 // Acting on what was observed, not on what stands at the name now: a file swapped (for a symlink
 // or another file) between observe and act is neither read, chmodded nor chowned through.
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, promises as fsPromises, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { providerContext } from "../reconcile/provider-context";
 import { RecordingRunner } from "../runner/recording-runner";
 import { MemoryStore } from "../store/memory-store";
 import { directoryProvider } from "./directory";
 import { fileProvider } from "./file";
 import { sha256Hex } from "./observed";
-import { snapshotPath } from "./path-state";
+import { restorePath, snapshotPath } from "./path-state";
 import type { ProviderContext } from "./provider";
 import { Root } from "./root";
 
@@ -90,5 +90,27 @@ describe("acting on the observed inode", () => {
   it("a symlink at the path is observed as a symlink, never read through", async () => {
     symlinkSync(secret, at("srv/app.conf"));
     expect(await fileProvider.observe("/srv/app.conf", conf, ctx)).toMatchObject({ type: "symlink", target: secret });
+  });
+
+  it("restoring a directory refuses another directory renamed into its place right after mkdir (root's own next door)", async () => {
+    mkdirSync(at("srv/secrets"), { mode: 0o700 });
+    writeFileSync(at("srv/secrets/key"), "k\n");
+    const mkdir = fsPromises.mkdir.bind(fsPromises);
+    // The race, made certain: as soon as the host has made the directory, a user who can write srv swaps root's in.
+    const spy = vi.spyOn(fsPromises, "mkdir").mockImplementation(async (...args: Parameters<typeof fsPromises.mkdir>) => {
+      const made = await mkdir(...args);
+      renameSync(at("srv/inbox"), at("srv/was-inbox"));
+      renameSync(at("srv/secrets"), at("srv/inbox"));
+      return made;
+    });
+    try {
+      const original = { kind: "directory" as const, mode: "0777", uid: 1234, gid: 1234 };
+      await expect(restorePath(await ctx.hostPath("/srv/inbox"), "/srv/inbox", original, ctx)).rejects.toThrow(/replaced by another directory right after the host made it/);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(readFileSync(at("srv/inbox/key"), "utf8")).toBe("k\n");
+    expect(modeOf(at("srv/inbox"))).toBe(0o700);
+    expect(statSync(at("srv/inbox")).uid).toBe(0);
   });
 });

@@ -2,7 +2,7 @@
 // restore of it that file, directory and symlink adoption share. Reads and changes go through O_NOFOLLOW descriptors.
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
-import { closeSync, constants, createReadStream, fchmodSync, fchownSync, fstatSync, lstatSync, openSync, promises as fs, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { closeSync, constants, createReadStream, fchmodSync, fchownSync, fstatSync, lstatSync, openSync, promises as fs, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import type { Original } from "../store/original";
 import { symlinkAtomically, tempBeside, writeFileAtomically } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
@@ -127,6 +127,21 @@ export function openObserved(hostPath: string, path: string, kind: "file" | "dir
   }
 }
 
+/**
+ * The directory mkdir just made, by inode. Empty, or it is not ours: someone who can write the
+ * parent may have put another directory (root's own, with its files) in its place since.
+ */
+export function justMade(hostPath: string, path: string): Inode {
+  const fd = openObserved(hostPath, path, "directory", undefined);
+  try {
+    if (readdirSync(`/proc/self/fd/${fd}`).length) throw new Error(`${path} was replaced by another directory right after the host made it; not touched`);
+    const st = fstatSync(fd);
+    return { dev: st.dev, ino: st.ino };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** fchown and fchmod on the descriptor: the path is not looked up again between check and change. */
 export function setOwnerAndMode(
   hostPath: string,
@@ -187,13 +202,17 @@ export async function restorePath(hostPath: string, path: string, original: Orig
     }
     case "directory": {
       if (now && !now.isDirectory()) return { kind: "kept", reason: `${path} is no longer a directory; the original was not put back` };
-      if (!now) {
+      let seen: Inode;
+      if (now) seen = { dev: now.dev, ino: now.ino };
+      else {
         await fs.mkdir(hostPath);
         ctx.syncLater(dirname(hostPath));
+        // As the directory provider does: what mkdir made must still be there, empty; a directory
+        // someone who can write the parent renamed into its place since (root's own, with its files) is not chowned.
+        seen = justMade(hostPath, path);
       }
       // The directory just looked at (or made), by inode: one swapped in since is not chowned.
-      const seen = now ?? (await fs.lstat(hostPath));
-      setOwnerAndMode(hostPath, path, "directory", { dev: seen.dev, ino: seen.ino }, { uid: original.uid, gid: original.gid, mode: parseInt(original.mode, 8) });
+      setOwnerAndMode(hostPath, path, "directory", seen, { uid: original.uid, gid: original.gid, mode: parseInt(original.mode, 8) });
       return { kind: "restored" };
     }
     case "symlink": {

@@ -1,7 +1,7 @@
 // Where `mesh-host enrol` takes its token from: --token T, --token - (standard input)
 // or --token-file F, so that the secret need not sit in `ps` output and shell history.
-import { promises as fs } from "node:fs";
 import { HostError } from "../host-error";
+import { readBoundedFile } from "./bounded-file";
 
 const TOKEN_MAX = 256;
 /** A token file or stdin holds one token and a newline; anything much larger is not a token. */
@@ -34,15 +34,15 @@ function checked(raw: string, what: string): string {
 export async function readEnrolToken(opts: { token?: string; tokenFile?: string }, stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {
   if (opts.token !== undefined && opts.tokenFile !== undefined) throw new HostError("usage", "enrol: give either --token or --token-file, not both");
   if (opts.tokenFile !== undefined) {
-    let st;
+    let read;
     try {
-      st = await fs.stat(opts.tokenFile);
+      read = await readBoundedFile(opts.tokenFile, SOURCE_MAX_BYTES);
     } catch (err) {
       throw new HostError("usage", `enrol: --token-file ${opts.tokenFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
-    if (!st.isFile()) throw new HostError("usage", `enrol: --token-file ${opts.tokenFile}: not a regular file`);
-    if (st.size > SOURCE_MAX_BYTES) throw new HostError("usage", `enrol: --token-file ${opts.tokenFile} is larger than ${SOURCE_MAX_BYTES} bytes; it should hold only the token`);
-    return checked(await fs.readFile(opts.tokenFile, "utf8"), `--token-file ${opts.tokenFile}`);
+    if (!read.ok && read.problem === "not a regular file") throw new HostError("usage", `enrol: --token-file ${opts.tokenFile}: not a regular file`);
+    if (!read.ok) throw new HostError("usage", `enrol: --token-file ${opts.tokenFile} is larger than ${SOURCE_MAX_BYTES} bytes; it should hold only the token`);
+    return checked(read.text, `--token-file ${opts.tokenFile}`);
   }
   if (opts.token === "-") {
     if ((stdin as { isTTY?: boolean }).isTTY) process.stderr.write("mesh-host: paste the enrolment token and press Enter: ");

@@ -2,7 +2,7 @@
 // enabled and whether it runs, driven through a ServiceManager (systemd, or the host's own supervisor).
 // status: ready for wiring
 import { createHash, randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { constants as fsConstants, promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ServiceResource } from "@mesh/protocol";
 import { inDir, openOwnDir, SafePaths } from "./safe-path";
@@ -264,9 +264,20 @@ async function readUnitFile(ctx: ServiceContext, unit: string): Promise<UnitFile
 /** A unit file as it stands at a host path: its text, the link it is (a mask links to /dev/null), or null. */
 export async function readUnitFileAt(path: string): Promise<UnitFile> {
   try {
-    const st = await fs.lstat(path);
-    if (st.isSymbolicLink()) return { kind: "symlink", target: await fs.readlink(path) };
-    return { kind: "file", content: await fs.readFile(path, "utf8") };
+    // Opened once without following a link, and read from that handle: what was looked at is what is read.
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ELOOP") return { kind: "symlink", target: await fs.readlink(path) };
+      throw err;
+    }
+    try {
+      if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+      return { kind: "file", content: await handle.readFile("utf8") };
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return null;

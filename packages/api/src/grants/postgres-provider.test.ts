@@ -35,8 +35,9 @@ withPostgres("postgres grant provider", () => {
     return s;
   };
   const issue = async (access: "read" | "readwrite", schema: string) => {
-    const credential = provider.mint(principal);
-    await provider.issue(principal, { id: "db", provider: "postgres", path: "/etc/db.env", access, schema }, credential);
+    const grant = { id: "db", provider: "postgres" as const, path: "/etc/db.env", mode: "0600", access, schema };
+    const credential = provider.mint(principal, grant);
+    await provider.issue(principal, grant, credential);
     const url = /^DATABASE_URL=(.*)$/m.exec(credential)![1]!;
     return { url, password: decodeURIComponent(new URL(url).password) };
   };

@@ -100,7 +100,7 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect((await callerWith({ authorization: `Bearer ${created.key}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
-  it("lets only an admin upload a file for sources; a viewer may read it", async () => {
+  it("lets only an admin upload or read a file for sources; a viewer may not read it (a source may be a secret)", async () => {
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
     const { key } = await admin.apiKey.create({ name: "file-reader", role: "viewer" });
     const upload = (authorization: string) =>
@@ -110,8 +110,17 @@ describe.each(testEngines())("access on %s", (engine) => {
     const stored = await upload("Bearer env-admin-api-key-0123");
     expect(stored.status).toBe(201);
     const { sha256 } = (await stored.json()) as { sha256: string };
-    const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: `Bearer ${key}` } }), sha256);
+    const byViewer = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: `Bearer ${key}` } }), sha256);
+    expect(byViewer.status).toBe(403);
+    expect(await byViewer.text()).not.toContain("hello");
+    const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123" } }), sha256);
     expect(await read.text()).toBe("hello");
+    // The hash is checked before anything else: a NUL or any non-hash is a clear 400, not a 500.
+    for (const bad of ["abc\u0000", "%00", "A".repeat(64), "../etc/passwd"]) {
+      const res = await handleFileDownload(deps, new Request("http://cp/api/files/x", { headers: { authorization: "Bearer env-admin-api-key-0123" } }), bad);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(/sha256/);
+    }
     const anonymous = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`), sha256);
     expect(anonymous.status).toBe(401);
   });
@@ -139,6 +148,10 @@ describe.each(testEngines())("access on %s", (engine) => {
     // Someone holding a stolen session cannot guess the password behind it for long.
     for (let i = 0; i < 6; i++) await expect(pia.user.changePassword({ currentPassword: `guess-${i}`, newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     await expect(pia.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    // ... and those guesses do not lock the owner, in their own session, out of changing it.
+    const own = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-2" });
+    const owner = await callerWith({ cookie: `${SESSION_COOKIE}=${own.sessionId}` });
+    expect(await owner.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).toMatchObject({ changed: true });
     // An API key has no password to change.
     await expect(admin.user.changePassword({ currentPassword: "x", newPassword: "0123456789" })).rejects.toMatchObject({ code: "FORBIDDEN" });
   });

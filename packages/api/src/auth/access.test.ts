@@ -11,6 +11,10 @@ import { createLoginLimits, loginUser } from "./login-user";
 import { SESSION_COOKIE } from "./sessions";
 import { ACTOR } from "./actor";
 import { handleFileDownload, handleFileUpload } from "../http/files-handler";
+import { createHash } from "node:crypto";
+import { createToken } from "../services/create-token";
+import { enrolNode } from "../services/enrol-node";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
 describe.each(testEngines())("access on %s", (engine) => {
   let t: TestDatabase;
@@ -123,6 +127,40 @@ describe.each(testEngines())("access on %s", (engine) => {
     }
     const anonymous = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`), sha256);
     expect(anonymous.status).toBe(401);
+  });
+  it("shows a viewer inline content only as its sha256 and size, in node.get and role.list; an admin sees it", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const { key } = await admin.apiKey.create({ name: "content-viewer", role: "viewer" });
+    const viewer = await callerWith({ authorization: `Bearer ${key}` });
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "vault" } } });
+    const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const secret = "API_TOKEN=hunter2-very-secret\n";
+    const binary = Buffer.from("s3cr3t-bytes\u0000").toString("base64");
+    await admin.role.upsert({
+      name: "vault",
+      selector: { labels: { app: "vault" } },
+      resources: [
+        { type: "file", id: "env", path: "/etc/vault.env", content: secret, mode: "0600" },
+        { type: "file", id: "bin", path: "/etc/vault.key", content: binary, encoding: "base64" },
+        { type: "service", id: "unit", unit: "vault.service", content: "[Service]\nEnvironment=TOKEN=hunter2-unit\nExecStart=/bin/true\n" },
+      ],
+    });
+    const digest = (b: Buffer) => `mesh-redacted:sha256:${createHash("sha256").update(b).digest("hex")}:${b.length}`;
+    const byId = (resources: unknown[]) => new Map((resources as Array<{ id: string; content?: string; encoding?: string }>).map((r) => [r.id, r]));
+
+    const seen = await viewer.node.get({ id: nodeId });
+    expect(JSON.stringify(seen)).not.toContain("hunter2");
+    const declared = byId(seen.declaration!.resources as unknown[]);
+    expect(declared.get("env")!.content).toBe(digest(Buffer.from(secret)));
+    expect(declared.get("bin")).toMatchObject({ content: digest(Buffer.from(binary, "base64")), encoding: "utf8" });
+    expect(declared.get("unit")!.content).toMatch(/^mesh-redacted:sha256:[0-9a-f]{64}:\d+$/);
+    const roles = await viewer.role.list();
+    expect(JSON.stringify(roles)).not.toContain("hunter2");
+    expect(byId(roles.find((r) => r.name === "vault")!.resources).get("env")!.content).toBe(digest(Buffer.from(secret)));
+
+    expect(byId((await admin.node.get({ id: nodeId })).declaration!.resources as unknown[]).get("env")!.content).toBe(secret);
+    expect(byId((await admin.role.list()).find((r) => r.name === "vault")!.resources).get("env")!.content).toBe(secret);
+    await admin.role.delete({ name: "vault" });
   });
   const lastEvent = async (action: string) => {
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });

@@ -74,6 +74,12 @@ function wordsOf(command: string): string[] {
   return execFileSync("sh", ["-c", `printf '%s\\n' ${command}`], { encoding: "utf8" }).split("\n").slice(0, -1);
 }
 
+/** The printed enrol command's two halves: the words feeding the token on stdin, and the enrol command's words. */
+function enrolWordsOf(command: string): { feed: string[]; enrol: string[] } {
+  const bar = command.indexOf(" | ");
+  return { feed: wordsOf(command.slice(0, bar)), enrol: wordsOf(command.slice(bar + 3)) };
+}
+
 function artifactsDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-edge-artifacts-"));
   fs.writeFileSync(path.join(dir, `mesh-host-${HOST_VERSION}-linux-x86_64.tar.gz`), "not really a tarball");
@@ -240,7 +246,7 @@ describe(`the HTTP edge (${engine})`, () => {
       const { command, installCommand } = ((await created.json()) as any).result.data;
       expect(command).not.toContain("evil.example");
       expect(installCommand).not.toContain("evil.example");
-      expect(wordsOf(command)).toEqual(["mesh-host", "enrol", cp.url, "--token", expect.any(String), "--insecure"]);
+      expect(enrolWordsOf(command)).toEqual({ feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)], enrol: ["mesh-host", "enrol", cp.url, "--token", "-", "--insecure"] });
     });
 
     it("believes X-Forwarded-Host from a trusted proxy (MESH_TRUSTED_PROXIES), validated like a Host", async () => {
@@ -358,7 +364,7 @@ describe(`behind a TLS-terminating proxy: MESH_PUBLIC_URL is https (${engine})`,
     expect(execFileSync("sh", ["-c", `${assignment}\nprintf %s "$public_url"`], { encoding: "utf8" })).toBe(publicUrl);
     expect(fs.existsSync("/tmp/mesh-pwned")).toBe(false);
     const { command, installCommand } = await api(cp.url).mutate("token.create", {});
-    expect(wordsOf(command)).toEqual(["mesh-host", "enrol", publicUrl, "--token", expect.any(String), "--insecure"]);
+    expect(enrolWordsOf(command)).toEqual({ feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)], enrol: ["mesh-host", "enrol", publicUrl, "--token", "-", "--insecure"] });
     expect(wordsOf(installCommand.replace(/ \| sh$/, ""))).toEqual(["curl", "-fsSL", `${publicUrl}/download/install.sh`]);
     expect(fs.existsSync("/tmp/mesh-pwned")).toBe(false);
   });

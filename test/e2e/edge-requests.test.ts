@@ -242,6 +242,7 @@ describe(`the HTTP edge (${engine})`, () => {
       expect(script.status).toBe(200);
       expect(script.text).not.toContain("evil.example");
       expect(script.text).toContain(`public_url=${cp.url}\n`);
+      expect(script.headers["strict-transport-security"]).toBeUndefined();
       const created = await fetch(`${cp.url}/api/trpc/token.create`, { method: "POST", headers: { ...headers, authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" }, body: "{}" });
       const { command, installCommand } = ((await created.json()) as any).result.data;
       expect(command).not.toContain("evil.example");
@@ -252,6 +253,10 @@ describe(`the HTTP edge (${engine})`, () => {
     it("believes X-Forwarded-Host from a trusted proxy (MESH_TRUSTED_PROXIES), validated like a Host", async () => {
       const viaProxy = await rawRequest(cp.url, { path: "/download/install.sh", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "https" } });
       expect(viaProxy.text).toContain("public_url=https://mesh.example:8443\n");
+      // The proxy terminated TLS: HSTS follows the validated origin's scheme, like the Secure cookie (review 12).
+      expect(viaProxy.headers["strict-transport-security"]).toMatch(/max-age=\d+/);
+      const plainViaProxy = await rawRequest(cp.url, { path: "/login", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "http" } });
+      expect(plainViaProxy.headers["strict-transport-security"]).toBeUndefined();
       const bad = await rawRequest(cp.url, { path: "/download/install.sh", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "x';id;'" } });
       expect(bad.status).toBe(400);
     });

@@ -53,7 +53,7 @@ describe("dashboard in headless Chromium", () => {
     await page.getByRole("button", { name: "Issue token" }).click();
     const command = page.getByTestId("enrol-command");
     await command.waitFor();
-    expect(await command.textContent()).toMatch(/^mesh-host enrol http:\/\/127\.0\.0\.1:\d+ --token [a-z0-9]{6}\.[a-z0-9]{24} --insecure$/);
+    expect(await command.textContent()).toMatch(/^printf '%s\\n' [a-z0-9]{6}\.[a-z0-9]{24} \| mesh-host enrol http:\/\/127\.0\.0\.1:\d+ --token - --insecure$/);
 
     await page.getByRole("link", { name: "Fleet" }).click();
     await row.first().getByRole("link").click();

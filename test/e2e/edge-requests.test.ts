@@ -80,6 +80,12 @@ function wordsOf(command: string): string[] {
   return execFileSync("sh", ["-c", `printf '%s\\n' ${command}`], { encoding: "utf8" }).split("\n").slice(0, -1);
 }
 
+/** The printed enrol command's two halves: the words feeding the token on stdin, and the enrol command's words. */
+function enrolWordsOf(command: string): { feed: string[]; enrol: string[] } {
+  const bar = command.indexOf(" | ");
+  return { feed: wordsOf(command.slice(0, bar)), enrol: wordsOf(command.slice(bar + 3)) };
+}
+
 function artifactsDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-edge-artifacts-"));
   fs.writeFileSync(path.join(dir, `mesh-host-${HOST_VERSION}-linux-x86_64.tar.gz`), "not really a tarball");
@@ -245,16 +251,21 @@ describe(`the HTTP edge (${engine})`, () => {
       expect(script.status).toBe(200);
       expect(script.text).not.toContain("evil.example");
       expect(script.text).toContain(`public_url=${cp.url}\n`);
+      expect(script.headers["strict-transport-security"]).toBeUndefined();
       const created = await fetch(`${cp.url}/api/trpc/token.create`, { method: "POST", headers: { ...headers, authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" }, body: "{}" });
       const { command, installCommand } = ((await created.json()) as any).result.data;
       expect(command).not.toContain("evil.example");
       expect(installCommand).not.toContain("evil.example");
-      expect(wordsOf(command)).toEqual(["mesh-host", "enrol", cp.url, "--token", expect.any(String), "--insecure"]);
+      expect(enrolWordsOf(command)).toEqual({ feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)], enrol: ["mesh-host", "enrol", cp.url, "--token", "-", "--insecure"] });
     });
 
     it("believes X-Forwarded-Host from a trusted proxy (MESH_TRUSTED_PROXIES), validated like a Host", async () => {
       const viaProxy = await rawRequest(cp.url, { path: "/download/install.sh", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "https" } });
       expect(viaProxy.text).toContain("public_url=https://mesh.example:8443\n");
+      // The proxy terminated TLS: HSTS follows the validated origin's scheme, like the Secure cookie (review 12).
+      expect(viaProxy.headers["strict-transport-security"]).toMatch(/max-age=\d+/);
+      const plainViaProxy = await rawRequest(cp.url, { path: "/login", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "http" } });
+      expect(plainViaProxy.headers["strict-transport-security"]).toBeUndefined();
       const bad = await rawRequest(cp.url, { path: "/download/install.sh", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "x';id;'" } });
       expect(bad.status).toBe(400);
     });
@@ -367,7 +378,7 @@ describe(`behind a TLS-terminating proxy: MESH_PUBLIC_URL is https (${engine})`,
     expect(execFileSync("sh", ["-c", `${assignment}\nprintf %s "$public_url"`], { encoding: "utf8" })).toBe(publicUrl);
     expect(fs.existsSync("/tmp/mesh-pwned")).toBe(false);
     const { command, installCommand } = await api(cp.url).mutate("token.create", {});
-    expect(wordsOf(command)).toEqual(["mesh-host", "enrol", publicUrl, "--token", expect.any(String), "--insecure"]);
+    expect(enrolWordsOf(command)).toEqual({ feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)], enrol: ["mesh-host", "enrol", publicUrl, "--token", "-", "--insecure"] });
     expect(wordsOf(installCommand.replace(/ \| sh$/, ""))).toEqual(["curl", "-fsSL", `${publicUrl}/download/install.sh`]);
     expect(fs.existsSync("/tmp/mesh-pwned")).toBe(false);
   });

@@ -42,7 +42,7 @@ describe("TLS pinning", () => {
     // curl pins the same key (base64 of the same sha256) to fetch the installer
     const curlPin = `sha256//${Buffer.from(a.pin.slice("sha256:".length), "hex").toString("base64")}`;
     expect(installCommand).toBe(`curl -fsSL -k --pinnedpubkey ${curlPin} ${cp.url}/download/install.sh | MESH_CURL_OPTS='-k --pinnedpubkey ${curlPin}' sh`);
-    expect(command).toBe(`mesh-host enrol ${cp.url.replace("127.0.0.1", "127.0.0.1")} --token ${token} --ca-pin ${a.pin}`);
+    expect(command).toBe(`printf '%s\\n' ${token} | mesh-host enrol ${cp.url} --token - --ca-pin ${a.pin}`);
   });
 
   it("refuses to enrol with a server whose key does not match the pin, and sends nothing", async () => {

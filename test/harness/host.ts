@@ -30,6 +30,20 @@ export class Host {
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 
+  /**
+   * Runs a printed command line exactly as an operator would, with sh, where `mesh-host` is this
+   * sandboxed host (a wrapper first in PATH adding --state-dir, --root and --interval).
+   */
+  shell(command: string, timeoutMs = 60_000) {
+    const bin = path.join(path.dirname(this.root), "bin");
+    fs.mkdirSync(bin, { recursive: true });
+    const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
+    const wrapper = path.join(bin, "mesh-host");
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec ${[process.execPath, HOST_BIN].map(quote).join(" ")} "$@" ${this.flags().map(quote).join(" ")}\n`, { mode: 0o755 });
+    const r = spawnSync("sh", ["-c", command], { encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, timeout: timeoutMs });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
   /** Enrols as the dashboard's command would: pinned over https, explicitly insecure over http. */
   enrol(url: string, token: string, trust: string[] = url.startsWith("https:") ? [] : ["--insecure"]) {
     return this.cli(["enrol", url, "--token", token, ...trust]);

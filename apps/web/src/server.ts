@@ -16,7 +16,8 @@ import { loadConfig } from "./server/config";
 import { limitConnections } from "./server/connection-limits";
 import { admitRequest } from "./server/request-edge";
 import { untrustedForwardingWarning } from "./server/untrusted-forwarding";
-import { setRuntime } from "./server/runtime";
+import { ORIGIN_HEADER, setRuntime } from "./server/runtime";
+import { applyHsts } from "./server/security-headers";
 import { loadTls } from "./server/tls";
 import { TrustedProxies } from "./server/trusted-proxies";
 import { upgradeListener } from "./server/upgrades";
@@ -111,6 +112,8 @@ async function main() {
   const listener: http.RequestListener = (req, res) => {
     warnUntrustedForwarding(req);
     if (!admitRequest(req, res, { dev, tls: !!tls, servedOverHttps, proxies })) return;
+    // The validated origin's scheme: https behind a trusted TLS-terminating proxy gets HSTS too.
+    applyHsts(res, String(req.headers[ORIGIN_HEADER]));
     const pathname = (req.url ?? "/").split("?")[0];
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {

@@ -42,5 +42,14 @@ export function applySecurityHeaders(req: IncomingMessage, res: ServerResponse, 
   res.setHeader("referrer-policy", "same-origin");
   res.setHeader("cross-origin-opener-policy", "same-origin");
   res.setHeader("permissions-policy", "camera=(), microphone=(), geolocation=()");
-  if (opts.https) res.setHeader("strict-transport-security", "max-age=31536000");
+  if (opts.https) applyHsts(res);
+}
+
+/**
+ * HSTS for a request that came over https: TLS here, MESH_PUBLIC_URL https (set above), or, decided
+ * per request from the validated origin, a trusted proxy's X-Forwarded-Proto https — the same rule that
+ * makes the session cookie Secure, so the two never disagree.
+ */
+export function applyHsts(res: ServerResponse, origin?: string): void {
+  if (origin === undefined || origin.startsWith("https://")) res.setHeader("strict-transport-security", "max-age=31536000");
 }

@@ -11,6 +11,10 @@ import { createLoginLimits, loginUser } from "./login-user";
 import { SESSION_COOKIE } from "./sessions";
 import { ACTOR } from "./actor";
 import { handleFileDownload, handleFileUpload } from "../http/files-handler";
+import { createHash } from "node:crypto";
+import { createToken } from "../services/create-token";
+import { enrolNode } from "../services/enrol-node";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
 describe.each(testEngines())("access on %s", (engine) => {
   let t: TestDatabase;
@@ -118,7 +122,7 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect((await callerWith({ authorization: `Bearer ${created.key}` })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
-  it("lets only an admin upload a file for sources; a viewer may read it", async () => {
+  it("lets only an admin upload or read a file for sources; a viewer may not read it (a source may be a secret)", async () => {
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
     const { key } = await admin.apiKey.create({ name: "file-reader", role: "viewer" });
     const upload = (authorization: string) =>
@@ -128,10 +132,53 @@ describe.each(testEngines())("access on %s", (engine) => {
     const stored = await upload("Bearer env-admin-api-key-0123");
     expect(stored.status).toBe(201);
     const { sha256 } = (await stored.json()) as { sha256: string };
-    const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: `Bearer ${key}` } }), sha256);
+    const byViewer = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: `Bearer ${key}` } }), sha256);
+    expect(byViewer.status).toBe(403);
+    expect(await byViewer.text()).not.toContain("hello");
+    const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123" } }), sha256);
     expect(await read.text()).toBe("hello");
+    // The hash is checked before anything else: a NUL or any non-hash is a clear 400, not a 500.
+    for (const bad of ["abc\u0000", "%00", "A".repeat(64), "../etc/passwd"]) {
+      const res = await handleFileDownload(deps, new Request("http://cp/api/files/x", { headers: { authorization: "Bearer env-admin-api-key-0123" } }), bad);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(/sha256/);
+    }
     const anonymous = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`), sha256);
     expect(anonymous.status).toBe(401);
+  });
+  it("shows a viewer inline content only as its sha256 and size, in node.get and role.list; an admin sees it", async () => {
+    const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
+    const { key } = await admin.apiKey.create({ name: "content-viewer", role: "viewer" });
+    const viewer = await callerWith({ authorization: `Bearer ${key}` });
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "vault" } } });
+    const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const secret = "API_TOKEN=hunter2-very-secret\n";
+    const binary = Buffer.from("s3cr3t-bytes\u0000").toString("base64");
+    await admin.role.upsert({
+      name: "vault",
+      selector: { labels: { app: "vault" } },
+      resources: [
+        { type: "file", id: "env", path: "/etc/vault.env", content: secret, mode: "0600" },
+        { type: "file", id: "bin", path: "/etc/vault.key", content: binary, encoding: "base64" },
+        { type: "service", id: "unit", unit: "vault.service", content: "[Service]\nEnvironment=TOKEN=hunter2-unit\nExecStart=/bin/true\n" },
+      ],
+    });
+    const digest = (b: Buffer) => `mesh-redacted:sha256:${createHash("sha256").update(b).digest("hex")}:${b.length}`;
+    const byId = (resources: unknown[]) => new Map((resources as Array<{ id: string; content?: string; encoding?: string }>).map((r) => [r.id, r]));
+
+    const seen = await viewer.node.get({ id: nodeId });
+    expect(JSON.stringify(seen)).not.toContain("hunter2");
+    const declared = byId(seen.declaration!.resources as unknown[]);
+    expect(declared.get("env")!.content).toBe(digest(Buffer.from(secret)));
+    expect(declared.get("bin")).toMatchObject({ content: digest(Buffer.from(binary, "base64")), encoding: "utf8" });
+    expect(declared.get("unit")!.content).toMatch(/^mesh-redacted:sha256:[0-9a-f]{64}:\d+$/);
+    const roles = await viewer.role.list();
+    expect(JSON.stringify(roles)).not.toContain("hunter2");
+    expect(byId(roles.find((r) => r.name === "vault")!.resources).get("env")!.content).toBe(digest(Buffer.from(secret)));
+
+    expect(byId((await admin.node.get({ id: nodeId })).declaration!.resources as unknown[]).get("env")!.content).toBe(secret);
+    expect(byId((await admin.role.list()).find((r) => r.name === "vault")!.resources).get("env")!.content).toBe(secret);
+    await admin.role.delete({ name: "vault" });
   });
   const lastEvent = async (action: string) => {
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
@@ -157,6 +204,10 @@ describe.each(testEngines())("access on %s", (engine) => {
     // Someone holding a stolen session cannot guess the password behind it for long.
     for (let i = 0; i < 6; i++) await expect(pia.user.changePassword({ currentPassword: `guess-${i}`, newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     await expect(pia.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    // ... and those guesses do not lock the owner, in their own session, out of changing it.
+    const own = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-2" });
+    const owner = await callerWith({ cookie: `${SESSION_COOKIE}=${own.sessionId}` });
+    expect(await owner.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).toMatchObject({ changed: true });
     // An API key has no password to change.
     await expect(admin.user.changePassword({ currentPassword: "x", newPassword: "0123456789" })).rejects.toMatchObject({ code: "FORBIDDEN" });
   });

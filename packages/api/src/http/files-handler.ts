@@ -1,5 +1,5 @@
-// /api/files: operators upload (admin key or session), hosts download with a
-// request signed by their node key, and only the files their own declaration names.
+// /api/files: admins upload and download (key or session), hosts download with a request
+// signed by their node key, and only the files their own declaration names; viewers never (a source may be a secret).
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { authenticateCaller } from "../auth/authenticate-caller";
@@ -24,13 +24,17 @@ export async function handleFileUpload(deps: Deps, request: Request): Promise<Re
 
 export async function handleFileDownload(deps: Deps, request: Request, sha256: string): Promise<Response> {
   try {
-    // A logged-in user or key may read files; otherwise it must be a host's signed request.
+    // The name is checked first, for everyone: a blob is named by its lower-case sha256 and nothing else.
+    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new MeshError("BAD_INPUT", "a file is named by its sha256: 64 lower-case hex digits");
+    // Only an admin (user or key) reads any file; a viewer reads none, since a source may hold a secret.
+    // Anyone else must be a host's signed request.
     const caller = request.headers.has("authorization") || request.headers.has("cookie") ? await authenticateCaller(deps.db, request.headers) : null;
+    if (caller && caller.role !== "admin") throw new MeshError("FORBIDDEN", "reading files needs an admin (a file may hold a secret)");
     if (!caller) {
       const { nodeId } = await authenticateNodeRequest(deps.db, request);
       // A host reads only what its own declaration names (a blob may be another node's secret).
-      if (!/^[0-9a-f]{64}$/.test(sha256) || !(await nodeDeclaresFile(deps.db, nodeId, sha256))) {
-        deps.log.warn({ nodeId, sha256: sha256.slice(0, 64) }, "file refused: not in the node's declaration");
+      if (!(await nodeDeclaresFile(deps.db, nodeId, sha256))) {
+        deps.log.warn({ nodeId, sha256 }, "file refused: not in the node's declaration");
         throw new MeshError("FORBIDDEN", "this file is not a source in your node's declaration");
       }
     }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { listNodes, ListNodesInput } from "../services/list-nodes";
 import { getNode } from "../services/get-node";
+import { seesContent } from "../services/redact-content";
 import { countNodes } from "../services/count-nodes";
 import { RetireInput, retireNode, revokeNode } from "../services/lifecycle";
 import { SetLabelsInput, setLabels } from "../services/set-labels";
@@ -10,7 +11,7 @@ import { ReplacementInput, approveReplacement, rejectReplacement } from "../serv
 export const nodeRouter = router({
   list: authedProcedure.input(ListNodesInput.optional()).query(({ ctx, input }) => listNodes(ctx, input)),
   counts: authedProcedure.query(({ ctx }) => countNodes(ctx)),
-  get: authedProcedure.input(z.strictObject({ id: z.uuid() })).query(({ ctx, input }) => getNode(ctx, input.id)),
+  get: authedProcedure.input(z.strictObject({ id: z.uuid() })).query(({ ctx, input }) => getNode(ctx, input.id, { showContent: seesContent(ctx.role) })),
   setLabels: adminProcedure.input(SetLabelsInput).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
   retire: adminProcedure.input(RetireInput).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
   approveReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => approveReplacement(ctx, { actor: ctx.actor, input })),

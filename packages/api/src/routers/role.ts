@@ -3,9 +3,10 @@ import { Role, RoleName } from "@mesh/protocol";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { deleteRole, listRoles, upsertRole } from "../services/roles";
 import { planRole } from "../services/plan-role";
+import { seesContent } from "../services/redact-content";
 
 export const roleRouter = router({
-  list: authedProcedure.query(({ ctx }) => listRoles(ctx)),
+  list: authedProcedure.query(({ ctx }) => listRoles(ctx, { showContent: seesContent(ctx.role) })),
   // A mutation only because a role (file contents) can be larger than a URL; it saves nothing.
   plan: adminProcedure.input(Role).mutation(({ ctx, input }) => planRole(ctx, { input })),
   upsert: adminProcedure.input(Role).mutation(({ ctx, input }) => upsertRole(ctx, { actor: ctx.actor, input })),

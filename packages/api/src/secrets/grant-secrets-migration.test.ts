@@ -76,13 +76,23 @@ describe.each(testEngines())("grant secrets from an older version (%s)", (engine
     expect(rows[1]!.resources).toEqual([expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:[0-9a-f]{64}$/) }), motd]);
     expect(rows[0]!.resources).toEqual([motd, expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:/) })]);
 
+    const filenodes = async () => (await db.execute(sql`select pg_relation_filenode('declarations')::text as d, pg_relation_filenode('grants')::text as g`)) as unknown;
+    const nodesOf = (r: unknown) => JSON.stringify("rows" in (r as object) ? (r as { rows: unknown }).rows : r);
+    const before = nodesOf(await filenodes());
     const key = randomBytes(32);
-    const { box, sealed } = await openSecrets(db, { key, from: "test" });
+    const { box, sealed, vacuumed } = await openSecrets(db, { key, from: "test" });
     expect(sealed).toBe(1);
+    // The purged and the just-sealed clear values lived on in dead row versions: both tables were rewritten
+    // (VACUUM FULL gives a table a new file), once.
+    expect(vacuumed).toBe(true);
+    const after = nodesOf(await filenodes());
+    expect(JSON.parse(after)[0].d).not.toBe(JSON.parse(before)[0].d);
+    expect(JSON.parse(after)[0].g).not.toBe(JSON.parse(before)[0].g);
     const [row] = await db.select().from(grants).where(eq(grants.nodeId, nodeId));
     expect(isSealed(row!.secret!)).toBe(true);
     expect(row!.secret).not.toContain("password");
-    expect((await openSecrets(db, { key, from: "test" })).sealed).toBe(0);
+    expect(await openSecrets(db, { key, from: "test" })).toMatchObject({ sealed: 0, vacuumed: false });
+    expect(nodesOf(await filenodes())).toBe(after);
 
     // The host is given exactly what it was given before.
     const revealed = await revealGrantFiles(db, box, nodeId, rows[1]!.resources as Resource[]);

@@ -1,12 +1,13 @@
-// Start-up step after migrations: checks that this instance holds the key the
-// database's secrets are sealed with, and seals grant secrets an older version stored in clear.
+// Start-up step after migrations: checks that this instance holds the key the database's secrets are
+// sealed with, seals grant secrets an older version stored in clear, and then rewrites the tables once.
 import { eq, isNotNull } from "drizzle-orm";
 import { grants, type Db } from "@mesh/db";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { createSecretBox, isSealed, SecretKeyError, type SecretBox } from "./secret-box";
 import type { SecretKeySource } from "./secret-key";
+import { vacuumPurgedSecrets } from "./vacuum-purged-secrets";
 
-export async function openSecrets(db: Db, source: SecretKeySource): Promise<{ box: SecretBox; sealed: number }> {
+export async function openSecrets(db: Db, source: SecretKeySource): Promise<{ box: SecretBox; sealed: number; vacuumed: boolean }> {
   const box = createSecretBox(source.key);
   const held = await settingOnce(db, SETTING.secretKeyId, box.keyId);
   if (held !== box.keyId) {
@@ -25,5 +26,8 @@ export async function openSecrets(db: Db, source: SecretKeySource): Promise<{ bo
     }
     return n;
   });
-  return { box, sealed };
+  // After sealing (outside its transaction): the clear values migration 0005 replaced and the ones just
+  // sealed are still in dead row versions until a vacuum; rewrite both tables once.
+  const vacuumed = await vacuumPurgedSecrets(db);
+  return { box, sealed, vacuumed };
 }

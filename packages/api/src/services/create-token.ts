@@ -31,10 +31,14 @@ export function installCommand(publicUrl: string, tlsPin?: string): string {
   return `${shellCommand(["curl", "-fsSL", "-k", "--pinnedpubkey", pin, url])} | MESH_CURL_OPTS=${shellQuote(`-k --pinnedpubkey ${pin}`)} sh`;
 }
 
-/** The exact command for the new machine: pinned over TLS, explicitly insecure otherwise. Every value shell-quoted. */
+/**
+ * The exact command for the new machine: pinned over TLS, explicitly insecure otherwise. Every value shell-quoted.
+ * The token goes in on standard input (`--token -`) from printf, a shell builtin, so it never appears in
+ * another process's argv (ps, /proc/PID/cmdline) on the new machine.
+ */
 export function enrolCommand(publicUrl: string, token: string, tlsPin?: string): string {
   const trust = publicUrl.startsWith("https://") && tlsPin ? ["--ca-pin", tlsPin] : ["--insecure"];
-  return shellCommand(["mesh-host", "enrol", publicUrl, "--token", token, ...trust]);
+  return `${shellCommand(["printf", "%s\\n", token])} | ${shellCommand(["mesh-host", "enrol", publicUrl, "--token", "-", ...trust])}`;
 }
 
 export async function createToken(

@@ -1,4 +1,5 @@
-// node.get: everything the node page shows, in one call.
+// node.get: everything the node page shows, in one call; inline content only for admins
+// (viewers get each content's sha256 and size).
 import { desc, eq } from "drizzle-orm";
 import { events, grants, latestReports, nodes } from "@mesh/db";
 import type { Report, Resource } from "@mesh/protocol";
@@ -7,6 +8,7 @@ import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { currentDeclaration } from "./recompile-node";
 import { pendingClaimsOn } from "./node-replacement";
+import { redactResources } from "./redact-content";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -14,7 +16,7 @@ export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   return node;
 }
 
-export async function getNode(deps: Pick<Deps, "db">, id: string) {
+export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showContent: boolean } = { showContent: false }) {
   const node = await getNodeOrThrow(deps, id);
   const [declaration, [latest], recent, nodeGrants] = await Promise.all([
     currentDeclaration(deps.db, id),
@@ -31,9 +33,10 @@ export async function getNode(deps: Pick<Deps, "db">, id: string) {
   const claims = await pendingClaimsOn(deps.db, id);
   const report = (latest?.body ?? null) as Report | null;
   const { publicKey: _publicKey, ...rest } = node;
+  const shown = declaration && !opts.showContent ? { ...declaration, resources: redactResources(declaration.resources as Resource[]) } : declaration;
   return {
     ...rest,
-    declaration,
+    declaration: shown,
     report,
     reportReceivedAt: latest?.receivedAt ?? null,
     owned: report?.owned ?? [],

@@ -8,10 +8,12 @@ import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
 import { recompileFleet, type RecompileResult } from "./recompile-node";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
+import { redactResources } from "./redact-content";
 
-export async function listRoles(deps: Pick<Deps, "db">): Promise<Role[]> {
+/** Every role; inline content is replaced by its sha256 and size unless the caller may see it (admins). */
+export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Role[]> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
-  return rows.map((r) => ({ name: r.name, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }) as Role);
+  return rows.map((r) => ({ name: r.name, selector: r.selector, resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]), grants: r.grants ?? [] }) as Role);
 }
 
 function summarise(results: RecompileResult[]) {

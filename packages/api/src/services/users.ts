@@ -13,7 +13,9 @@ import { CallerName } from "./caller-name";
 import { describeWait, FailureBackoff } from "../http/failure-backoff";
 
 // Whoever holds a stolen session must not be able to guess the password behind it:
-// wrong current passwords back off per user, like logins (in memory, per instance).
+// wrong current passwords back off per (user, session), like logins per (account, address),
+// so a thief's guesses in their session never lock the owner's own session out of changing it
+// (in memory, per instance; a new session needs the password, so a thief gets no fresh keys).
 const currentPasswordFailures = new FailureBackoff({ freeFailures: 5 });
 
 export const Password = z.string().min(10, "at least 10 characters").max(1024);
@@ -83,10 +85,11 @@ export async function changeOwnPassword(deps: Deps, opts: { actor: string; user:
   const name = opts.user.name;
   const [user] = await deps.db.select().from(users).where(and(eq(users.name, name), isNull(users.revokedAt)));
   if (!user) throw new MeshError("UNAUTHORIZED", "your account no longer exists");
-  const attempt = currentPasswordFailures.attempt(user.id);
+  const failureKey = `${user.id}:${opts.user.sessionIdHash}`;
+  const attempt = currentPasswordFailures.attempt(failureKey);
   if (!attempt.allowed) throw new MeshError("RATE_LIMITED", `too many wrong current passwords; try again in ${describeWait(attempt.retryAfterMs)}`);
   if (!(await verifyPassword(input.currentPassword, user.passwordHash))) throw new MeshError("BAD_INPUT", "the current password is wrong");
-  currentPasswordFailures.succeeded(user.id);
+  currentPasswordFailures.succeeded(failureKey);
   const passwordHash = await hashPassword(input.newPassword);
   const keep = opts.user.sessionIdHash;
   return deps.db.transaction(async (tx) => {

@@ -1,23 +1,18 @@
 // Anyone can be refused enrolment: refusals are budgeted in the audit log per address key,
 // and every address in one IPv6 /64 counts as one address for the failure limits too.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { events } from "@mesh/db";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { createToken } from "../services/create-token";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createEnrolLimits, handleEnrol, REFUSED_EVENTS_PER_HOUR } from "./enrol-handler";
+import { useServiceDeps } from "../testing/service-deps";
 
 describe.each(testEngines())("enrolment refusals on %s", (engine) => {
-  let t: TestDatabase;
   let deps: Deps;
-  beforeAll(async () => {
-    t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(() => t?.drop());
+  useServiceDeps(engine, (d) => (deps = d));
 
   const wrongToken = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });

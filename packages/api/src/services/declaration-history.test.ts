@@ -1,10 +1,9 @@
 // A node recompiled in a loop (facts toggling a role, or roles edited often) keeps a
 // bounded declarations history: the newest versions, the current one always among them.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { declarations } from "@mesh/db";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
@@ -12,15 +11,11 @@ import { currentDeclaration, DECLARATION_HISTORY_PER_NODE } from "./recompile-no
 import { upsertRole } from "./roles";
 import { updateFacts } from "./update-facts";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { useServiceDeps } from "../testing/service-deps";
 
 describe.each(testEngines())("declarations history on %s", (engine) => {
-  let t: TestDatabase;
   let deps: Deps;
-  beforeAll(async () => {
-    t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(() => t?.drop());
+  useServiceDeps(engine, (d) => (deps = d));
 
   it(`keeps the newest ${DECLARATION_HISTORY_PER_NODE} versions of a node recompiled again and again`, async () => {
     await upsertRole(deps, { actor: "test", input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] } });

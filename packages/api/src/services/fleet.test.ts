@@ -1,7 +1,6 @@
 // Services against a real database: PGlite, and Postgres when DATABASE_URL is set.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { describe, expect, it } from "vitest";
+import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { createToken } from "./create-token";
@@ -16,19 +15,15 @@ import { beatGateway, markConnected, sweepDeadGateways } from "./presence";
 import { gateways, nodes } from "@mesh/db";
 import { eq, sql } from "drizzle-orm";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { useServiceDeps } from "../testing/service-deps";
 
 const profile = (machineId: string) => testProfile(machineId);
 const publicKey = () => testKeyPair().publicKey;
 const inventory = emptyInventory();
 
 describe.each(testEngines())("fleet services on %s", (engine) => {
-  let t: TestDatabase;
   let deps: Deps;
-  beforeAll(async () => {
-    t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(() => t?.drop());
+  useServiceDeps(engine, (d) => (deps = d));
 
   const enrol = async (labels: Record<string, string> = {}, machineId: string = crypto.randomUUID()) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });

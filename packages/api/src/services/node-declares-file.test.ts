@@ -1,9 +1,8 @@
 // A node downloads the previous declaration's files only while it may still be applying it:
 // not once it reported applying the current one (even if it later reports an older version),
 // and not past a grace period however long it keeps reporting the old one.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { describe, expect, it } from "vitest";
+import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
@@ -12,18 +11,14 @@ import { currentDeclaration } from "./recompile-node";
 import { recordReport } from "./record-report";
 import { upsertRole } from "./roles";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { useServiceDeps } from "../testing/service-deps";
 
 const A = "a".repeat(64);
 const B = "b".repeat(64);
 
 describe.each(testEngines())("files a node may download on %s", (engine) => {
-  let t: TestDatabase;
   let deps: Deps;
-  beforeAll(async () => {
-    t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(() => t?.drop());
+  useServiceDeps(engine, (d) => (deps = d));
 
   const role = (sha256: string) =>
     upsertRole(deps, { actor: "test", input: { name: "files", selector: { labels: { files: "yes" } }, resources: [{ type: "file", id: "f", path: "/etc/f", source: { url: `/api/files/${sha256}`, sha256 } }] } });

@@ -1,26 +1,21 @@
 // A host cannot flood the audit log: one report, however much drift it carries,
 // writes at most one event; the entries stay with the stored report.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { events, nodes, reportHistory } from "@mesh/db";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { useServiceDeps } from "../testing/service-deps";
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
 
 describe.each(testEngines())("report events on %s", (engine) => {
-  let t: TestDatabase;
   let deps: Deps;
-  beforeAll(async () => {
-    t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(() => t?.drop());
+  useServiceDeps(engine, (d) => (deps = d));
 
   const enrol = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });

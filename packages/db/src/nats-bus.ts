@@ -30,6 +30,12 @@ export async function createNatsBus(url: string, opts: { onError?: (message: str
     name: "mesh-control-plane",
     maxReconnectAttempts: -1,
   });
+  // disconnects and reconnects are worth a line: core pub/sub drops what is sent meanwhile
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect" || s.type === "reconnect" || s.type === "error") opts.onError?.(`bus ${s.type}: ${String(s.data)}`);
+    }
+  })().catch(() => {});
   return {
     bus: {
       async subscribe(channel, listener) {

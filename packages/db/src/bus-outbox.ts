@@ -5,9 +5,16 @@ import type { Channel } from "./bus";
 export type Publish = (channel: Channel, payload: string) => void;
 type Notification = [Channel, string];
 
-/** Transaction handle -> its pending notifications; a database handle -> its direct publisher. */
-const outboxes = new WeakMap<object, Notification[]>();
-const publishers = new WeakMap<object, Publish>();
+/**
+ * Transaction handle -> its pending notifications; a database handle -> its direct publisher.
+ * Kept on globalThis: the Next.js bundle holds its own copy of this module, and the handles
+ * server.ts made must be recognised by both copies.
+ */
+const shared = globalThis as typeof globalThis & { [key: symbol]: unknown };
+const OUTBOXES = Symbol.for("mesh.bus.outboxes");
+const PUBLISHERS = Symbol.for("mesh.bus.publishers");
+const outboxes = (shared[OUTBOXES] ??= new WeakMap<object, Notification[]>()) as WeakMap<object, Notification[]>;
+const publishers = (shared[PUBLISHERS] ??= new WeakMap<object, Publish>()) as WeakMap<object, Publish>;
 
 type Transactional = { transaction: (fn: (tx: never) => Promise<unknown>, config?: unknown) => Promise<unknown> };
 

@@ -54,7 +54,12 @@ export async function createNatsBus(url: string, opts: { onError?: (message: str
       },
     },
     publish(channel, payload) {
-      nc.publish(channel, encoder.encode(payload));
+      // Runs after a commit: the caller's change is made, so a closed connection is logged, not thrown.
+      try {
+        nc.publish(channel, encoder.encode(payload));
+      } catch (err) {
+        opts.onError?.(`bus publish on ${channel} failed: ${(err as Error).message}`);
+      }
     },
     async close() {
       if (!nc.isClosed()) await nc.drain();

@@ -54,15 +54,17 @@ async function main() {
     }
   }
 
-  const database = await createDb(
-    config.databaseUrl
-      ? { url: config.databaseUrl, onNotice: (m) => log.debug({ notice: m }, "postgres notice") }
-      : { dataDir: path.join(config.dataDir, "pglite") },
-  );
+  const database = await createDb({
+    ...(config.databaseUrl
+      ? { url: config.databaseUrl, onNotice: (m: string) => log.debug({ notice: m }, "postgres notice") }
+      : { dataDir: path.join(config.dataDir, "pglite") }),
+    busUrl: config.busUrl,
+    onBusError: (message) => log.warn({ bus: "nats" }, message),
+  });
   await migrate(database);
   // Again now that PGlite has written its own files (0666 on a new directory).
   if (!config.databaseUrl) makeDataDirPrivate(config.dataDir);
-  log.info({ database: database.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, "database ready");
+  log.info({ database: database.kind, bus: config.busUrl ? "nats" : "notify", dataDir: config.databaseUrl ? undefined : config.dataDir }, "database ready");
 
   const generated = await ensureAdminCredentials(database.db, { password: config.adminPassword, apiKey: config.adminApiKey });
   if (generated.password || generated.apiKey) {

@@ -1,9 +1,10 @@
-// The change bus: Postgres LISTEN/NOTIFY, so every control-plane instance hears
-// what any instance committed. Publish inside a transaction to send on commit.
+// The change bus: every control-plane instance hears what any instance committed. Postgres
+// LISTEN/NOTIFY by default (nats-bus.ts for NATS); notify inside a transaction sends on commit.
 import { sql as drizzleSql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { PGlite } from "@electric-sql/pglite";
 import type { DbOrTx } from "./client";
+import { queueNotification } from "./bus-outbox";
 
 export const CHANNELS = {
   /** payload: node id whose current declaration changed */
@@ -17,12 +18,18 @@ export const CHANNELS = {
 } as const;
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 
+/** pg_notify's own limit (8000 bytes), kept for every bus so a payload never depends on which one runs. */
+export const MAX_PAYLOAD_BYTES = 7999;
+
 export interface ChangeBus {
   subscribe(channel: Channel, listener: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 /** Queue a notification; it is delivered when the surrounding transaction commits. */
 export async function notify(db: DbOrTx, channel: Channel, payload: string): Promise<void> {
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) throw new Error(`bus payload on ${channel} exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+  // a NATS-backed database queues it for after the commit (bus-outbox.ts)
+  if (queueNotification(db, channel, payload)) return;
   await db.execute(drizzleSql`select pg_notify(${channel}, ${payload})`);
 }
 

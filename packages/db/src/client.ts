@@ -7,6 +7,8 @@ import postgres from "postgres";
 import { PGlite } from "@electric-sql/pglite";
 import * as schema from "./schema/index";
 import { createPostgresBus, createPgliteBus, type ChangeBus } from "./bus";
+import { createNatsBus } from "./nats-bus";
+import { useOutbox } from "./bus-outbox";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -31,9 +33,32 @@ export interface CreateDbOptions {
   /** Where postgres notices go (postgres.js prints them to stdout otherwise). */
   onNotice?: (message: string) => void;
   maxConnections?: number;
+  /** nats://host:port: the change bus on NATS instead of LISTEN/NOTIFY (decision 0016). */
+  busUrl?: string;
+  /** Where bus errors go (NATS disconnects, dropped payloads). */
+  onBusError?: (message: string) => void;
+}
+
+/** Swaps the database's LISTEN/NOTIFY bus for NATS when a bus URL is given. */
+async function withBus(database: Database, options: CreateDbOptions): Promise<Database> {
+  if (!options.busUrl) return database;
+  const nats = await createNatsBus(options.busUrl, { onError: options.onBusError });
+  useOutbox(database.db, nats.publish);
+  return {
+    ...database,
+    bus: nats.bus,
+    async close() {
+      await nats.close();
+      await database.close();
+    },
+  };
 }
 
 export async function createDb(options: CreateDbOptions): Promise<Database> {
+  return withBus(await openDb(options), options);
+}
+
+async function openDb(options: CreateDbOptions): Promise<Database> {
   if (options.url) {
     const sql = postgres(options.url, {
       max: options.maxConnections ?? 10,

@@ -1,6 +1,7 @@
 // Test databases: a fresh Postgres database per suite (when DATABASE_URL is set)
 // and an in-memory PGlite, each migrated. Drizzle's own habit: one suite, both engines.
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import postgres from "postgres";
 import { createDb, type Database } from "./client";
 import { migrate } from "./migrate";
@@ -49,6 +50,39 @@ export async function createTestDatabase(engine: "postgres" | "pglite"): Promise
     async drop() {
       await database.close();
       await pg.drop();
+    },
+  };
+}
+
+/** Starts nats-server on a free loopback port (the binary from PATH or /usr/sbin) for a bus test. */
+export async function startNatsServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { spawn } = await import("node:child_process");
+  const net = await import("node:net");
+  const port = await new Promise<number>((resolve, reject) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+    s.on("error", reject);
+  });
+  const bin = fs.existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server";
+  const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+  await new Promise<void>((resolve, reject) => {
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (err.includes("Server is ready")) resolve();
+    });
+    child.on("exit", (code) => reject(new Error(`nats-server exited ${code}: ${err}`)));
+    child.on("error", reject);
+  });
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
     },
   };
 }

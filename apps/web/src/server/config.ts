@@ -11,6 +11,11 @@ const Env = z.object({
   DATABASE_URL: z.string().url().optional(),
   MESH_DATA_DIR: z.string().default(".mesh"),
   MESH_ROLE: z.enum(["all", "web", "gateway"]).default("all"),
+  MESH_BUS_URL: z
+    .string()
+    .url()
+    .refine((u) => new URL(u).protocol === "nats:", "MESH_BUS_URL must be nats://host:port")
+    .optional(),
   MESH_PUBLIC_URL: z.string().url().optional(),
   MESH_ADMIN_PASSWORD: z.string().min(8, "MESH_ADMIN_PASSWORD must have at least 8 characters").optional(),
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
@@ -43,6 +48,8 @@ export interface Config {
   databaseUrl?: string;
   dataDir: string;
   role: "all" | "web" | "gateway";
+  /** nats://host:port: the change bus on NATS; unset: LISTEN/NOTIFY on the database (decision 0016). */
+  busUrl?: string;
   publicUrl?: string;
   adminPassword?: string;
   adminApiKey?: string;
@@ -84,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.MESH_DATA_DIR),
     role: e.MESH_ROLE,
+    busUrl: e.MESH_BUS_URL,
     publicUrl: e.MESH_PUBLIC_URL?.replace(/\/$/, ""),
     adminPassword: e.MESH_ADMIN_PASSWORD,
     adminApiKey: e.MESH_ADMIN_API_KEY,

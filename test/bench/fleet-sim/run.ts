@@ -174,7 +174,7 @@ async function main() {
     await sleep(IDLE_S * 1000);
     await sleep(1_500); // Postgres publishes a backend's counters within a second
     const s1 = await stats();
-    const xps = (s1.xacts - s0.xacts - 4) / IDLE_S; // the bench's own two reads are two transactions each
+    const xps = (s1.xacts - s0.xacts - 2) / IDLE_S; // the bench's own reads between the two counter readings: two transactions
     const wps = (s1.rows - s0.rows) / IDLE_S;
     rows.push({
       figure: `database writes from liveness, ${fmt(NODES)} idle links (pg_stat deltas over ${IDLE_S} s)`,

@@ -46,7 +46,6 @@ export class SimNode {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let waitMs: number | undefined;
-      const openedAt = Date.now();
       try {
         this.events.attempt(this.nodeId);
         const res = await this.challenge();
@@ -57,7 +56,6 @@ export class SimNode {
         const challenge = JSON.parse(res.body) as { nonce: string };
         const auth = signChallenge({ nodeId: this.nodeId, nonce: challenge.nonce, privateKey: this.key, declarationVersion: this.version, hostVersion: "0.0.0-sim" });
         await this.hold(authHeaderValue(auth), (ms) => (waitMs = ms));
-        if (Date.now() - openedAt > 60_000) this.backoff.reset();
       } catch {
         // refused or dropped: back off as the host does
       }
@@ -88,6 +86,7 @@ export class SimNode {
       const ws = new WebSocket(url, { headers: { [AUTH_HEADER]: authHeader }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes, handshakeTimeout: 15_000, localAddress: this.localAddress });
       this.ws = ws;
       let opened = false;
+      let stable: NodeJS.Timeout | undefined;
       ws.on("error", (err) => (opened ? undefined : reject(err)));
       ws.once("unexpected-response", (_req, res) => {
         retryAfter(retryAfterMs(res.headers["retry-after"]));
@@ -97,7 +96,8 @@ export class SimNode {
       });
       ws.once("open", () => {
         opened = true;
-        this.backoff.reset();
+        // As the host's link does: the backoff starts from the base again once a link stayed up 10 s.
+        stable = setTimeout(() => this.backoff.reset(), 10_000);
         this.events.linked(this.nodeId, Date.now());
       });
       ws.on("message", (data) => {
@@ -110,6 +110,7 @@ export class SimNode {
         ws.send(JSON.stringify({ type: "report", seq: ++this.seq, report: { declarationVersion: version, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() } }));
       });
       ws.once("close", () => {
+        clearTimeout(stable);
         if (!opened) return reject(new Error("closed before open"));
         this.events.unlinked(this.nodeId);
         resolve();

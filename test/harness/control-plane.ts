@@ -91,6 +91,15 @@ export class ControlPlane {
     return code;
   }
 
+  /** Kills the process with `signal` (a crash, for restart tests and benches); resolves when it is gone. */
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise<void>((r) => child.once("exit", () => r()));
+    child.kill(signal);
+    await gone;
+  }
+
   rssKb(): number {
     const status = fs.readFileSync(`/proc/${this.child!.pid}/status`, "utf8");
     return Number(/VmRSS:\s+(\d+)/.exec(status)![1]);

@@ -1,0 +1,120 @@
+// One simulated host: links with the agent's own challenge signing and backoff,
+// answers every declaration with a report carrying the declared version.
+import WebSocket from "ws";
+import type { KeyObject } from "node:crypto";
+import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame } from "@mesh/protocol";
+import { signChallenge, authHeaderValue, retryAfterMs } from "@mesh/agent/src/link/auth";
+import { Backoff } from "@mesh/agent/src/link/backoff";
+import http from "node:http";
+
+export interface SimEvents {
+  /** A declaration frame arrived (wall-clock ms, version). */
+  declaration(nodeId: string, version: number, at: number): void;
+  linked(nodeId: string, at: number): void;
+  unlinked(nodeId: string): void;
+  attempt(nodeId: string): void;
+}
+
+export class SimNode {
+  version = 0;
+  private seq = 0;
+  private ws: WebSocket | null = null;
+  private stopped = false;
+  private readonly backoff = new Backoff();
+
+  constructor(
+    readonly nodeId: string,
+    private readonly key: KeyObject,
+    private readonly base: string,
+    private readonly localAddress: string,
+    private readonly events: SimEvents,
+  ) {}
+
+  get linked(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  start(): void {
+    void this.loop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.ws?.terminate();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let waitMs: number | undefined;
+      try {
+        this.events.attempt(this.nodeId);
+        const res = await this.challenge();
+        if (res.status !== 200) {
+          waitMs = res.retryAfter;
+          throw new Error(`challenge ${res.status}`);
+        }
+        const challenge = JSON.parse(res.body) as { nonce: string };
+        const auth = signChallenge({ nodeId: this.nodeId, nonce: challenge.nonce, privateKey: this.key, declarationVersion: this.version, hostVersion: "0.0.0-sim" });
+        await this.hold(authHeaderValue(auth), (ms) => (waitMs = ms));
+      } catch {
+        // refused or dropped: back off as the host does
+      }
+      if (this.stopped) return;
+      const delay = Math.max(waitMs ?? 0, this.backoff.next());
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+
+  /** GET the challenge from this node's source address. */
+  private challenge(): Promise<{ status: number; body: string; retryAfter?: number }> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(this.base + CHALLENGE_PATH, { localAddress: this.localAddress, timeout: 15_000, agent: false }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (body.length < 65536 ? (body += d) : undefined));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, retryAfter: retryAfterMs(res.headers["retry-after"]) }));
+        res.on("error", reject);
+      });
+      req.on("timeout", () => req.destroy(new Error("challenge timeout")));
+      req.on("error", reject);
+    });
+  }
+
+  private hold(authHeader: string, retryAfter: (ms: number | undefined) => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const url = this.base.replace(/^http/, "ws") + AGENT_PATH;
+      const ws = new WebSocket(url, { headers: { [AUTH_HEADER]: authHeader }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes, handshakeTimeout: 15_000, localAddress: this.localAddress });
+      this.ws = ws;
+      let opened = false;
+      let stable: NodeJS.Timeout | undefined;
+      ws.on("error", (err) => (opened ? undefined : reject(err)));
+      ws.once("unexpected-response", (_req, res) => {
+        retryAfter(retryAfterMs(res.headers["retry-after"]));
+        res.resume();
+        ws.terminate();
+        reject(new Error(`upgrade ${res.statusCode}`));
+      });
+      ws.once("open", () => {
+        opened = true;
+        // As the host's link does: the backoff starts from the base again once a link stayed up 10 s.
+        stable = setTimeout(() => this.backoff.reset(), 10_000);
+        this.events.linked(this.nodeId, Date.now());
+      });
+      ws.on("message", (data) => {
+        const at = Date.now();
+        const parsed = ServerFrame.safeParse(JSON.parse(String(data)));
+        if (!parsed.success || parsed.data.type !== "declaration") return;
+        const version = parsed.data.declaration.version;
+        this.version = version;
+        this.events.declaration(this.nodeId, version, at);
+        ws.send(JSON.stringify({ type: "report", seq: ++this.seq, report: { declarationVersion: version, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() } }));
+      });
+      ws.once("close", () => {
+        clearTimeout(stable);
+        if (!opened) return reject(new Error("closed before open"));
+        this.events.unlinked(this.nodeId);
+        resolve();
+      });
+    });
+  }
+}

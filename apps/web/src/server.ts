@@ -32,7 +32,6 @@ async function main() {
   process.umask(0o077);
   const log = createLogger("mesh");
   const openFiles = raiseOpenFileLimit();
-  if (openFiles) log.info({ soft: openFiles.soft, hard: openFiles.hard, raised: openFiles.raised, socketBudget: socketBudget(openFiles) }, "open-file limit");
   let config;
   try {
     config = loadConfig(process.env, process.env.INIT_CWD ?? process.cwd());
@@ -132,7 +131,10 @@ async function main() {
   // Longer than the idle timeouts of clients and load balancers, so none reuses a
   // connection at the instant the server closes it.
   server.keepAliveTimeout = 65_000;
-  const limits = limitConnections(server, { ...config.connections, socketBudget: socketBudget(openFiles), tls: !!tls, proxies, log });
+  // Counted now that the database, Next and the gateway hold their own files.
+  const sockets = socketBudget(openFiles);
+  if (openFiles) log.info({ soft: openFiles.soft, hard: openFiles.hard, raised: openFiles.raised, socketBudget: sockets }, "open-file limit");
+  const limits = limitConnections(server, { ...config.connections, socketBudget: sockets, tls: !!tls, proxies, log });
   server.on("upgrade", upgradeListener({ dev, gateway, limits, clientAddress: (req) => proxies.clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"] as string | undefined) }));
 
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));

@@ -1,5 +1,5 @@
-// The open-file limit of this process: raised at start from the soft to the hard limit
-// (`npm start` has no unit to set LimitNOFILE=), and the socket budget derived from it.
+// The open-file limit of this process, its soft limit at the hard one from the start, and
+// the socket budget derived from it (past it new connections are answered 503).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 
@@ -10,8 +10,17 @@ export interface OpenFileLimit {
   raised: boolean;
 }
 
-/** File descriptors kept for everything but client sockets: database, logs, modules, Next's files. */
-export const RESERVED_FILES = 128;
+/** File descriptors kept free beyond those open when the server starts listening (database files, logs, modules read later). */
+export const SPARE_FILES = 64;
+
+/** Descriptors this process holds now; null where /proc is not there. */
+export function openFileCount(): number | null {
+  try {
+    return fs.readdirSync("/proc/self/fd").length;
+  } catch {
+    return null;
+  }
+}
 
 function readLimit(): { soft: number; hard: number } | null {
   try {
@@ -24,8 +33,9 @@ function readLimit(): { soft: number; hard: number } | null {
 }
 
 /**
- * Node has no setrlimit: util-linux's prlimit sets this process's soft limit to its hard one
- * (no privilege needed). Null where the limit cannot be read (not Linux).
+ * Node raises its own soft limit to the hard one as it starts (node.cc, PlatformInit); the hard
+ * limit is what LimitNOFILE= or the shell's `ulimit -Hn` gave. When it did not (a runtime that
+ * does not), util-linux prlimit raises it (no privilege needed). Null where unreadable (not Linux).
  */
 export function raiseOpenFileLimit(): OpenFileLimit | null {
   const before = readLimit();
@@ -40,5 +50,8 @@ export function raiseOpenFileLimit(): OpenFileLimit | null {
   return { ...after, raised: after.soft > before.soft };
 }
 
-/** Client sockets this process can hold and still open its own files. */
-export const socketBudget = (limit: OpenFileLimit | null): number => (limit ? Math.max(16, limit.soft - RESERVED_FILES) : Number.MAX_SAFE_INTEGER);
+/** Client sockets this process can hold and still open its own files: call once its own files are open (before listen). */
+export function socketBudget(limit: OpenFileLimit | null, openNow: number | null = openFileCount()): number {
+  if (!limit) return Number.MAX_SAFE_INTEGER;
+  return Math.max(16, limit.soft - (openNow ?? 0) - SPARE_FILES);
+}

@@ -21,6 +21,8 @@ export interface ControlPlaneOptions {
   dataDir?: string;
   port?: number;
   env?: Record<string, string>;
+  /** Start under this open-file limit, "soft:hard" (util-linux prlimit). */
+  openFiles?: string;
 }
 
 export class ControlPlane {
@@ -69,7 +71,10 @@ export class ControlPlane {
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;
     else env.MESH_DATA_DIR = this.options.dataDir!;
     this.output = "";
-    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], { cwd: WEB_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
+    const argv = [process.execPath, "--import", "tsx", "src/server.ts"];
+    // prlimit execs the command: the child's pid is the control plane's.
+    if (this.options.openFiles) argv.unshift("prlimit", `--nofile=${this.options.openFiles}`, "--");
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: WEB_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     child.stdout!.on("data", (d) => (this.output += d));
     child.stderr!.on("data", (d) => (this.output += d));
@@ -98,6 +103,10 @@ export class ControlPlane {
     const gone = new Promise<void>((r) => child.once("exit", () => r()));
     child.kill(signal);
     await gone;
+  }
+
+  get pid(): number {
+    return this.child!.pid!;
   }
 
   rssKb(): number {

@@ -14,6 +14,7 @@ import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
 import { limitConnections } from "./server/connection-limits";
+import { raiseOpenFileLimit, socketBudget } from "./server/open-file-limit";
 import { admitRequest } from "./server/request-edge";
 import { untrustedForwardingWarning } from "./server/untrusted-forwarding";
 import { ORIGIN_HEADER, setRuntime } from "./server/runtime";
@@ -30,6 +31,7 @@ async function main() {
   // Everything this process writes (data directory, key files, TLS pairs) is for its own user only.
   process.umask(0o077);
   const log = createLogger("mesh");
+  const openFiles = raiseOpenFileLimit();
   let config;
   try {
     config = loadConfig(process.env, process.env.INIT_CWD ?? process.cwd());
@@ -131,7 +133,10 @@ async function main() {
   // Longer than the idle timeouts of clients and load balancers, so none reuses a
   // connection at the instant the server closes it.
   server.keepAliveTimeout = 65_000;
-  const limits = limitConnections(server, { ...config.connections, tls: !!tls, proxies, log });
+  // Counted now that the database, Next and the gateway hold their own files.
+  const sockets = socketBudget(openFiles);
+  if (openFiles) log.info({ soft: openFiles.soft, hard: openFiles.hard, raised: openFiles.raised, socketBudget: sockets }, "open-file limit");
+  const limits = limitConnections(server, { ...config.connections, socketBudget: sockets, tls: !!tls, proxies, log });
   server.on("upgrade", upgradeListener({ dev, gateway, limits, clientAddress: (req) => proxies.clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"] as string | undefined) }));
 
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));

@@ -17,7 +17,12 @@ export interface ConnectionLimitOptions {
   headersTimeoutMs: number;
   /** A whole request, body included, must arrive within this. */
   requestTimeoutMs: number;
+  /** Sockets the open-file limit leaves room for: past it new ones are answered 503 instead of reset by the kernel. */
+  socketBudget?: number;
 }
+
+/** Refusals for want of file descriptors are logged at most once per this interval, with their count. */
+const FILE_LIMIT_LOG_MS = 10_000;
 
 class Counter {
   private readonly counts = new Map<string, number>();
@@ -62,9 +67,33 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
   const sockets = new Counter();
   const handshakes = new Counter();
   let refusedLogged = 0;
+  const budget = opts.socketBudget ?? Number.MAX_SAFE_INTEGER;
+  let fileRefusals = 0;
+  let fileRefusalLogged = 0;
+  const fileLimitHit = (what: string) => {
+    fileRefusals++;
+    if (Date.now() - fileRefusalLogged < FILE_LIMIT_LOG_MS) return;
+    fileRefusalLogged = Date.now();
+    log.warn({ refused: fileRefusals, open: sockets.total, budget }, `open-file limit reached: ${what} (raise LimitNOFILE= / ulimit -n)`);
+    fileRefusals = 0;
+  };
+  // At the open-file limit libuv accepts and closes pending connections itself; when it cannot, it says EMFILE here.
+  server.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EMFILE" || err.code === "ENFILE") fileLimitHit("a connection could not be accepted");
+    // Anything else (a port in use at listen) stays fatal, as without this handler.
+    else throw err;
+  });
 
   server.on("connection", (socket: Socket) => {
     const key = addressKey(socket.remoteAddress);
+    if (sockets.total >= budget) {
+      // Answered while a descriptor is still free, rather than reset once none is.
+      fileLimitHit("new connections refused with 503");
+      socket.on("error", () => {});
+      if (opts.tls) socket.destroy();
+      else refuseRaw(socket, 503, "Service Unavailable", "the control plane holds all the connections it can; retry later");
+      return;
+    }
     const exempt = opts.proxies.has(socket.remoteAddress);
     if (!exempt && sockets.get(key) >= opts.perAddress) {
       // At most one log line a second: a flood must not become a log flood.

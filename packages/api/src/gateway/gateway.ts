@@ -14,7 +14,7 @@ import { RateLimiter } from "../http/rate-limiter";
 import { createReportPacer } from "./report-pacer";
 import { Pacer } from "./pacer";
 import { contentHash } from "../compile/hash";
-import { beatGateway, markConnected, markDisconnected, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
+import { beatGateway, markConnected, markDisconnected, reassertLinks, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
 import { currentDeclaration } from "../services/recompile-node";
@@ -66,10 +66,15 @@ const OUTBOUND_BYTES = 4 * LIMITS.frameBytes;
  * 64 KiB of small frames, or part of one large one): past these the host is closed, 4429.
  */
 const HARD_FRAMES_IN_FLIGHT = 4096;
+/** A gateway is swept as dead after this many missed beats, and never sooner than MIN_STALE_MS. */
+const SWEEP_BEATS = 6;
+const MIN_STALE_MS = 30_000;
 const hardBytesInFlight = (frames: number) => 2 * frames * LIMITS.hostFrameBytes;
 
 interface Link {
   nodeId: string;
+  /** This link's own id, stored with the node while it marks it connected (see markDisconnected). */
+  id: string;
   ws: WebSocket;
   alive: boolean;
   /** Frames from one host are handled in order. */
@@ -272,7 +277,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1 };
+    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1 };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -321,13 +326,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         pacer.flush(nodeId);
       });
       // A link replaced by a newer one from the same node leaves the node connected.
-      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`, { audit: link.audited }));
+      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`, { audit: link.audited }, link.id));
     });
     const suppressed = suppressedLinkEvents.get(nodeId) ?? 0;
     if (link.audited) suppressedLinkEvents.delete(nodeId);
     else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      const connected = await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey);
+      const connected = await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, link.id);
       if (!connected) {
         // Revoked, retired or re-keyed between the handshake and now: its close notice may have come before this link existed.
         log.info({ nodeId }, "node revoked or re-keyed while its link came up; closing it");
@@ -361,7 +366,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const flush = setInterval(() => {
     const ids = [...seen];
     seen.clear();
-    touchLastSeen(deps, ids).catch((err) => log.warn({ err }, "last_seen flush failed"));
+    touchLastSeen(deps, ids)
+      // Rows a recompile holds locked now are touched at the next flush.
+      .then((skipped) => skipped.forEach((nodeId) => seen.add(nodeId)))
+      .catch((err) => log.warn({ err }, "last_seen flush failed"));
   }, options.lastSeenFlushMs ?? 30_000);
   flush.unref();
 
@@ -391,11 +399,33 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
 
   const heartbeatMs = options.heartbeatMs ?? 5_000;
+  // A gateway is dead after this much silence: many beats, and never under 30 s, so a
+  // busy event loop or a slow pool (a large push) on the other instance is not death.
+  const staleMs = Math.max(heartbeatMs * SWEEP_BEATS, MIN_STALE_MS);
   await beatGateway(deps, id);
+  let beating = false;
+  let lastTick = Date.now();
   const gatewayBeat = setInterval(() => {
-    beatGateway(deps, id)
-      .then(() => sweepDeadGateways(deps, heartbeatMs * 3))
-      .catch((err) => log.warn({ err }, "gateway heartbeat failed"));
+    const now = Date.now();
+    const late = now - lastTick > 2 * heartbeatMs;
+    lastTick = now;
+    // One beat at a time: beats queued behind a slow database do not pile up.
+    if (beating) return;
+    beating = true;
+    (async () => {
+      const kept = await beatGateway(deps, id);
+      if (!kept) {
+        // Another instance took us for dead and released our nodes: claim back the links we hold.
+        const held = [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id }));
+        const reasserted = await reassertLinks(deps, id, held);
+        log.warn({ held: held.length, reasserted: reasserted.length }, "gateway was swept as dead by another instance; links reasserted");
+      }
+      // This loop itself ran late: it is no judge of others being late.
+      if (late) log.warn({ heartbeatMs }, "gateway heartbeat ran late; not sweeping others this beat");
+      else await sweepDeadGateways(deps, staleMs);
+    })()
+      .catch((err) => log.warn({ err }, "gateway heartbeat failed"))
+      .finally(() => (beating = false));
   }, heartbeatMs);
   gatewayBeat.unref();
 

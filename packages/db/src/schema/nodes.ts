@@ -37,6 +37,8 @@ export const nodes = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     hostVersion: text("host_version"),
     gatewayId: text("gateway_id"),
+    /** The link (one websocket on gatewayId) that marked the node connected: only its own close may mark it gone. */
+    linkId: text("link_id"),
     /** A pending node: the live node it claims to replace (see decision 0005). */
     replacesNodeId: uuid("replaces_node_id"),
     /** The address the enrolment came from (shown when a replacement awaits approval). */

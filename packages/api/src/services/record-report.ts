@@ -69,7 +69,8 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
       .limit(REPORT_HISTORY_PER_NODE);
     const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));
     if (oldestKept?.id) await tx.delete(reportHistory).where(and(eq(reportHistory.nodeId, nodeId), lt(reportHistory.id, Number(oldestKept.id))));
-    const [before] = await tx.select({ storeLost: nodes.storeLost }).from(nodes).where(eq(nodes.id, nodeId)).for("update");
+    // Only a report that says its store is lost needs the flag it replaces (told on turning on).
+    const [before] = report.storeLost ? await tx.select({ storeLost: nodes.storeLost }).from(nodes).where(eq(nodes.id, nodeId)).for("update") : [];
     await tx
       .update(nodes)
       .set({

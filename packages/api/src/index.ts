@@ -8,7 +8,7 @@ export { handleEnrol, createEnrolLimits, type EnrolLimits } from "./http/enrol-h
 export { RateLimiter } from "./http/rate-limiter";
 export { addressKey, plainAddress } from "./http/address-key";
 export { jsonError, parseJsonText, readJsonBody } from "./http/json-body";
-export { BODY_LIMITS, checkDeclaredLength, readBody, withBoundedBody } from "./http/request-body";
+export { BODY_LIMITS, readBody, withBoundedBody } from "./http/request-body";
 export { ensureAdminCredentials } from "./auth/credentials";
 export { logout, sessionCookie, clearedSessionCookie, readCookie, SESSION_COOKIE } from "./auth/sessions";
 export { compileDeclaration } from "./compile/compile-declaration";

@@ -6,7 +6,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { ControlPlane } from "../../harness/control-plane";
 import { api } from "../../harness/api";
-import { enrolRaw, inventory, keyPair, profile } from "../../harness/link";
+import { enrolRaw, inventory, profile } from "../../harness/link";
 import { sleep } from "../../harness/wait";
 import { generateKeyPairSync } from "node:crypto";
 import { Fleet, type Identity } from "./fleet";
@@ -74,7 +74,6 @@ async function enrolPhase(url: string, token: string, count: number, concurrency
 }
 
 async function main() {
-  void keyPair;
   const rows: Row[] = [];
   const notes: string[] = [];
   const fd = openFileLimit();

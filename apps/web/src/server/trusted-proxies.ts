@@ -4,7 +4,6 @@ import net, { BlockList } from "node:net";
 import { plainAddress } from "@mesh/api";
 
 /** Strips the IPv4-mapped prefix Node puts on IPv4 peers of a dual-stack socket (shared with the api's limits). */
-export { plainAddress };
 
 /** "10.0.0.1", "fd00::1", "10.0.0.0/8" or "fd00::/8". */
 export function isAddressOrCidr(entry: string): boolean {

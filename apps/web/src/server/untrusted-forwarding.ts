@@ -2,7 +2,8 @@
 // MESH_TRUSTED_PROXIES: behind such a proxy every client shares its address (and its limits).
 import type { IncomingMessage } from "node:http";
 import type { Logger } from "@mesh/api";
-import { plainAddress, type TrustedProxies } from "./trusted-proxies";
+import { plainAddress } from "@mesh/api";
+import type { TrustedProxies } from "./trusted-proxies";
 
 const FORWARDING = ["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded"] as const;
 /** Peers already warned about; past this many, no more warnings (a scan must not grow memory or the log). */

@@ -87,7 +87,9 @@ describe("file sources are streamed with a size cap", () => {
     // Nothing left behind: no file, no temp beside it.
     expect(readdirSync(join(root, "srv"))).toEqual([]);
     // Its memory never grew by the body's size (a host starts near 60 MB; the body was 384 MiB).
-    if (r.maxRssKb !== null) expect(r.maxRssKb * 1024).toBeLessThan(CAP + 160 * MiB);
+    // /usr/bin/time measures it (.ci/run installs it): the claim this test exists for is never skipped.
+    expect(r.maxRssKb).not.toBeNull();
+    expect(r.maxRssKb! * 1024).toBeLessThan(CAP + 160 * MiB);
   }, 60_000);
 
   it("the control plane's own sources (signed requests) are streamed and cut at the cap too, and a good one lands whole", async () => {

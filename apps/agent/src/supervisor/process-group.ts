@@ -1,6 +1,6 @@
 // A service runs as the leader of its own process group, so stopping it reaches
 // everything it started (systemd's KillMode=control-group, as near as a group gets).
-import { constants, openSync, promises as fs } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { isAlive, type ProcessRef } from "./service-status";
 
 /** A service's log is kept to this size; the older half lives on as LOG.1. */
@@ -56,27 +56,28 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * Keep LOG under MAX_LOG_BYTES: copy it to LOG.1 and truncate it in place (writers hold it open
- * in append mode). Neither name is ever followed if it is a symlink.
+ * Keep the log at `at` (a path in its checked directory, see inServiceDir) under MAX_LOG_BYTES: copy it
+ * to `at`.1 and truncate it in place (writers hold it open in append mode). Neither name is ever
+ * followed if it is a symlink. Synchronous, so it runs while inServiceDir holds the directory.
  */
-export async function rotateLog(log: string): Promise<void> {
-  let fh;
+export function rotateLog(at: string): void {
+  let fd: number;
   try {
-    fh = await fs.open(log, constants.O_RDWR | constants.O_NOFOLLOW);
+    fd = openSync(at, constants.O_RDWR | constants.O_NOFOLLOW);
   } catch {
     return; // not there yet, or a symlink: nothing of ours to rotate
   }
   try {
-    if ((await fh.stat()).size <= MAX_LOG_BYTES) return;
-    const old = await fs.open(`${log}.1`, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o640);
+    if (fstatSync(fd).size <= MAX_LOG_BYTES) return;
+    const old = openSync(`${at}.1`, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o640);
     try {
-      await old.writeFile(await fh.readFile());
+      writeFileSync(old, readFileSync(fd));
     } finally {
-      await old.close();
+      closeSync(old);
     }
-    await fh.truncate(0);
+    ftruncateSync(fd, 0);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 

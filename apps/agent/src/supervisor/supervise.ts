@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Accounts } from "../resources/accounts";
 import { reasonOf } from "../host-error";
 import { killGroup, rotateLog, signalGroup } from "./process-group";
-import { isAlive, processRef, readStatus, servicePaths, writeStatusSync, type ProcessRef, type ServiceStatus } from "./service-status";
+import { inServiceDir, isAlive, processRef, readStatus, servicePaths, writeStatusSync, type ProcessRef, type ServiceStatus } from "./service-status";
 import { loadUnit } from "./unit-location";
 import { expandCommand, parseEnvironmentFile, type UnitCommand, type UnitSpec } from "./unit-file";
 
@@ -75,7 +75,13 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   if (spec.notEnforced.length) say(`not enforced without systemd: ${spec.notEnforced.join(", ")}`);
   if (spec.ignored.length) say(`unknown directives ignored: ${spec.ignored.join(", ")}`);
 
-  const logCheck = setInterval(() => void rotateLog(paths.log).catch(() => undefined), LOG_CHECK_MS);
+  const logCheck = setInterval(() => {
+    try {
+      inServiceDir(paths.log, rotateLog);
+    } catch {
+      /* the log directory is gone or unsafe: the next check tries again */
+    }
+  }, LOG_CHECK_MS);
   let launch: Omit<Launch, "argv"> = { cwd: rootDir, env: {} };
   let current: { ref: ProcessRef; exit: Promise<Exit>; main: boolean } | null = null;
   /** Process groups of every command started and not yet ended (main, pre, post, stop). */

@@ -37,10 +37,12 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
       // Stopping, or finished and about to exit: let it end (as stop does), then start afresh.
       await endSupervisor(before, await loadUnit(rootDir, unit).catch(() => null));
     }
-    inServiceDir(paths.log, () => undefined); // made where missing, reached safely
-    await rotateLog(paths.log);
     const [program, ...args] = opts.command();
-    const out = inServiceDir(paths.log, (at) => openLogSync(at, paths.log));
+    // One walk to the log's directory (made where missing, reached safely): rotated and opened there.
+    const out = inServiceDir(paths.log, (at) => {
+      rotateLog(at);
+      return openLogSync(at, paths.log);
+    });
     let child;
     try {
       child = spawn(program!, [...args, "supervise", "--unit", unit, "--root", rootDir], { detached: true, stdio: ["ignore", out, out] });

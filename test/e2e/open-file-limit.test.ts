@@ -30,7 +30,8 @@ describe(`open-file limit (${engine})`, () => {
   it("raises its soft open-file limit to the hard one at start", async () => {
     const cp = await ControlPlane.start({ engine, openFiles: "256:2048", env: { MESH_ROLE: "gateway" } });
     started.push(cp);
-    expect(cp.output).toMatch(/"soft":2048,"hard":2048,"raised":true,"socketBudget":\d+/);
+    // Node itself may already have raised it before our code runs ("raised":false then); the limit in /proc is what counts.
+    expect(cp.output).toMatch(/"soft":2048,"hard":2048,"raised":(true|false),"socketBudget":\d+/);
     expect(softLimit(cp.pid)).toBe(2048);
   });
 

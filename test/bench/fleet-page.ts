@@ -49,9 +49,10 @@ async function seed(url: string) {
       case when i % 50 = 0 then '0.0.9' else '0.1.0' end,
       now() - (i % 600) * interval '1 second'
     from generate_series(1, ${NODES}) as i`;
+  await sql`insert into declaration_bodies (hash, resources) values ('empty', '[]'::jsonb)`;
   await sql`
-    insert into declarations (node_id, version, hash, resources, roles)
-    select id, 2, md5(id::text), '[]'::jsonb,
+    insert into declarations (node_id, version, hash, roles)
+    select id, 2, 'empty',
       case labels->>'tier' when 'web' then '["base","web"]'::jsonb when 'db' then '["base","db"]'::jsonb else '["base"]'::jsonb end
     from nodes`;
   await sql`analyze`;

@@ -95,7 +95,7 @@ withPostgres(`grant secrets (${engine})`, () => {
     const db = postgres(cp.databaseUrl ?? process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     try {
       if (cp.databaseUrl) {
-        const rows = await db<{ resources: string }[]>`select resources::text as resources from declarations`;
+        const rows = await db<{ resources: string }[]>`select resources::text as resources from declaration_bodies`;
         expect(rows.length).toBeGreaterThan(0);
         for (const row of rows) expect(row.resources).not.toContain(password);
         const [grant] = await db<{ secret: string }[]>`select secret from grants`;

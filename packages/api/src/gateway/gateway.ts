@@ -17,7 +17,7 @@ import { contentHash } from "../compile/hash";
 import { beatGateway, markConnected, markDisconnected, reassertLinks, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
-import { currentDeclaration } from "../services/recompile-node";
+import { currentDeclaration } from "../services/declaration-store";
 import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";

@@ -7,7 +7,7 @@ import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
-import { currentDeclaration, DECLARATION_HISTORY_PER_NODE } from "./recompile-node";
+import { currentDeclaration, DECLARATION_HISTORY_PER_NODE } from "./declaration-store";
 import { upsertRole } from "./roles";
 import { updateFacts } from "./update-facts";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";

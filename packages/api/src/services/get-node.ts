@@ -6,7 +6,7 @@ import type { Report, Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
-import { currentDeclaration } from "./recompile-node";
+import { currentDeclaration } from "./declaration-store";
 import { pendingClaimsOn } from "./node-replacement";
 import { redactResources } from "./redact-content";
 

@@ -3,11 +3,12 @@
 // (its key refused everywhere at once). Both revoke the node's grants.
 import { z } from "zod";
 import { eq, sql } from "drizzle-orm";
-import { declarations, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
+import { nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { declarationHash } from "../compile/compile-declaration";
 import { recordEvent } from "./record-event";
+import { appendDeclaration } from "./declaration-store";
 import { revokeNodeGrants } from "../grants/revoke-node-grants";
 
 export const RetireInput = z.strictObject({ id: z.uuid(), keepResources: z.boolean().default(false) });
@@ -33,7 +34,7 @@ export async function retireNode(deps: Deps, opts: { actor: string; input: Retir
     }
     const final = input.keepResources ? "forget" : "remove";
     const version = node.declaredVersion + 1;
-    await tx.insert(declarations).values({ nodeId: node.id, version, hash: declarationHash([]), resources: [], roles: [], final });
+    await appendDeclaration(tx, { nodeId: node.id, version, hash: declarationHash([]), resources: [], roles: [], final });
     await tx
       .update(nodes)
       .set({ state: "retiring", retireMode: final, declaredVersion: version, conflicts: [], updatedAt: sql`now()` })

@@ -7,7 +7,7 @@ import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { nodeDeclaresFile, PREVIOUS_DECLARATION_GRACE_MS } from "./node-declares-file";
-import { currentDeclaration } from "./recompile-node";
+import { currentDeclaration } from "./declaration-store";
 import { recordReport } from "./record-report";
 import { upsertRole } from "./roles";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";

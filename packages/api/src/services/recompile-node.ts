@@ -1,23 +1,18 @@
 // Recompiles one node's declaration from the roles and stores a new version only
 // when the content hash changed; the bus tells every gateway after commit.
-import { and, desc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type Conflict } from "../compile/compile-declaration";
 import { ensureNodeGrants } from "../grants/ensure-node-grants";
 import type { Grants } from "../grants/provider";
 import { recordEvent } from "./record-event";
+import { appendDeclaration, pruneNodeHistory } from "./declaration-store";
 
 export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
 
 const COMPILER_LOCK = 7_240_362;
 
-/**
- * Versions kept per node: the current one, the one before it (a host may still be applying
- * it, see node-declares-file.ts) and some history; older ones are deleted as new ones come,
- * so a node recompiled in a loop cannot grow the table without bound.
- */
-export const DECLARATION_HISTORY_PER_NODE = 50;
 
 /**
  * Serialises compilers: a transaction that changed a role must not compile with
@@ -73,9 +68,9 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
     .where(and(eq(declarations.nodeId, nodeId), eq(declarations.version, node.declaredVersion)));
   if (current && current.hash === compiled.hash) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
   const version = node.declaredVersion + 1;
-  await tx.insert(declarations).values({ nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
+  await appendDeclaration(tx, { nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
   await tx.update(nodes).set({ declaredVersion: version, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
-  await tx.delete(declarations).where(and(eq(declarations.nodeId, nodeId), lte(declarations.version, version - DECLARATION_HISTORY_PER_NODE)));
+  await pruneNodeHistory(tx, nodeId, version);
   await recordEvent(tx, { actor, action: "declaration.compile", nodeId, data: { version, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });
   await notify(tx, CHANNELS.declaration, nodeId);
   return { nodeId, version, changed: true, conflicts: [] };
@@ -89,15 +84,4 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
   const results: RecompileResult[] = [];
   for (const { id } of ids) results.push(await recompileNode(tx, id, { ...ctx, roles }));
   return results;
-}
-
-export async function currentDeclaration(db: DbOrTx, nodeId: string) {
-  const [row] = await db
-    .select({ version: declarations.version, hash: declarations.hash, resources: declarations.resources, roles: declarations.roles, final: declarations.final, createdAt: declarations.createdAt })
-    .from(declarations)
-    .innerJoin(nodes, and(eq(nodes.id, declarations.nodeId), eq(nodes.declaredVersion, declarations.version)))
-    .where(eq(declarations.nodeId, nodeId))
-    .orderBy(desc(declarations.version))
-    .limit(1);
-  return row ?? null;
 }

@@ -6,7 +6,8 @@ import type { Inventory, Profile } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { recordEvent } from "./record-event";
-import { currentDeclaration, loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { currentDeclaration } from "./declaration-store";
 
 /**
  * Pinned at enrolment: a host that reports another machine-id or hostname is either a

@@ -1,0 +1,95 @@
+// Content-addressed declarations (decision 0018): bodies are stored once by hash, a node's
+// history is (node, version, hash). Every read and write of declarations goes through here.
+import { and, desc, eq, inArray, lte, sql } from "drizzle-orm";
+import { declarationBodies, declarations, nodes, type DbOrTx } from "@mesh/db";
+import type { Resource } from "@mesh/protocol";
+
+/**
+ * Versions kept per node: the current one, the one before it (a host may still be applying
+ * it, see node-declares-file.ts) and some history; older ones are deleted as new ones come,
+ * so a node recompiled in a loop cannot grow the table without bound.
+ */
+export const DECLARATION_HISTORY_PER_NODE = 50;
+
+export interface DeclarationBody {
+  hash: string;
+  resources: unknown[];
+}
+
+/** Stores bodies not stored yet, in one statement; a body already there is left as it is. */
+export async function storeBodies(tx: DbOrTx, bodies: DeclarationBody[]): Promise<void> {
+  const unique = [...new Map(bodies.map((b) => [b.hash, b])).values()];
+  if (unique.length === 0) return;
+  await tx.insert(declarationBodies).values(unique.map((b) => ({ hash: b.hash, resources: b.resources }))).onConflictDoNothing();
+}
+
+/** Bodies by hash, in one query. */
+export async function loadBodies(db: DbOrTx, hashes: string[]): Promise<Map<string, Resource[]>> {
+  const unique = [...new Set(hashes)];
+  if (unique.length === 0) return new Map();
+  const rows = await db.select({ hash: declarationBodies.hash, resources: declarationBodies.resources }).from(declarationBodies).where(inArray(declarationBodies.hash, unique));
+  return new Map(rows.map((r) => [r.hash, r.resources as Resource[]]));
+}
+
+export interface DeclarationRow {
+  nodeId: string;
+  version: number;
+  hash: string;
+  roles: string[];
+  final?: "remove" | "forget" | null;
+}
+
+/** Appends one declaration (its body stored first). */
+export async function appendDeclaration(tx: DbOrTx, row: DeclarationRow & { resources: unknown[] }): Promise<void> {
+  await storeBodies(tx, [{ hash: row.hash, resources: row.resources }]);
+  await tx.insert(declarations).values({ nodeId: row.nodeId, version: row.version, hash: row.hash, roles: row.roles, final: row.final ?? null });
+}
+
+/** Deletes one node's versions past the retention rule. */
+export async function pruneNodeHistory(tx: DbOrTx, nodeId: string, version: number): Promise<void> {
+  await tx.delete(declarations).where(and(eq(declarations.nodeId, nodeId), lte(declarations.version, version - DECLARATION_HISTORY_PER_NODE)));
+}
+
+/** Deletes bodies no declaration names any more, in one statement. */
+export async function pruneBodies(tx: DbOrTx): Promise<number> {
+  const gone = await tx
+    .delete(declarationBodies)
+    .where(sql`not exists (select 1 from ${declarations} d where d.hash = ${declarationBodies.hash})`)
+    .returning({ hash: declarationBodies.hash });
+  return gone.length;
+}
+
+/** The node's current declaration with its resources, or null before its first one. */
+export async function currentDeclaration(db: DbOrTx, nodeId: string) {
+  const [row] = await db
+    .select({ version: declarations.version, hash: declarations.hash, resources: declarationBodies.resources, roles: declarations.roles, final: declarations.final, createdAt: declarations.createdAt })
+    .from(declarations)
+    .innerJoin(nodes, and(eq(nodes.id, declarations.nodeId), eq(nodes.declaredVersion, declarations.version)))
+    .innerJoin(declarationBodies, eq(declarationBodies.hash, declarations.hash))
+    .where(eq(declarations.nodeId, nodeId))
+    .orderBy(desc(declarations.version))
+    .limit(1);
+  return row ?? null;
+}
+
+/** The current declaration (without its body) of each of these nodes, in one query. */
+export async function currentDeclarations(db: DbOrTx, nodeIds: string[]): Promise<DeclarationRow[]> {
+  if (nodeIds.length === 0) return [];
+  // One parameter whatever the number of nodes.
+  const ids = sql`(select jsonb_array_elements_text(${JSON.stringify(nodeIds)}::jsonb)::uuid)`;
+  const rows = await db
+    .select({ nodeId: declarations.nodeId, version: declarations.version, hash: declarations.hash, roles: declarations.roles, final: declarations.final })
+    .from(declarations)
+    .innerJoin(nodes, and(eq(nodes.id, declarations.nodeId), eq(nodes.declaredVersion, declarations.version)))
+    .where(sql`${nodes.id} in ${ids}`);
+  return rows;
+}
+
+/** Versions (with their bodies) of one node, for node-declares-file. */
+export async function nodeDeclarationVersions(db: DbOrTx, nodeId: string, versions: number[]) {
+  return db
+    .select({ version: declarations.version, resources: declarationBodies.resources, createdAt: declarations.createdAt })
+    .from(declarations)
+    .innerJoin(declarationBodies, eq(declarationBodies.hash, declarations.hash))
+    .where(and(eq(declarations.nodeId, nodeId), inArray(declarations.version, versions)));
+}

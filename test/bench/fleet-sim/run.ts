@@ -1,6 +1,7 @@
 // The fleet bench: starts the real control plane on Postgres, enrols NODES simulated hosts
 // over the real protocol, links them from worker processes, and measures issue 11's figures.
-// Run: npm run bench (NODES=1000 by default; BENCH_WORKERS, BENCH_IDLE_S, BENCH_PUSHES tune it).
+// Run: npm run bench (NODES=1000 by default; BENCH_WORKERS, BENCH_IDLE_S, BENCH_PUSHES, BENCH_REPORT_S tune it;
+// BENCH_BUS=nats runs the control plane's change bus on a nats-server it starts, for the side-by-side figures).
 import fs from "node:fs";
 import path from "node:path";
 import postgres from "postgres";
@@ -8,6 +9,7 @@ import { ControlPlane } from "../../harness/control-plane";
 import { api } from "../../harness/api";
 import { enrolRaw, inventory, profile } from "../../harness/link";
 import { sleep } from "../../harness/wait";
+import { startNatsServer } from "@mesh/db/testing";
 import { generateKeyPairSync } from "node:crypto";
 import { Fleet, type Identity } from "./fleet";
 import { machine, markdownTable, writeSection, type Row } from "./table";
@@ -16,6 +18,8 @@ const NODES = Number(process.env.NODES ?? 1000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? Math.max(2, Math.ceil(NODES / 2500)));
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 3);
+const BUS = process.env.BENCH_BUS === "nats" ? "nats" : "postgres";
+const REPORT_S = Number(process.env.BENCH_REPORT_S ?? 300);
 const REPO = path.resolve(import.meta.dirname, "../../..");
 
 const pct = (xs: number[], p: number) => {
@@ -84,6 +88,7 @@ async function main() {
   let cp: ControlPlane | undefined;
   let fleet: Fleet | undefined;
   let sql: ReturnType<typeof postgres> | undefined;
+  const nats = BUS === "nats" ? await startNatsServer() : undefined;
   const emergency = () => {
     fleet?.killAll();
     void cp?.kill("SIGKILL");
@@ -93,8 +98,8 @@ async function main() {
   process.once("exit", () => fleet?.killAll());
 
   try {
-    cp = await ControlPlane.start({ engine: "postgres", env: limits });
-    log(`control plane on ${cp.url}, database ${new URL(cp.databaseUrl!).pathname.slice(1)}`);
+    cp = await ControlPlane.start({ engine: "postgres", env: { ...limits, ...(nats ? { MESH_BUS_URL: nats.url } : {}) } });
+    log(`control plane on ${cp.url}, database ${new URL(cp.databaseUrl!).pathname.slice(1)}, bus ${nats ? `NATS ${nats.url}` : "LISTEN/NOTIFY"}`);
     sql = postgres(cp.databaseUrl!, { max: 2, onnotice: () => {} });
     const client = api(cp.url);
     await client.mutate("role.upsert", { name: "bench", resources: [{ type: "file", id: "bench", path: "/etc/mesh-bench.conf", content: fileContent("0") }] });
@@ -260,18 +265,20 @@ async function main() {
     await fleet?.stop().catch(() => fleet?.killAll());
     await sql?.end({ timeout: 5 }).catch(() => {});
     await cp?.dispose().catch(() => cp?.kill("SIGKILL"));
+    await nats?.stop();
   }
 
   const table = markdownTable(rows);
   console.log("\n" + table + "\n");
   const body =
-    `Machine: ${machine()}; PostgreSQL on loopback; one control-plane process (\`MESH_ROLE=all\`); ` +
+    `Machine: ${machine()}; PostgreSQL on loopback; one control-plane process (\`MESH_ROLE=all\`); change bus ${BUS === "nats" ? "NATS (nats-server on loopback, `BENCH_BUS=nats`)" : "Postgres LISTEN/NOTIFY"}; ` +
     `${fmt(NODES)} simulated hosts (test/bench/fleet-sim: one Ed25519 key each, the agent's own challenge signing and backoff) ` +
-    `from ${WORKERS} worker processes on source addresses 127.0.0.2–127.0.0.${1 + WORKERS}; open-file limit ${fd.soft}.\n\n` +
+    `from ${WORKERS} worker processes on source addresses 127.0.0.2–127.0.0.${1 + WORKERS}; open-file limit ${fd.soft}; ` +
+    `each simulated host sends its (unchanged) report every ${REPORT_S} s as mesh-host's reconcile timer does, at a random phase.\n\n` +
     `The issue-10 bounds were raised for the run so the figures measure the system: ${Object.entries(limits).filter(([k]) => !/PING|FLUSH|LOG/.test(k)).map(([k, v]) => `${k}=${v}`).join(", ")}; ` +
     `ping and last-seen flush at their production defaults (15 s, 30 s).\n\n${table}\n` +
     (notes.length ? `\nNotes: ${notes.join("; ")}\n` : "");
-  const file = writeSection(REPO, NODES, body);
+  const file = writeSection(REPO, `${fmt(NODES)} nodes${BUS === "nats" ? ", NATS bus" : ""}`, body);
   log(`wrote ${path.relative(REPO, file)}`);
 }
 

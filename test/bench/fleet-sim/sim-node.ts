@@ -1,5 +1,6 @@
 // One simulated host: links with the agent's own challenge signing and backoff,
-// answers every declaration with a report carrying the declared version.
+// answers every declaration with a report carrying the declared version, and sends the
+// same (unchanged) report again on the host's reconcile timer, as mesh-host does.
 import WebSocket from "ws";
 import type { KeyObject } from "node:crypto";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame } from "@mesh/protocol";
@@ -14,6 +15,9 @@ export interface SimEvents {
   unlinked(nodeId: string): void;
   attempt(nodeId: string): void;
 }
+
+/** mesh-host reconciles (and reports) every 300 s; BENCH_REPORT_S overrides it, 0 turns timer reports off. */
+const REPORT_MS = Number(process.env.BENCH_REPORT_S ?? 300) * 1000;
 
 export class SimNode {
   version = 0;
@@ -87,6 +91,9 @@ export class SimNode {
       this.ws = ws;
       let opened = false;
       let stable: NodeJS.Timeout | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const report = () =>
+        ws.send(JSON.stringify({ type: "report", seq: ++this.seq, report: { declarationVersion: this.version, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() } }));
       ws.on("error", (err) => (opened ? undefined : reject(err)));
       ws.once("unexpected-response", (_req, res) => {
         retryAfter(retryAfterMs(res.headers["retry-after"]));
@@ -98,6 +105,11 @@ export class SimNode {
         opened = true;
         // As the host's link does: the backoff starts from the base again once a link stayed up 10 s.
         stable = setTimeout(() => this.backoff.reset(), 10_000);
+        // The timer's phase is random per host, so a fleet's timer reports arrive spread out.
+        if (REPORT_MS > 0) timer = setTimeout(function tick() {
+          if (ws.readyState === WebSocket.OPEN) report();
+          timer = setTimeout(tick, REPORT_MS);
+        }, Math.random() * REPORT_MS);
         this.events.linked(this.nodeId, Date.now());
       });
       ws.on("message", (data) => {
@@ -107,10 +119,11 @@ export class SimNode {
         const version = parsed.data.declaration.version;
         this.version = version;
         this.events.declaration(this.nodeId, version, at);
-        ws.send(JSON.stringify({ type: "report", seq: ++this.seq, report: { declarationVersion: version, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() } }));
+        report();
       });
       ws.once("close", () => {
         clearTimeout(stable);
+        clearTimeout(timer);
         if (!opened) return reject(new Error("closed before open"));
         this.events.unlinked(this.nodeId);
         resolve();

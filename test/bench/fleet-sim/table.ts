@@ -22,10 +22,10 @@ export function machine(): string {
 
 const MARK = "## Fleet simulator";
 
-/** Replaces this bench's section for `nodes` (or appends one) in docs/benchmarks.md. */
-export function writeSection(repoRoot: string, nodes: number, body: string): string {
+/** Replaces this bench's section for `what` (e.g. "10,000 nodes, NATS bus"), or appends one, in docs/benchmarks.md. */
+export function writeSection(repoRoot: string, what: string, body: string): string {
   const file = path.join(repoRoot, "docs", "benchmarks.md");
-  const title = `${MARK}, ${nodes.toLocaleString("en")} nodes`;
+  const title = `${MARK}, ${what}`;
   const section = `${title} (\`npm run bench\`, ${new Date().toISOString().slice(0, 10)})\n\n${body.trim()}\n`;
   const text = fs.readFileSync(file, "utf8");
   const lines = text.split("\n");

@@ -29,6 +29,25 @@ describe.each(testEngines())("link challenges on %s", (engine) => {
     expect(await b.accept(other)).toBe(false);
   });
 
+  it("a burst of claims on two instances accepts each nonce exactly once, in a few statements", async () => {
+    const secret = randomBytes(32);
+    let inserts = 0;
+    // Counts the INSERTs the claims make (a fleet re-linking must not be one write per host).
+    const counting = new Proxy(t.database.db, {
+      get(target, prop, receiver) {
+        if (prop === "insert") inserts++;
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const a = new ChallengeIssuer(secret, databaseUsedNonces(counting));
+    const b = new ChallengeIssuer(secret, databaseUsedNonces(counting));
+    const nonces = Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).issue().nonce);
+    // Every nonce is presented to both instances at once (a replay racing the real host).
+    const results = await Promise.all(nonces.flatMap((n) => [a.accept(n), b.accept(n)]));
+    for (let i = 0; i < nonces.length; i++) expect(Number(results[2 * i]) + Number(results[2 * i + 1])).toBe(1);
+    expect(inserts).toBeLessThanOrEqual(6);
+  });
+
   it("refuses a forged or expired nonce without recording it", async () => {
     let now = Date.now();
     const issuer = new ChallengeIssuer(randomBytes(32), databaseUsedNonces(t.database.db, () => now), () => now);

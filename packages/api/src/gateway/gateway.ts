@@ -21,7 +21,7 @@ import { currentDeclaration } from "../services/declaration-store";
 import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
-import { authenticateLink } from "./link-auth";
+import { authenticateLink, batchedNodeLookup } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
 import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
@@ -116,6 +116,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const secret = await settingOnce(deps.db, SETTING.linkSecret, randomBytes(32).toString("base64"));
   const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"), databaseUsedNonces(deps.db));
   const links = new Map<string, Link>();
+  const lookupNode = batchedNodeLookup(deps.db);
   const seen = new Set<string>();
   const framesInFlight = options.framesInFlight ?? 8;
   const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
@@ -433,7 +434,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     id,
     handleUpgrade(req, socket, head, onSettled) {
       socket.on("error", () => {});
-      authenticateLink(deps.db, challenges, req)
+      authenticateLink(deps.db, challenges, req, lookupNode)
         .then((result) => {
           onSettled?.();
           if (!result.ok) {

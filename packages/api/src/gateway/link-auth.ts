@@ -2,10 +2,32 @@
 // a nonce this control plane issued (used once fleet-wide), and an Ed25519 signature by the node's key.
 import { createPublicKey, verify } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { nodes, type DbOrTx } from "@mesh/db";
 import { AUTH_HEADER, AuthFrame, challengeMessage, describeZodError } from "@mesh/protocol";
 import type { ChallengeIssuer } from "./challenge";
+import { KeyBatcher } from "../batching/key-batcher";
+
+interface LinkNode {
+  id: string;
+  name: string;
+  state: string;
+  publicKey: string;
+}
+
+/** Looks up the nodes of handshakes arriving together in one query (a fleet re-linking after a restart). */
+export type NodeLookup = (nodeId: string) => Promise<LinkNode | undefined>;
+
+export function batchedNodeLookup(db: DbOrTx): NodeLookup {
+  const batcher = new KeyBatcher<string, LinkNode>(async (ids) => {
+    const rows = await db
+      .select({ id: nodes.id, name: nodes.name, state: nodes.state, publicKey: nodes.publicKey })
+      .from(nodes)
+      .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
+    return new Map(rows.map((r) => [r.id, r]));
+  });
+  return (nodeId) => batcher.load(nodeId);
+}
 
 export type LinkAuthResult =
   | { ok: true; auth: AuthFrame; node: { id: string; name: string; publicKey: string } }
@@ -40,7 +62,7 @@ async function claimReason(db: DbOrTx, auth: AuthFrame): Promise<string | null> 
     : "replacement rejected: an admin rejected this machine's claim to be the node; enrol it with a new token";
 }
 
-export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, req: IncomingMessage): Promise<LinkAuthResult> {
+export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, req: IncomingMessage, lookup: NodeLookup = batchedNodeLookup(db)): Promise<LinkAuthResult> {
   const header = req.headers[AUTH_HEADER];
   if (typeof header !== "string" || header.length === 0) return { ok: false, status: 401, reason: `missing ${AUTH_HEADER} header` };
   if (header.length > 4096) return { ok: false, status: 401, reason: `${AUTH_HEADER} header too long` };
@@ -53,7 +75,7 @@ export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, 
   const parsed = AuthFrame.safeParse(json);
   if (!parsed.success) return { ok: false, status: 401, reason: `bad auth frame: ${describeZodError(parsed.error)}` };
   const auth = parsed.data;
-  const [node] = await db.select({ id: nodes.id, name: nodes.name, state: nodes.state, publicKey: nodes.publicKey }).from(nodes).where(eq(nodes.id, auth.nodeId));
+  const node = await lookup(auth.nodeId);
   if (!node) return { ok: false, status: 401, reason: "unknown node" };
   if (!signedBy(node.publicKey, auth)) return { ok: false, status: 401, reason: (await claimReason(db, auth)) ?? "bad signature" };
   // Checked after the signature so a stranger cannot burn a node's nonce.

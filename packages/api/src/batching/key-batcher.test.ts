@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { KeyBatcher } from "./key-batcher";
+
+describe("KeyBatcher", () => {
+  it("answers keys asked together with one call, duplicates sharing one answer", async () => {
+    const calls: number[][] = [];
+    const b = new KeyBatcher<number, string>(async (keys) => {
+      calls.push(keys);
+      return new Map(keys.filter((k) => k !== 3).map((k) => [k, `v${k}`]));
+    });
+    const answers = await Promise.all([1, 2, 3, 2].map((k) => b.load(k)));
+    expect(answers).toEqual(["v1", "v2", undefined, "v2"]);
+    expect(calls).toEqual([[1, 2, 3]]);
+  });
+
+  it("sends a full batch at once and keeps later keys for the next", async () => {
+    const calls: number[][] = [];
+    const b = new KeyBatcher<number, number>(async (keys) => (calls.push(keys), new Map(keys.map((k) => [k, k * 2]))), { maxKeys: 2, windowMs: 1000 });
+    const first = [b.load(1), b.load(2)];
+    expect(await Promise.all(first)).toEqual([2, 4]);
+    const third = b.load(3);
+    // Not full: waits for its window (1 s), so nothing was sent yet.
+    expect(calls).toEqual([[1, 2]]);
+    expect(await third).toBe(6);
+    expect(calls).toEqual([[1, 2], [3]]);
+  });
+
+  it("rejects every waiter of a batch whose call failed, and goes on", async () => {
+    let fail = true;
+    const b = new KeyBatcher<number, number>(async (keys) => {
+      if (fail) throw new Error("database down");
+      return new Map(keys.map((k) => [k, k]));
+    });
+    await expect(Promise.all([b.load(1), b.load(2)])).rejects.toThrow("database down");
+    fail = false;
+    expect(await b.load(1)).toBe(1);
+  });
+});

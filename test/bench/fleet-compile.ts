@@ -16,6 +16,8 @@ import { recordEvent } from "../../packages/api/src/services/record-event";
 
 const SIZES = (process.env.BENCH_COMPILE_NODES ?? "1000,10000").split(",").map(Number);
 const RUNS_NEW = 3;
+/** BENCH_COMPILE_OLD=0 skips the old compiler (tens of seconds at 10,000 nodes). */
+const WITH_OLD = process.env.BENCH_COMPILE_OLD !== "0";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function seed(url: string, n: number) {
@@ -90,8 +92,8 @@ async function measure(n: number, mode: "old" | "new"): Promise<{ ms: number[]; 
 
 const rows: string[][] = [];
 for (const n of SIZES) {
-  const old = await measure(n, "old");
   const fresh = await measure(n, "new");
+  const old = WITH_OLD ? await measure(n, "old") : { ms: [NaN], changed: fresh.changed, unchangedMs: NaN };
   if (old.changed !== fresh.changed) throw new Error(`old changed ${old.changed} nodes, new ${fresh.changed}`);
   const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms` + (xs.length > 1 ? ` (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})` : "");
   rows.push([n.toLocaleString("en"), String(fresh.changed), fmt(old.ms), fmt(fresh.ms), `${(median(old.ms) / median(fresh.ms)).toFixed(0)}×`, `${old.unchangedMs!.toFixed(0)} ms`, `${fresh.unchangedMs!.toFixed(0)} ms`]);

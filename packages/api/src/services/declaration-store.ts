@@ -62,8 +62,10 @@ export async function appendDeclarations(tx: DbOrTx, rows: DeclarationRow[]): Pr
 
 /** Deletes, for many nodes at once, the versions past the retention rule (each node's own new version). */
 export async function pruneHistory(tx: DbOrTx, rows: Array<{ nodeId: string; version: number }>): Promise<void> {
-  if (rows.length === 0) return;
-  const json = JSON.stringify(rows.map((r) => ({ node_id: r.nodeId, version: r.version })));
+  // A node at version N <= the rule's count has nothing past it yet: no need to look.
+  const due = rows.filter((r) => r.version > DECLARATION_HISTORY_PER_NODE);
+  if (due.length === 0) return;
+  const json = JSON.stringify(due.map((r) => ({ node_id: r.nodeId, version: r.version })));
   await tx.execute(sql`
     delete from ${declarations} d using jsonb_to_recordset(${json}::jsonb) as v(node_id uuid, version int)
     where d.node_id = v.node_id and d.version <= v.version - ${DECLARATION_HISTORY_PER_NODE}`);

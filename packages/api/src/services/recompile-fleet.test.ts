@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import pino from "pino";
-import { declarationBodies, declarations, events, nodes, roles as rolesTable, type Db, type DbOrTx } from "@mesh/db";
+import { CHANNELS, declarationBodies, declarations, events, nodes, roles as rolesTable, type Db, type DbOrTx } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { Role, type RoleInput } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { compileDeclaration } from "../compile/compile-declaration";
 import { COMPILABLE_STATES, loadRoles, lockCompiler } from "./recompile-node";
-import { appendDeclaration, pruneNodeHistory } from "./declaration-store";
+import { appendDeclaration, DECLARATION_HISTORY_PER_NODE, pruneNodeHistory } from "./declaration-store";
 import { deleteRole, upsertRole } from "./roles";
 import { testProfile, emptyInventory } from "../testing/host-facts";
 
@@ -225,4 +225,43 @@ describe.each(testEngines())("set-based fleet compile on %s", (engine) => {
       expect(seen.conflicted).toBeGreaterThan(0);
     });
   }
+});
+
+describe.each(testEngines())("fleet compile writes and notifications on %s", (engine) => {
+  let t: TestDatabase;
+  let deps: Deps;
+  beforeAll(async () => {
+    t = await createTestDatabase(engine);
+    deps = { db: t.database.db, log: pino({ level: "silent" }) };
+    for (let i = 0; i < 5; i++) {
+      const machineId = `w-${i}`;
+      await t.database.db.insert(nodes).values({ name: `w${i}`, state: "enrolled", labels: { app: "web" }, publicKey: `k${i}`, machineId, profile: testProfile(machineId), inventory: emptyInventory() });
+    }
+  });
+  afterAll(() => t?.drop());
+  const motd = (i: number): RoleInput => ({ name: "motd", selector: { labels: { app: "web" } }, resources: [{ type: "file", id: "motd", path: "/etc/motd", content: `round ${i}\n` }] });
+
+  it("sends one notification for a change to many nodes, and records one event", async () => {
+    const got: string[] = [];
+    const unsubscribe = await t.database.bus.subscribe(CHANNELS.declaration, (p) => got.push(p));
+    const result = await upsertRole(deps, { actor: "test", input: motd(0) });
+    expect(result.changed).toBe(5);
+    await expect.poll(() => got).toEqual(["*"]);
+    const [event] = await deps.db.select().from(events).where(eq(events.action, "declaration.compile"));
+    expect(event!.nodeId).toBeNull();
+    expect(event!.data).toMatchObject({ changed: 5, unchanged: 0, conflicted: 0, bodies: 1, byHash: [{ roles: ["motd"], nodes: 5 }] });
+    await unsubscribe();
+  });
+
+  it(`keeps ${DECLARATION_HISTORY_PER_NODE} versions per node and no body that no version names`, async () => {
+    const rounds = DECLARATION_HISTORY_PER_NODE + 5;
+    for (let i = 1; i <= rounds; i++) await upsertRole(deps, { actor: "test", input: motd(i) });
+    const perNode = await deps.db.select({ nodeId: declarations.nodeId, n: sql<number>`count(*)::int`, max: sql<number>`max(version)::int` }).from(declarations).groupBy(declarations.nodeId);
+    expect(perNode).toHaveLength(5);
+    for (const row of perNode) expect(row).toMatchObject({ n: DECLARATION_HISTORY_PER_NODE, max: rounds + 1 });
+    const named = await deps.db.selectDistinct({ hash: declarations.hash }).from(declarations);
+    const bodies = await deps.db.select({ hash: declarationBodies.hash }).from(declarationBodies);
+    expect(bodies.map((b) => b.hash).sort()).toEqual(named.map((n) => n.hash).sort());
+    expect(bodies).toHaveLength(DECLARATION_HISTORY_PER_NODE);
+  });
 });

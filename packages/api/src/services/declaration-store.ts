@@ -119,3 +119,16 @@ export async function nodeDeclarationVersions(db: DbOrTx, nodeId: string, versio
     .innerJoin(declarationBodies, eq(declarationBodies.hash, declarations.hash))
     .where(and(eq(declarations.nodeId, nodeId), inArray(declarations.version, versions)));
 }
+
+/**
+ * A node's versions, newest first, without their bodies: the per-node detail of fleet compiles
+ * (which record one audit event for the whole change), shown in the node's timeline.
+ */
+export async function nodeDeclarationHistory(db: DbOrTx, nodeId: string, limit = 20) {
+  return db
+    .select({ version: declarations.version, hash: declarations.hash, roles: declarations.roles, final: declarations.final, createdAt: declarations.createdAt })
+    .from(declarations)
+    .where(eq(declarations.nodeId, nodeId))
+    .orderBy(desc(declarations.version))
+    .limit(limit);
+}

@@ -51,11 +51,17 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
   const { actor } = ctx;
   await lockCompiler(tx);
   const roles = await loadRoles(tx);
+  // Selectors read a few profile facts: only those are loaded (a profile is most of a row's width).
+  const profileKeys = [...new Set(roles.flatMap((r) => Object.keys(r.selector.profile ?? {})))];
+  const profile =
+    profileKeys.length === 0
+      ? sql<Record<string, unknown>>`'{}'::jsonb`
+      : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(profileKeys)}::jsonb))), '{}'::jsonb)`;
   // Locked in id order: versions stay monotonic against a concurrent single-node write, and
   // it is the order the liveness code locks rows in (no deadlock, see presence.ts).
   const fleet: FleetNode[] = (
     await tx
-      .select({ id: nodes.id, labels: nodes.labels, profile: nodes.profile, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
+      .select({ id: nodes.id, labels: nodes.labels, profile, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
       .from(nodes)
       .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
       .where(inArray(nodes.state, [...COMPILABLE_STATES]))

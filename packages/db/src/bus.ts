@@ -7,9 +7,13 @@ import type { DbOrTx } from "./client";
 import { queueNotification } from "./bus-outbox";
 
 export const CHANNELS = {
-  /** payload: node id whose current declaration changed */
+  /**
+   * payload: a node id = that one node's current declaration changed; "*" = any number of
+   * nodes' declarations changed (a fleet compile sends one notification for the whole change):
+   * each gateway compares the declared versions of the links it holds with the database.
+   */
   declaration: "mesh_declaration",
-  /** payload: node id whose record changed (state, report, labels) */
+  /** payload: node id whose record changed (state, report, labels), or "*" for many nodes at once (views reload) */
   node: "mesh_node",
   /** payload: "<node id> <reason>": close that node's link at once (revoked, retired, re-enrolled) */
   link: "mesh_link",

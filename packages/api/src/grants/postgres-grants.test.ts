@@ -15,7 +15,7 @@ import { enrolNode } from "../services/enrol-node";
 import { upsertRole } from "../services/roles";
 import { getNode } from "../services/get-node";
 import { revokeNode } from "../services/lifecycle";
-import { recompileFleet } from "../services/recompile-node";
+import { recompileFleet } from "../services/recompile-fleet";
 import { currentDeclaration } from "../services/declaration-store";
 import { createSecretBox, isSealed } from "../secrets/secret-box";
 import { createPostgresGrantProvider } from "./postgres-provider";

@@ -16,11 +16,17 @@ export interface DeclarationBody {
   resources: unknown[];
 }
 
-/** Stores bodies not stored yet, in one statement; a body already there is left as it is. */
+/**
+ * Stores bodies not stored yet, in one statement with one parameter whatever their number
+ * (a fleet compile may bring thousands); a body already there is left as it is.
+ */
 export async function storeBodies(tx: DbOrTx, bodies: DeclarationBody[]): Promise<void> {
-  const unique = [...new Map(bodies.map((b) => [b.hash, b])).values()];
+  const unique = [...new Map(bodies.map((b) => [b.hash, { hash: b.hash, resources: b.resources }])).values()];
   if (unique.length === 0) return;
-  await tx.insert(declarationBodies).values(unique.map((b) => ({ hash: b.hash, resources: b.resources }))).onConflictDoNothing();
+  await tx.execute(sql`
+    insert into ${declarationBodies} (hash, resources)
+    select b.hash, b.resources from jsonb_to_recordset(${JSON.stringify(unique)}::jsonb) as b(hash text, resources jsonb)
+    on conflict (hash) do nothing`);
 }
 
 /** Bodies by hash, in one query. */
@@ -43,6 +49,26 @@ export interface DeclarationRow {
 export async function appendDeclaration(tx: DbOrTx, row: DeclarationRow & { resources: unknown[] }): Promise<void> {
   await storeBodies(tx, [{ hash: row.hash, resources: row.resources }]);
   await tx.insert(declarations).values({ nodeId: row.nodeId, version: row.version, hash: row.hash, roles: row.roles, final: row.final ?? null });
+}
+
+/** Appends many declarations in one statement (their bodies must be stored first: storeBodies). */
+export async function appendDeclarations(tx: DbOrTx, rows: DeclarationRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const json = JSON.stringify(rows.map((r) => ({ node_id: r.nodeId, version: r.version, hash: r.hash, roles: r.roles, final: r.final ?? null })));
+  await tx.execute(sql`
+    insert into ${declarations} (node_id, version, hash, roles, final)
+    select v.node_id, v.version, v.hash, v.roles, v.final from jsonb_to_recordset(${json}::jsonb) as v(node_id uuid, version int, hash text, roles jsonb, final text)`);
+}
+
+/** Deletes, for many nodes at once, the versions past the retention rule (each node's own new version). */
+export async function pruneHistory(tx: DbOrTx, rows: Array<{ nodeId: string; version: number }>): Promise<void> {
+  // A node at version N <= the rule's count has nothing past it yet: no need to look.
+  const due = rows.filter((r) => r.version > DECLARATION_HISTORY_PER_NODE);
+  if (due.length === 0) return;
+  const json = JSON.stringify(due.map((r) => ({ node_id: r.nodeId, version: r.version })));
+  await tx.execute(sql`
+    delete from ${declarations} d using jsonb_to_recordset(${json}::jsonb) as v(node_id uuid, version int)
+    where d.node_id = v.node_id and d.version <= v.version - ${DECLARATION_HISTORY_PER_NODE}`);
 }
 
 /** Deletes one node's versions past the retention rule. */
@@ -92,4 +118,17 @@ export async function nodeDeclarationVersions(db: DbOrTx, nodeId: string, versio
     .from(declarations)
     .innerJoin(declarationBodies, eq(declarationBodies.hash, declarations.hash))
     .where(and(eq(declarations.nodeId, nodeId), inArray(declarations.version, versions)));
+}
+
+/**
+ * A node's versions, newest first, without their bodies: the per-node detail of fleet compiles
+ * (which record one audit event for the whole change), shown in the node's timeline.
+ */
+export async function nodeDeclarationHistory(db: DbOrTx, nodeId: string, limit = 20) {
+  return db
+    .select({ version: declarations.version, hash: declarations.hash, roles: declarations.roles, final: declarations.final, createdAt: declarations.createdAt })
+    .from(declarations)
+    .where(eq(declarations.nodeId, nodeId))
+    .orderBy(desc(declarations.version))
+    .limit(limit);
 }

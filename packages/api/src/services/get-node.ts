@@ -6,7 +6,7 @@ import type { Report, Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
-import { currentDeclaration } from "./declaration-store";
+import { currentDeclaration, nodeDeclarationHistory } from "./declaration-store";
 import { pendingClaimsOn } from "./node-replacement";
 import { redactResources } from "./redact-content";
 
@@ -18,7 +18,7 @@ export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
 
 export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showContent: boolean } = { showContent: false }) {
   const node = await getNodeOrThrow(deps, id);
-  const [declaration, [latest], recent, nodeGrants] = await Promise.all([
+  const [declaration, [latest], recent, nodeGrants, versions] = await Promise.all([
     currentDeclaration(deps.db, id),
     deps.db.select().from(latestReports).where(eq(latestReports.nodeId, id)),
     deps.db.select().from(events).where(eq(events.nodeId, id)).orderBy(desc(events.id)).limit(50),
@@ -28,6 +28,8 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
       .from(grants)
       .where(eq(grants.nodeId, id))
       .orderBy(grants.grantId),
+    // A fleet compile records one event for all nodes: each node's versions are its own detail.
+    nodeDeclarationHistory(deps.db, id),
   ]);
   // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
   const claims = await pendingClaimsOn(deps.db, id);
@@ -45,6 +47,7 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     skipped: report?.skipped ?? [],
     resourceStates: resourceStatuses((declaration?.resources ?? []) as Resource[], node.declaredVersion, report),
     events: recent,
+    declarations: versions,
     grants: nodeGrants,
     claims,
   };

@@ -1,6 +1,6 @@
 // Recompiles one node's declaration from the roles and stores a new version only
 // when the content hash changed; the bus tells every gateway after commit.
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type Conflict } from "../compile/compile-declaration";
@@ -76,12 +76,4 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
   return { nodeId, version, changed: true, conflicts: [] };
 }
 
-/** Recompiles every node that can still receive a declaration. */
-export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "roles">): Promise<RecompileResult[]> {
-  await lockCompiler(tx);
-  const roles = await loadRoles(tx);
-  const ids = await tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, [...COMPILABLE_STATES])).orderBy(nodes.id);
-  const results: RecompileResult[] = [];
-  for (const { id } of ids) results.push(await recompileNode(tx, id, { ...ctx, roles }));
-  return results;
-}
+// The fleet-wide compile (a role change) is set-based: recompile-fleet.ts.

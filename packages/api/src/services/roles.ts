@@ -6,7 +6,7 @@ import { Role, type RoleInput } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
-import { recompileFleet, type RecompileResult } from "./recompile-node";
+import { recompileFleet, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 
@@ -16,11 +16,9 @@ export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boo
   return rows.map((r) => ({ name: r.name, selector: r.selector, resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]), grants: r.grants ?? [] }) as Role);
 }
 
-function summarise(results: RecompileResult[]) {
-  return {
-    changed: results.filter((r) => r.changed).length,
-    conflicts: results.filter((r) => r.conflicts.length > 0).map((r) => ({ nodeId: r.nodeId, conflicts: r.conflicts })),
-  };
+/** What the API returns: how many nodes got a new declaration, and every node in conflict. */
+function summarise(result: FleetCompileResult) {
+  return { changed: result.changed, conflicts: result.conflicts };
 }
 
 export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput }) {

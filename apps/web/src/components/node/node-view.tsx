@@ -29,6 +29,26 @@ const STATUS_STYLE: Record<string, string> = {
 };
 const STATE_EVENTS = /^node\.(enrol|retire|retired|revoke|re-enrol|replacement|connected|disconnected|state)/;
 
+/**
+ * The node's events and its declaration versions, newest first. A fleet compile records one
+ * event for every node it changed, so a version is shown from the node's own history
+ * (declarations), and a single-node compile's event is not shown twice.
+ */
+function timelineOf(node: NodeDetail) {
+  const events = node.events
+    .filter((e) => e.action !== "declaration.compile")
+    .map((e) => ({ key: `e${e.id}`, at: new Date(e.at), label: e.action, detail: `by ${e.actor.startsWith("node:") ? "the host" : e.actor}`, strong: STATE_EVENTS.test(e.action), refused: e.result !== "ok" }));
+  const versions = node.declarations.map((d) => ({
+    key: `d${d.version}`,
+    at: new Date(d.createdAt),
+    label: `declaration v${d.version}`,
+    detail: d.final ? `final (${d.final})` : d.roles.length > 0 ? `from ${d.roles.join(", ")}` : "empty",
+    strong: false,
+    refused: false,
+  }));
+  return [...events, ...versions].sort((a, b) => b.at.getTime() - a.at.getTime()).slice(0, 50);
+}
+
 export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: boolean }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.node.get.queryOptions({ id: initial.id }, { refetchInterval: 2000, initialData: initial }));
@@ -37,6 +57,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
   const resources = (node.declaration?.resources ?? []) as Resource[];
   const statusOf = new Map(node.resourceStates.map((s) => [s.id, s]));
   const retiring = node.state === "retiring";
+  const timeline = timelineOf(node);
 
   return (
     <div className="space-y-4">
@@ -189,18 +210,18 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
         </Section>
 
         <Section title="Timeline">
-          {node.events.length === 0 ? (
+          {timeline.length === 0 ? (
             <p className="text-sm text-slate-600">No events yet.</p>
           ) : (
             <ol className="max-h-72 space-y-1 overflow-y-auto text-sm" tabIndex={0} aria-label="Node events, newest first">
-              {node.events.map((e) => (
-                <li key={e.id} className="flex justify-between gap-2">
-                  <span className={`font-mono ${STATE_EVENTS.test(e.action) ? "font-semibold" : ""} ${e.result !== "ok" ? "text-rose-700" : ""}`}>
-                    {e.action}
-                    <span className="font-sans text-slate-600"> by {e.actor.startsWith("node:") ? "the host" : e.actor}</span>
+              {timeline.map((t) => (
+                <li key={t.key} className="flex justify-between gap-2">
+                  <span className={`font-mono ${t.strong ? "font-semibold" : ""} ${t.refused ? "text-rose-700" : ""}`}>
+                    {t.label}
+                    <span className="font-sans text-slate-600"> {t.detail}</span>
                   </span>
                   <span className="shrink-0 text-slate-600">
-                    <RelativeTime at={e.at} />
+                    <RelativeTime at={t.at} />
                   </span>
                 </li>
               ))}

@@ -57,9 +57,19 @@ describe.skipIf(!process.env.DATABASE_URL).each(buses)("a gateway killed with -9
 
   /** Every host has `content` in /etc/motd, and every node's report of its declared version is recorded. */
   async function everyHostApplied(content: string, which: Host[] = hosts) {
+    const motdOf = (h: Host) => (fs.existsSync(h.file("/etc/motd")) ? fs.readFileSync(h.file("/etc/motd"), "utf8") : null);
     await waitFor(
       `/etc/motd = ${JSON.stringify(content)} on ${which.length} hosts`,
-      () => which.every((h) => fs.existsSync(h.file("/etc/motd")) && fs.readFileSync(h.file("/etc/motd"), "utf8") === content),
+      async () => {
+        const wrong = which.filter((h) => motdOf(h) !== content);
+        if (wrong.length === 0) return true;
+        const rows = new Map((await nodeRows()).map((n) => [n.id, n]));
+        const say = (h: Host) => {
+          const n = rows.get(nodeIds[hosts.indexOf(h)]!);
+          return `${n?.id} (${n?.state} on ${n?.gateway_id}, declared v${n?.declared_version}, reported v${n?.reported_version}) has ${JSON.stringify(motdOf(h))}`;
+        };
+        throw new Error(`${wrong.length} not there yet: ${wrong.map(say).join("; ")}`);
+      },
       30_000,
     );
     const ids = new Set(which.map((h) => nodeIds[hosts.indexOf(h)]));
@@ -101,6 +111,10 @@ describe.skipIf(!process.env.DATABASE_URL).each(buses)("a gateway killed with -9
   }, 180_000);
 
   afterAll(async () => {
+    if (process.env.MESH_E2E_KEEP_LOGS) {
+      for (const [name, cp] of [["web", web], ["gw0", gateways[0]], ["gw1", gateways[1]]] as const) if (cp) fs.writeFileSync(`/tmp/failover-${bus}-${name}.log`, cp.output);
+      hosts.forEach((h, i) => fs.writeFileSync(`/tmp/failover-${bus}-host${i}.log`, h.output));
+    }
     await Promise.all(hosts.map((h) => h.stop()));
     for (const h of hosts) h.dispose();
     await lb?.close();

@@ -87,7 +87,8 @@ export class ControlPlane {
   /** Graceful stop (SIGTERM); resolves with the exit code. */
   async stop(): Promise<number | null> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return child?.exitCode ?? null;
+    // A process killed by a signal (kill()) has no exit code: it is gone all the same.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
     const done = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
     child.kill("SIGTERM");
     const t = setTimeout(() => child.kill("SIGKILL"), 10_000);

@@ -31,6 +31,26 @@ export class Host {
   }
 
   /**
+   * cli() without blocking this process: for a command that must reach something this test
+   * process serves itself (a load balancer in harness/balancer.ts), which spawnSync would starve.
+   */
+  cliAsync(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [HOST_BIN, ...args, ...this.flags()], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout!.on("data", (d) => (stdout += d));
+      child.stderr!.on("data", (d) => (stderr += d));
+      const t = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      child.once("error", reject);
+      child.once("close", (code) => {
+        clearTimeout(t);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  /**
    * Runs a printed command line exactly as an operator would, with sh, where `mesh-host` is this
    * sandboxed host (a wrapper first in PATH adding --state-dir, --root and --interval).
    */
@@ -47,6 +67,11 @@ export class Host {
   /** Enrols as the dashboard's command would: pinned over https, explicitly insecure over http. */
   enrol(url: string, token: string, trust: string[] = url.startsWith("https:") ? [] : ["--insecure"]) {
     return this.cli(["enrol", url, "--token", token, ...trust]);
+  }
+
+  /** enrol() through cliAsync(). */
+  enrolAsync(url: string, token: string, trust: string[] = url.startsWith("https:") ? [] : ["--insecure"]) {
+    return this.cliAsync(["enrol", url, "--token", token, ...trust]);
   }
 
   status(): any {

@@ -102,6 +102,7 @@ async function main() {
       bus: database.bus,
       pingIntervalMs: config.pingIntervalMs,
       lastSeenFlushMs: config.lastSeenFlushMs,
+      heartbeatMs: config.gatewayHeartbeatMs,
       connectsPerMinute: config.linkConnectsPerMinute,
     });
   }

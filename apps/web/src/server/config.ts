@@ -21,6 +21,7 @@ const Env = z.object({
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
   MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+  MESH_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5_000),
   MESH_LINK_CONNECTS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   MESH_ARTIFACTS_DIR: z.string().optional(),
   MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),
@@ -55,6 +56,11 @@ export interface Config {
   adminApiKey?: string;
   pingIntervalMs: number;
   lastSeenFlushMs: number;
+  /**
+   * How often a gateway instance beats in the gateways table; another instance sweeps it as dead
+   * (and releases its nodes) after max(6 beats, 30 s) of silence (decision 0017).
+   */
+  gatewayHeartbeatMs: number;
   /** Authenticated link connects one node may make per minute (per gateway instance); past it 503 + Retry-After. */
   linkConnectsPerMinute: number;
   /** The first node's one-time secret (decision 0008); unset: no bootstrap endpoint. */
@@ -97,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
     lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    gatewayHeartbeatMs: e.MESH_GATEWAY_HEARTBEAT_MS,
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),

@@ -8,7 +8,7 @@ import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { CHANNELS, nodes, notify, type ChangeBus } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
@@ -16,6 +16,7 @@ import type { Deps } from "../deps";
 import { createToken } from "../services/create-token";
 import { enrolNode } from "../services/enrol-node";
 import { deleteRole, upsertRole } from "../services/roles";
+import { retireNode } from "../services/lifecycle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway, FLEET_CHANGED, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
@@ -111,6 +112,11 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   };
 
   const declaredVersion = async (nodeId: string) => (await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId)))[0]!.v;
+  const declaredVersions = async (ids: string[]) => {
+    const rows = await deps.db.select({ id: nodes.id, v: nodes.declaredVersion }).from(nodes).where(inArray(nodes.id, ids));
+    const byId = new Map(rows.map((r) => [r.id, r.v]));
+    return ids.map((id) => byId.get(id)!);
+  };
   const file = (id: string, content: string) => ({ type: "file" as const, id, path: `/etc/${id}`, content });
 
   it("pushes a change to 200 linked hosts with a bounded number of queries, each host its own version of one shared body", async () => {
@@ -121,8 +127,10 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     // One host is two versions ahead with the same body: a role that came and went.
     await upsertRole(deps, { actor: "test", input: { name: "only-one", selector: { profile: { hostname: "fleet-0" } }, resources: [file("one", "x")] } });
     await deleteRole(deps, { actor: "test", name: "only-one" });
-    const linked = await Promise.all(hosts.map((h) => link(h)));
-    const before = await Promise.all(linked.map((h) => declaredVersion(h.nodeId)));
+    // Linked a few at a time: the database server is shared, and each link-up takes a connection.
+    const linked = [];
+    for (let i = 0; i < hosts.length; i += 20) linked.push(...(await Promise.all(hosts.slice(i, i + 20).map((h) => link(h)))));
+    const before = await declaredVersions(linked.map((h) => h.nodeId));
     await Promise.all(linked.map((h, i) => h.until(before[i]!)));
     expect(before[0]).toBe(before[1]! + 2);
 
@@ -131,7 +139,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
       const queriesBefore = gatewayDb.count();
       await upsertRole(deps, { actor: "test", input: { name: role, selector: {}, resources: [file("motd", "x".repeat(2048))] } });
       await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
-      const after = await Promise.all(linked.map((h) => declaredVersion(h.nodeId)));
+      const after = await declaredVersions(linked.map((h) => h.nodeId));
       await Promise.all(linked.map((h, i) => h.until(after[i]!)));
       // Versions read, then bodies: two statements for 200 nodes (the old gateway read each node's declaration).
       // A compile that itself notifies "*" makes a second pass, which finds nothing behind (one statement).
@@ -183,4 +191,21 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     expect(sinceRound0.length).toBeLessThan(rounds);
     host.ws.terminate();
   }, 120_000);
+
+  it("sends a retiring node's final declaration on a fleet-wide change, read for that node alone", async () => {
+    const retiring = await link(await enrol("retiring"));
+    await retiring.until(await declaredVersion(retiring.nodeId));
+    onlyFleetChanges = true;
+    try {
+      await retireNode(deps, { actor: "test", input: { id: retiring.nodeId } });
+      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+      const final = await declaredVersion(retiring.nodeId);
+      await retiring.until(final);
+      expect(retiring.received.at(-1)).toEqual({ version: final, hash: expect.any(String), resources: [], final: "remove" });
+      expect(logLines.some((l) => l.includes("fleet declarations pushed") && l.includes('"perNode":1'))).toBe(true);
+    } finally {
+      onlyFleetChanges = false;
+      retiring.ws.terminate();
+    }
+  });
 });

@@ -98,7 +98,10 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     const current = await currentDeclaration(deps.db, link.nodeId);
     if (!current) return;
     if (hostHas !== undefined && current.version === hostHas) return;
-    // A fleet-wide push may have sent a newer version while this read was in flight.
+    // A fleet-wide push may have sent this version (or a newer one) while this read was in flight:
+    // at link-up, anything it sent; later, anything newer (a single-node notification resends the
+    // same version on purpose: a grant that settled lets a held-back declaration go).
+    if (hostHas !== undefined && link.knownVersion !== hostHas && current.version <= link.knownVersion) return;
     if (hostHas === undefined && current.version < link.knownVersion) return;
     link.knownVersion = Math.max(link.knownVersion, current.version);
     // The stored declaration holds grant references; the host gets the credentials themselves.

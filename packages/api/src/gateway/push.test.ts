@@ -87,14 +87,14 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   type Host = Awaited<ReturnType<typeof enrol>>;
 
   /** A linked host that records every declaration it is sent, parsed as the real host parses it. */
-  const link = async (host: Host) => {
-    const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
+  const link = async (host: Host, at = base) => {
+    const { nonce } = (await (await fetch(at + CHALLENGE_PATH)).json()) as { nonce: string };
     const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
     const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString("base64url");
     const received: Declaration[] = [];
     const waiters: Array<() => void> = [];
     const ws = await new Promise<WebSocket>((resolve, reject) => {
-      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes });
+      const ws = new WebSocket(at.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes });
       ws.on("message", (data, isBinary) => {
         expect(isBinary).toBe(false);
         const frame = ServerFrame.parse(JSON.parse(String(data)));
@@ -208,4 +208,30 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
       retiring.ws.terminate();
     }
   });
+
+  it("still drops a host that stays behind past the ping timeout", async () => {
+    // A gateway of its own, with a faster heartbeat: slow enough that the pushes below leave the host
+    // behind before its first missed pong (a link is dropped at the second ping it did not answer).
+    const fast = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-fast-pings", pingIntervalMs: 5_000, lastSeenFlushMs: 120_000, heartbeatMs: 120_000 });
+    const fastServer = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? fast.handleChallenge(req, res) : res.writeHead(404).end()));
+    fastServer.on("upgrade", (req, socket, head) => fast.handleUpgrade(req, socket, head));
+    await new Promise<void>((resolve) => fastServer.listen(0, "127.0.0.1", resolve));
+    try {
+      const host = await link(await enrol("stuck"), `http://127.0.0.1:${(fastServer.address() as AddressInfo).port}`);
+      await host.until(await declaredVersion(host.nodeId));
+      host.ws.pause();
+      for (let round = 0; round < 4; round++) {
+        const resources = Array.from({ length: 12 }, (_, i) => file(`stuck-${i}`, `${round}`.padEnd(250 * 1024, "z")));
+        await upsertRole(deps, { actor: "test", input: { name: "stuck", selector: { profile: { hostname: "stuck" } }, resources } });
+      }
+      for (let i = 0; i < 400 && fast.connectedNodes().includes(host.nodeId); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(fast.connectedNodes()).not.toContain(host.nodeId);
+      expect(logLines.some((l) => l.includes("its declaration waits") && l.includes(host.nodeId))).toBe(true);
+      expect(logLines.some((l) => l.includes("no pong; terminating link") && l.includes(host.nodeId))).toBe(true);
+      host.ws.terminate();
+    } finally {
+      await fast.close();
+      fastServer.close();
+    }
+  }, 60_000);
 });

@@ -26,6 +26,8 @@ export interface PushLink {
   knownVersion: number;
   /** A push was skipped because the host did not read: it is resynced on drain. */
   behind?: boolean;
+  /** The last version written to this link's socket (a resync does not send it twice). */
+  sentVersion?: number;
   /** Frames from one host and pushes to it run in order on this chain. */
   queue: Promise<void>;
 }
@@ -90,13 +92,15 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     link.socket?.once("drain", () => {
       link.behind = false;
       log.info({ nodeId: link.nodeId }, "host reads its link again; resyncing its declaration");
-      link.queue = link.queue.then(() => pushNode(link)).catch((err) => log.error({ err, nodeId: link.nodeId }, "resync failed"));
+      link.queue = link.queue.then(() => pushNode(link, undefined, true)).catch((err) => log.error({ err, nodeId: link.nodeId }, "resync failed"));
     });
   }
 
-  async function pushNode(link: PushLink, hostHas?: number) {
+  async function pushNode(link: PushLink, hostHas?: number, resync = false) {
     const current = await currentDeclaration(deps.db, link.nodeId);
     if (!current) return;
+    // Written before the host fell behind: it is in the socket already.
+    if (resync && current.version === link.sentVersion) return;
     if (hostHas !== undefined && current.version === hostHas) return;
     // A fleet-wide push may have sent this version (or a newer one) while this read was in flight:
     // at link-up, anything it sent; later, anything newer (a single-node notification resends the
@@ -111,6 +115,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
       return;
     }
     if (write(link, frameHead(current.hash, revealed.resources), frameTail(current.version, current.final ?? undefined))) {
+      link.sentVersion = current.version;
       log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
     }
   }
@@ -145,6 +150,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
       if (!tail) tails.set(row.version, (tail = frameTail(row.version)));
       if (write(link, head, tail)) {
         link.knownVersion = row.version;
+        link.sentVersion = row.version;
         summary.shared++;
       } else summary.behind++;
     }

@@ -460,6 +460,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(flush);
       clearInterval(gatewayBeat);
       await unsubscribeDeclarations();
+      await fleetPush;
       await unsubscribeLinks();
       factsPacer.flushAll();
       recompilePacer.flushAll();

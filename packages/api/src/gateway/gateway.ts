@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Declaration, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, HostFrame, LIMITS, describeZodError, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { recordReport, reportHash } from "../services/record-report";
@@ -17,8 +17,7 @@ import { contentHash } from "../compile/hash";
 import { beatGateway, markConnected, markDisconnected, reassertLinks, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
-import { currentDeclaration } from "../services/declaration-store";
-import { revealGrantFiles } from "../grants/reveal-grant-files";
+import { createPusher, type PushLink } from "./push";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink, batchedNodeLookup } from "./link-auth";
@@ -70,8 +69,10 @@ const HARD_FRAMES_IN_FLIGHT = 4096;
 const SWEEP_BEATS = 6;
 const MIN_STALE_MS = 30_000;
 const hardBytesInFlight = (frames: number) => 2 * frames * LIMITS.hostFrameBytes;
+/** The declaration channel's payload for "any number of nodes changed". */
+export const FLEET_CHANGED = "*";
 
-interface Link {
+interface Link extends PushLink {
   nodeId: string;
   /** This link's own id, stored with the node while it marks it connected (see markDisconnected). */
   id: string;
@@ -86,8 +87,7 @@ interface Link {
   overloaded: boolean;
   /** Whether this link's connect was audited; its disconnect is audited alike. */
   audited: boolean;
-  /** The newest declaration version this host is known to hold or was sent, and the newest it reported. */
-  knownVersion: number;
+  /** The newest declaration version this host reported (knownVersion, what it holds or was sent, is in PushLink). */
   reportedVersion: number;
 }
 
@@ -162,6 +162,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
+  const pusher = createPusher(deps, log);
+
+  /** Acks and notices; declarations go through the pusher, which leaves a slow host behind instead of queueing. */
   function send(link: Link, frame: ServerFrame | Buffer) {
     if (link.ws.readyState !== link.ws.OPEN) return;
     // A host that does not read its socket must not make the gateway hold what it is sent.
@@ -171,26 +174,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return;
     }
     link.ws.send(Buffer.isBuffer(frame) ? frame : JSON.stringify(frame));
-  }
-
-  async function pushDeclaration(link: Link, hostHas?: number) {
-    const current = await currentDeclaration(deps.db, link.nodeId);
-    if (current) link.knownVersion = Math.max(link.knownVersion, current.version);
-    if (!current || current.version === hostHas) return;
-    // The stored declaration holds grant references; the host gets the credentials themselves.
-    const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, current.resources as Declaration["resources"]);
-    if (!revealed.ok) {
-      log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
-      return;
-    }
-    const declaration: Declaration = {
-      version: current.version,
-      hash: current.hash,
-      resources: revealed.resources,
-      ...(current.final ? { final: current.final } : {}),
-    };
-    send(link, Buffer.from(JSON.stringify({ type: "declaration", declaration } satisfies ServerFrame)));
-    log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
   }
 
   async function handleFrame(link: Link, data: RawData, isBinary: boolean) {
@@ -275,10 +258,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (written && frame.report.owned.length === 0) await completeRetirement(deps, nodeId, frame.report);
   }
 
-  function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string) {
+  function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1 };
+    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -341,7 +324,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         setTimeout(() => link.ws.terminate(), 1000).unref();
         return;
       }
-      await pushDeclaration(link, hostHas);
+      await pusher.pushNode(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
   }
@@ -374,10 +357,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }, options.lastSeenFlushMs ?? 30_000);
   flush.unref();
 
-  const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (nodeId) => {
-    const link = links.get(nodeId);
+  // A node id: that node changed. "*": any number changed; the links held are compared with the database.
+  let fleetPush: Promise<unknown> = Promise.resolve();
+  const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (payload) => {
+    if (payload === FLEET_CHANGED) {
+      // One at a time: a burst of changes is caught up by the next one, which reads after the last commit.
+      fleetPush = fleetPush.then(() => pusher.pushChanged([...links.values()])).catch((err) => log.error({ err }, "fleet push failed"));
+      return;
+    }
+    const link = links.get(payload);
     if (!link) return;
-    link.queue = link.queue.then(() => pushDeclaration(link)).catch((err) => log.error({ err, nodeId }, "push failed"));
+    link.queue = link.queue.then(() => pusher.pushNode(link)).catch((err) => log.error({ err, nodeId: payload }, "push failed"));
   });
   // Revoked, retired or re-enrolled: whichever instance holds the link closes it now.
   const unsubscribeLinks = await bus.subscribe(CHANNELS.link, (payload) => {
@@ -452,7 +442,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             refuseUpgrade(socket, 503, "this node reconnects too often; try again later", Math.ceil(connect.retryAfterMs / 1000));
             return;
           }
-          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion));
+          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion, socket));
         })
         .catch((err) => {
           onSettled?.();
@@ -471,6 +461,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(flush);
       clearInterval(gatewayBeat);
       await unsubscribeDeclarations();
+      await fleetPush;
       await unsubscribeLinks();
       factsPacer.flushAll();
       recompilePacer.flushAll();

@@ -1,0 +1,237 @@
+// Declarations pushed once per hash and never queued behind a host that does not read: a real
+// gateway, a real database and raw ws hosts speaking the real protocol (frames checked with the
+// host's own schema, ServerFrame).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import { sign } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import WebSocket from "ws";
+import { eq, inArray } from "drizzle-orm";
+import { CHANNELS, nodes, notify, type ChangeBus } from "@mesh/db";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { createToken } from "../services/create-token";
+import { enrolNode } from "../services/enrol-node";
+import { deleteRole, upsertRole } from "../services/roles";
+import { retireNode } from "../services/lifecycle";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { createGateway, FLEET_CHANGED, type Gateway } from "./gateway";
+import { BEHIND_BYTES } from "./push";
+
+/** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
+function countingDb(db: Deps["db"]): { db: Deps["db"]; count: () => number } {
+  let n = 0;
+  const counted = new Set(["select", "selectDistinct", "insert", "update", "delete", "execute", "transaction"]);
+  const proxy = new Proxy(db, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof prop === "string" && counted.has(prop) && typeof value === "function") {
+        return (...args: unknown[]) => {
+          n++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return value;
+    },
+  });
+  return { db: proxy, count: () => n };
+}
+
+describe.each(testEngines())("declaration push on %s", (engine) => {
+  let t: TestDatabase;
+  let deps: Deps;
+  let gatewayDb: ReturnType<typeof countingDb>;
+  let gateway: Gateway;
+  let server: http.Server;
+  let base: string;
+  const logLines: string[] = [];
+  /** While set, the gateway hears only "*" on the declaration channel (whatever compile notifies per node). */
+  let onlyFleetChanges = false;
+
+  beforeAll(async () => {
+    t = await createTestDatabase(engine);
+    const sink = new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) });
+    deps = { db: t.database.db, log: pino({ level: "info" }, sink) };
+    gatewayDb = countingDb(deps.db);
+    const real = t.database.bus;
+    const bus: ChangeBus = {
+      subscribe: (channel, listener) =>
+        real.subscribe(channel, (payload) => {
+          if (channel === CHANNELS.declaration && onlyFleetChanges && payload !== FLEET_CHANGED) return;
+          listener(payload);
+        }),
+    };
+    // No heartbeat or flush in the measured windows; a host that does not read is not dropped mid-test.
+    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastSeenFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000 });
+    server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
+    server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await t?.drop();
+  });
+
+  const enrol = async (hostname: string) => {
+    const keys = testKeyPair();
+    const machineId = crypto.randomUUID();
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
+    const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(machineId, { hostname }), inventory: emptyInventory() });
+    return { nodeId, ...keys };
+  };
+  type Host = Awaited<ReturnType<typeof enrol>>;
+
+  /** A linked host that records every declaration it is sent, parsed as the real host parses it. */
+  const link = async (host: Host, at = base) => {
+    const { nonce } = (await (await fetch(at + CHALLENGE_PATH)).json()) as { nonce: string };
+    const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
+    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString("base64url");
+    const received: Declaration[] = [];
+    const waiters: Array<() => void> = [];
+    const ws = await new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(at.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes });
+      ws.on("message", (data, isBinary) => {
+        expect(isBinary).toBe(false);
+        const frame = ServerFrame.parse(JSON.parse(String(data)));
+        if (frame.type !== "declaration") return;
+        received.push(frame.declaration);
+        waiters.splice(0).forEach((w) => w());
+      });
+      ws.once("open", () => resolve(ws));
+      ws.once("error", reject);
+    });
+    const until = async (version: number) => {
+      while (!received.some((d) => d.version >= version)) await new Promise<void>((r) => waiters.push(r));
+    };
+    return { ...host, ws, received, until };
+  };
+
+  const declaredVersion = async (nodeId: string) => (await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId)))[0]!.v;
+  const declaredVersions = async (ids: string[]) => {
+    const rows = await deps.db.select({ id: nodes.id, v: nodes.declaredVersion }).from(nodes).where(inArray(nodes.id, ids));
+    const byId = new Map(rows.map((r) => [r.id, r.v]));
+    return ids.map((id) => byId.get(id)!);
+  };
+  const file = (id: string, content: string) => ({ type: "file" as const, id, path: `/etc/${id}`, content });
+
+  it("pushes a change to 200 linked hosts with a bounded number of queries, each host its own version of one shared body", async () => {
+    const role = "fleet-wide";
+    await upsertRole(deps, { actor: "test", input: { name: role, selector: {}, resources: [file("motd", "first")] } });
+    const hosts = [];
+    for (let i = 0; i < 200; i++) hosts.push(await enrol(`fleet-${i}`));
+    // One host is two versions ahead with the same body: a role that came and went.
+    await upsertRole(deps, { actor: "test", input: { name: "only-one", selector: { profile: { hostname: "fleet-0" } }, resources: [file("one", "x")] } });
+    await deleteRole(deps, { actor: "test", name: "only-one" });
+    // Linked a few at a time: the database server is shared, and each link-up takes a connection.
+    const linked = [];
+    for (let i = 0; i < hosts.length; i += 20) linked.push(...(await Promise.all(hosts.slice(i, i + 20).map((h) => link(h)))));
+    const before = await declaredVersions(linked.map((h) => h.nodeId));
+    await Promise.all(linked.map((h, i) => h.until(before[i]!)));
+    expect(before[0]).toBe(before[1]! + 2);
+
+    onlyFleetChanges = true;
+    try {
+      const queriesBefore = gatewayDb.count();
+      await upsertRole(deps, { actor: "test", input: { name: role, selector: {}, resources: [file("motd", "x".repeat(2048))] } });
+      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+      const after = await declaredVersions(linked.map((h) => h.nodeId));
+      await Promise.all(linked.map((h, i) => h.until(after[i]!)));
+      // Versions read, then bodies: two statements for 200 nodes (the old gateway read each node's declaration).
+      // A compile that itself notifies "*" makes a second pass, which finds nothing behind (one statement).
+      expect(gatewayDb.count() - queriesBefore).toBeLessThanOrEqual(4);
+      linked.forEach((h, i) => {
+        const last = h.received.at(-1)!;
+        expect(last.version).toBe(after[i]);
+        expect(last.resources).toEqual([expect.objectContaining({ id: "motd", content: "x".repeat(2048) })]);
+      });
+      expect(after[0]).toBe(after[1]! + 2);
+      expect(new Set(linked.map((h) => h.received.at(-1)!.hash)).size).toBe(1);
+      expect(logLines.some((l) => l.includes("fleet declarations pushed") && l.includes('"shared":200') && l.includes('"bodies":1'))).toBe(true);
+    } finally {
+      onlyFleetChanges = false;
+      await deleteRole(deps, { actor: "test", name: role });
+      linked.forEach((h) => h.ws.terminate());
+    }
+  }, 120_000);
+
+  it("does not queue declarations for a host that does not read, and sends it the current one when it reads again", async () => {
+    const host = await link(await enrol("slow-reader"));
+    const big = (round: number) => ({
+      name: "big",
+      selector: { profile: { hostname: "slow-reader" } },
+      // About 3 MiB a declaration: a few of them fill the loopback socket buffers on both sides.
+      resources: Array.from({ length: 12 }, (_, i) => file(`big-${i}`, `${round}-${i}-`.padEnd(250 * 1024, "y"))),
+    });
+    await host.until(await declaredVersion(host.nodeId));
+    host.ws.pause();
+    const rounds = 12;
+    for (let round = 0; round < rounds; round++) {
+      await upsertRole(deps, { actor: "test", input: big(round) });
+      // The fleet-wide path meets the same bound.
+      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+    }
+    const current = await declaredVersion(host.nodeId);
+    // Wait until the gateway has left the host behind (the pushes arrive through the bus).
+    for (let i = 0; i < 200 && !logLines.some((l) => l.includes("its declaration waits") && l.includes(host.nodeId)); i++) await new Promise((r) => setTimeout(r, 50));
+    const behind = logLines.filter((l) => l.includes("its declaration waits") && l.includes(host.nodeId)).map((l) => JSON.parse(l) as { buffered: number });
+    expect(behind.length).toBeGreaterThan(0);
+    // What the gateway holds for the host: never more than the bound plus one declaration.
+    for (const b of behind) expect(b.buffered).toBeLessThanOrEqual(BEHIND_BYTES + LIMITS.frameBytes);
+    host.ws.resume();
+    await host.until(current);
+    expect(host.received.at(-1)!.version).toBe(current);
+    expect(host.received.at(-1)!.resources[0]).toMatchObject({ id: "big-0", content: expect.stringMatching(new RegExp(`^${rounds - 1}-0-`)) });
+    // Intermediate versions were skipped, not queued: fewer frames than changes.
+    const sinceRound0 = host.received.filter((d) => d.resources.some((r) => r.id === "big-0"));
+    expect(sinceRound0.length).toBeLessThan(rounds);
+    host.ws.terminate();
+  }, 120_000);
+
+  it("sends a retiring node's final declaration on a fleet-wide change, read for that node alone", async () => {
+    const retiring = await link(await enrol("retiring"));
+    await retiring.until(await declaredVersion(retiring.nodeId));
+    onlyFleetChanges = true;
+    try {
+      await retireNode(deps, { actor: "test", input: { id: retiring.nodeId } });
+      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+      const final = await declaredVersion(retiring.nodeId);
+      await retiring.until(final);
+      expect(retiring.received.at(-1)).toEqual({ version: final, hash: expect.any(String), resources: [], final: "remove" });
+      expect(logLines.some((l) => l.includes("fleet declarations pushed") && l.includes('"perNode":1'))).toBe(true);
+    } finally {
+      onlyFleetChanges = false;
+      retiring.ws.terminate();
+    }
+  });
+
+  it("still drops a host that stays behind past the ping timeout", async () => {
+    // A gateway of its own, with a faster heartbeat: slow enough that the pushes below leave the host
+    // behind before its first missed pong (a link is dropped at the second ping it did not answer).
+    const fast = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-fast-pings", pingIntervalMs: 5_000, lastSeenFlushMs: 120_000, heartbeatMs: 120_000 });
+    const fastServer = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? fast.handleChallenge(req, res) : res.writeHead(404).end()));
+    fastServer.on("upgrade", (req, socket, head) => fast.handleUpgrade(req, socket, head));
+    await new Promise<void>((resolve) => fastServer.listen(0, "127.0.0.1", resolve));
+    try {
+      const host = await link(await enrol("stuck"), `http://127.0.0.1:${(fastServer.address() as AddressInfo).port}`);
+      await host.until(await declaredVersion(host.nodeId));
+      host.ws.pause();
+      for (let round = 0; round < 4; round++) {
+        const resources = Array.from({ length: 12 }, (_, i) => file(`stuck-${i}`, `${round}`.padEnd(250 * 1024, "z")));
+        await upsertRole(deps, { actor: "test", input: { name: "stuck", selector: { profile: { hostname: "stuck" } }, resources } });
+      }
+      for (let i = 0; i < 400 && fast.connectedNodes().includes(host.nodeId); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(fast.connectedNodes()).not.toContain(host.nodeId);
+      expect(logLines.some((l) => l.includes("its declaration waits") && l.includes(host.nodeId))).toBe(true);
+      expect(logLines.some((l) => l.includes("no pong; terminating link") && l.includes(host.nodeId))).toBe(true);
+      host.ws.terminate();
+    } finally {
+      await fast.close();
+      fastServer.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,167 @@
+// Pushes declarations to linked hosts: once per hash for a fleet-wide change (one query for the
+// versions, one for the bodies, each body serialised once and its bytes shared by every link),
+// per node for grants and final declarations, and never queued behind a host that does not read.
+import type { Duplex } from "node:stream";
+import type { WebSocket } from "ws";
+import type { Logger } from "pino";
+import type { Declaration, Resource } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { currentDeclaration, currentDeclarations, loadBodies } from "../services/declaration-store";
+import { revealGrantFiles } from "../grants/reveal-grant-files";
+import { parseGrantReference } from "../grants/grant-reference";
+
+/**
+ * Past this many bytes waiting in a link's socket the host is not keeping up: a push to it is
+ * not queued, the link is marked behind and gets the then-current declaration when its socket
+ * drains. Above the socket's high-water mark (16 KiB), so a write past it has asked for 'drain'.
+ */
+export const BEHIND_BYTES = 64 * 1024;
+
+export interface PushLink {
+  readonly nodeId: string;
+  readonly ws: WebSocket;
+  /** The socket under ws: its 'drain' resyncs a link that was behind. */
+  readonly socket?: Duplex;
+  /** The newest declaration version this host is known to hold or was sent. */
+  knownVersion: number;
+  /** A push was skipped because the host did not read: it is resynced on drain. */
+  behind?: boolean;
+  /** The last version written to this link's socket (a resync does not send it twice). */
+  sentVersion?: number;
+  /** Frames from one host and pushes to it run in order on this chain. */
+  queue: Promise<void>;
+}
+
+export interface Pusher {
+  /**
+   * The node's current declaration, read fresh and sent to its link: at link-up (hostHas: the
+   * version the host says it holds, nothing sent if equal), for a single-node notification and
+   * for a resync. Run it on the link's queue.
+   */
+  pushNode(link: PushLink, hostHas?: number): Promise<void>;
+  /** A change to any number of nodes: every link whose host is behind the database gets its declaration. */
+  pushChanged(links: PushLink[]): Promise<PushSummary>;
+}
+
+export interface PushSummary {
+  /** Links sent their declaration from a shared body, distinct bodies serialised, links sent per node. */
+  shared: number;
+  bodies: number;
+  perNode: number;
+  /** Links skipped because their socket was full (resynced on drain). */
+  behind: number;
+}
+
+const holdsGrant = (resources: Resource[]) => resources.some((r) => r.type === "file" && parseGrantReference(r.content));
+
+/** The frame up to (not including) the version: `{"type":"declaration","declaration":{"hash":…,"resources":[…]` */
+function frameHead(hash: string, resources: Resource[]): Buffer {
+  return Buffer.from(`{"type":"declaration","declaration":{"hash":${JSON.stringify(hash)},"resources":${JSON.stringify(resources)}`);
+}
+
+/** The per-node end of the frame: `,"version":N}}` (and `final` for a retiring node). */
+function frameTail(version: number, final?: Declaration["final"]): Buffer {
+  return Buffer.from(`,"version":${version}${final ? `,"final":${JSON.stringify(final)}` : ""}}}`);
+}
+
+export function createPusher(deps: Deps, log: Logger): Pusher {
+  /**
+   * Sends head and tail as ONE text message in two websocket fragments. ws writes an unmasked
+   * Buffer to the socket as it is (frame header, then the Buffer itself), so a head shared by
+   * a thousand links is held once, referenced by each socket's queue until written.
+   */
+  function write(link: PushLink, head: Buffer, tail: Buffer): boolean {
+    if (link.ws.readyState !== link.ws.OPEN) return false;
+    if (link.ws.bufferedAmount > BEHIND_BYTES) {
+      markBehind(link);
+      return false;
+    }
+    // Both calls in one tick: no other data frame of this link can come between the fragments. Corked,
+    // the two fragments (four buffers) leave in one write to the kernel instead of two.
+    link.socket?.cork();
+    link.ws.send(head, { binary: false, fin: false });
+    link.ws.send(tail, { binary: false, fin: true });
+    link.socket?.uncork();
+    return true;
+  }
+
+  function markBehind(link: PushLink) {
+    if (link.behind) return;
+    link.behind = true;
+    log.warn({ nodeId: link.nodeId, buffered: link.ws.bufferedAmount }, "host does not read its link; its declaration waits until it does");
+    // The socket asked for 'drain' when its buffer passed the high-water mark (BEHIND_BYTES is above it).
+    // Without a socket, the next push or the heartbeat is the only chance: a link stuck past the ping
+    // timeout is dropped by the heartbeat, and the host gets the current declaration when it links again.
+    link.socket?.once("drain", () => {
+      link.behind = false;
+      log.info({ nodeId: link.nodeId }, "host reads its link again; resyncing its declaration");
+      link.queue = link.queue.then(() => pushNode(link, undefined, true)).catch((err) => log.error({ err, nodeId: link.nodeId }, "resync failed"));
+    });
+  }
+
+  async function pushNode(link: PushLink, hostHas?: number, resync = false) {
+    const current = await currentDeclaration(deps.db, link.nodeId);
+    if (!current) return;
+    // Written before the host fell behind: it is in the socket already.
+    if (resync && current.version === link.sentVersion) return;
+    if (hostHas !== undefined && current.version === hostHas) return;
+    // A fleet-wide push may have sent this version (or a newer one) while this read was in flight:
+    // at link-up, anything it sent; later, anything newer (a single-node notification resends the
+    // same version on purpose: a grant that settled lets a held-back declaration go).
+    if (hostHas !== undefined && link.knownVersion !== hostHas && current.version <= link.knownVersion) return;
+    if (hostHas === undefined && current.version < link.knownVersion) return;
+    link.knownVersion = Math.max(link.knownVersion, current.version);
+    // The stored declaration holds grant references; the host gets the credentials themselves.
+    const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, current.resources as Resource[]);
+    if (!revealed.ok) {
+      log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
+      return;
+    }
+    if (write(link, frameHead(current.hash, revealed.resources), frameTail(current.version, current.final ?? undefined))) {
+      link.sentVersion = current.version;
+      log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
+    }
+  }
+
+  async function pushChanged(links: PushLink[]): Promise<PushSummary> {
+    const summary: PushSummary = { shared: 0, bodies: 0, perNode: 0, behind: 0 };
+    const byNode = new Map(links.map((l) => [l.nodeId, l]));
+    const rows = await currentDeclarations(deps.db, [...byNode.keys()]);
+    const stale = rows.filter((r) => r.version > (byNode.get(r.nodeId)?.knownVersion ?? Infinity));
+    if (stale.length === 0) return summary;
+    const perNode = (link: PushLink) => {
+      summary.perNode++;
+      link.queue = link.queue.then(() => pushNode(link)).catch((err) => log.error({ err, nodeId: link.nodeId }, "push failed"));
+    };
+    const shareable = stale.filter((r) => !r.final);
+    const bodies = await loadBodies(deps.db, shareable.map((r) => r.hash));
+    const heads = new Map<string, Buffer>();
+    const tails = new Map<number, Buffer>();
+    for (const row of stale) {
+      const link = byNode.get(row.nodeId)!;
+      const resources = row.final ? undefined : bodies.get(row.hash);
+      // Retiring nodes, and bodies whose grant references are revealed per node, are read and sent one by one.
+      if (!resources || holdsGrant(resources)) {
+        perNode(link);
+        continue;
+      }
+      // Checked again here: a per-node push may have sent a newer version meanwhile.
+      if (row.version <= link.knownVersion || link.ws.readyState !== link.ws.OPEN) continue;
+      let head = heads.get(row.hash);
+      if (!head) heads.set(row.hash, (head = frameHead(row.hash, resources)));
+      let tail = tails.get(row.version);
+      if (!tail) tails.set(row.version, (tail = frameTail(row.version)));
+      if (write(link, head, tail)) {
+        link.knownVersion = row.version;
+        link.sentVersion = row.version;
+        summary.shared++;
+      } else summary.behind++;
+    }
+    summary.bodies = heads.size;
+    log.info({ links: links.length, ...summary }, "fleet declarations pushed");
+    return summary;
+  }
+
+  return { pushNode, pushChanged };
+}
+

@@ -20,7 +20,8 @@ const Env = z.object({
   MESH_ADMIN_PASSWORD: z.string().min(8, "MESH_ADMIN_PASSWORD must have at least 8 characters").optional(),
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
-  MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+  /** How often a gateway writes "last checked" for nodes whose reports came unchanged (one statement for all). */
+  MESH_LAST_CHECKED_FLUSH_MS: z.coerce.number().int().min(100).default(60_000),
   MESH_LINK_CONNECTS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   MESH_ARTIFACTS_DIR: z.string().optional(),
   MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),
@@ -54,7 +55,7 @@ export interface Config {
   adminPassword?: string;
   adminApiKey?: string;
   pingIntervalMs: number;
-  lastSeenFlushMs: number;
+  lastCheckedFlushMs: number;
   /** Authenticated link connects one node may make per minute (per gateway instance); past it 503 + Retry-After. */
   linkConnectsPerMinute: number;
   /** The first node's one-time secret (decision 0008); unset: no bootstrap endpoint. */
@@ -96,7 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminPassword: e.MESH_ADMIN_PASSWORD,
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
-    lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    lastCheckedFlushMs: e.MESH_LAST_CHECKED_FLUSH_MS,
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),

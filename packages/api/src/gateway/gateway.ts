@@ -35,8 +35,10 @@ export interface GatewayOptions {
   pingIntervalMs?: number;
   /** How often "last checked" is written for the nodes whose reports came unchanged, in one statement (default 60 s). */
   lastCheckedFlushMs?: number;
-  /** How long a connect or disconnect waits for others to share its transaction (default 100 ms). */
+  /** How long a connect or disconnect waits for others to share its transaction (default 100 ms)... */
   presenceWindowMs?: number;
+  /** ...or until this many are waiting (default 500). */
+  presenceBatchItems?: number;
   /** How often this instance says it is alive; three missed beats and others take over. */
   heartbeatMs?: number;
   /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
@@ -126,7 +128,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const lookupNode = batchedNodeLookup(deps.db);
   /** Nodes whose report came unchanged since the last "last checked" write. */
   const checked = new Set<string>();
-  const presence = new PresenceBatcher(deps, id, { windowMs: options.presenceWindowMs });
+  const presence = new PresenceBatcher(deps, id, { windowMs: options.presenceWindowMs, maxItems: options.presenceBatchItems });
   const framesInFlight = options.framesInFlight ?? 8;
   const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const suppressedDrift = new Map<string, number>();

@@ -8,6 +8,7 @@ import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
+import postgres from "postgres";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { createDb, events, gateways, latestReports, nodes, reportHistory, type Database } from "@mesh/db";
 import { migrate } from "@mesh/db/migrate";
@@ -21,7 +22,7 @@ import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts"
 import { createGateway, type Gateway } from "./gateway";
 
 describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
-  let t: { database: Database; drop(): Promise<void> };
+  let t: { database: Database; url?: string; drop(): Promise<void> };
   let deps: Deps;
   let gateway: Gateway | undefined;
   let server: http.Server | undefined;
@@ -34,7 +35,7 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
       const pg = await createPostgresDatabase();
       const database = await createDb({ url: pg.url, maxConnections: 8 });
       await migrate(database);
-      t = { database, drop: async () => (await database.close(), await pg.drop()) };
+      t = { database, url: pg.url, drop: async () => (await database.close(), await pg.drop()) };
     }
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
   });
@@ -95,6 +96,21 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
       ws.on("ping", () => ++n === count && resolve());
       ws.once("close", (code) => reject(new Error(`link closed (${code}) after ${n} pings`)));
     });
+  /** Holds ACCESS EXCLUSIVE locks on nodes and latest_reports in another session until released: any statement on them waits. */
+  const holdTablesLocked = async (sql: postgres.Sql) => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const done = sql.begin(async (tx) => {
+      await tx`lock table nodes, latest_reports in access exclusive mode`;
+      locked();
+      await released;
+      throw new Error("rollback");
+    }).catch(() => {});
+    await isLocked;
+    return async () => (release(), await done);
+  };
   const rowVersions = async (ids: string[]) => {
     const rows = await deps.db.select({ id: nodes.id, xmin: sql<string>`${nodes}.xmin::text`, lastCheckedAt: nodes.lastCheckedAt }).from(nodes).where(inArray(nodes.id, ids)).orderBy(nodes.id);
     const reports = await deps.db.select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids)).orderBy(latestReports.nodeId);
@@ -122,7 +138,12 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
       expect((await getNode(deps, ids[0]!)).lastSeenAt).toEqual(gw!.heartbeatAt);
 
       // Ten unchanged reports per host: acked, and nothing written (not the node, not its report, no history).
+      // On Postgres, with the node and report tables locked by another session: acked without a database call.
+      const locker = t.url ? postgres(t.url, { max: 1, onnotice: () => {} }) : undefined;
+      const release = locker && (await holdTablesLocked(locker));
       for (let i = 0; i < 10; i++) await Promise.all(sockets.map(report));
+      await release?.();
+      await locker?.end();
       expect(await rowVersions(ids)).toEqual(settled);
 
       // The checked flush (here: the gateway's close) writes last checked for all of them, in one transaction.

@@ -9,7 +9,7 @@ import type { Deps } from "../deps";
 import { currentDeclaration } from "./declaration-store";
 import { pendingClaimsOn } from "./node-replacement";
 import { redactResources } from "./redact-content";
-import { lastSeenAt } from "./last-seen";
+import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -22,6 +22,7 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
   const [node] = await deps.db
     .select({ ...getTableColumns(nodes), lastSeenAt })
     .from(nodes)
+    .leftJoin(seenBy, seenByJoin)
     .where(eq(nodes.id, id));
   if (!node) throw new MeshError("NOT_FOUND", `no node with id ${id}`);
   const [declaration, [latest], recent, nodeGrants] = await Promise.all([

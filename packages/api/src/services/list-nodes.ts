@@ -3,7 +3,7 @@ import { z } from "zod";
 import { and, asc, count, desc, eq, gt, ilike, sql, type SQL } from "drizzle-orm";
 import { declarations, nodes, NODE_STATES } from "@mesh/db";
 import type { Deps } from "../deps";
-import { lastSeenAt } from "./last-seen";
+import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
 
 export const ListNodesInput = z
   .strictObject({
@@ -60,6 +60,7 @@ export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput
     })
     .from(nodes)
     .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
+    .leftJoin(seenBy, seenByJoin)
     .where(filter)
     .orderBy(input.order === "asc" ? asc(column) : desc(column), asc(nodes.id))
     .limit(input.limit)

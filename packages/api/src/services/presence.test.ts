@@ -2,7 +2,7 @@
 // fleet recompile, an older link's late close never undoes a newer link's connect, a swept gateway claims
 // its links back, many transitions share one transaction, and last seen is derived from the gateway's beat.
 import { describe, expect, it } from "vitest";
-import { eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { events, gateways, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
@@ -69,6 +69,10 @@ describe.each(testEngines())("presence on %s", (engine) => {
     // gw-slow's beat came late (a push kept its loop busy): gw-other sweeps it.
     await deps.db.update(gateways).set({ heartbeatAt: sql`now() - interval '10 minutes'` }).where(eq(gateways.id, "gw-slow"));
     expect((await sweepDeadGateways(deps, 60_000)).sort()).toEqual([...held].sort());
+    // Their events are written in the sweep's one transaction (rows written by one transaction share its xmin).
+    const released = await deps.db.select({ xmin: sql<string>`${events}.xmin::text` }).from(events).where(and(eq(events.action, "node.disconnect"), eq(events.actor, "control-plane"), inArray(events.nodeId, held)));
+    expect(released).toHaveLength(3);
+    expect(new Set(released.map((e) => e.xmin)).size).toBe(1);
     // Meanwhile one host moved to the other gateway: that one is not claimed back.
     await markConnected(deps, held[2]!, "gw-other", "0.1.0", {}, undefined, "l-moved");
     expect(await beatGateway(deps, "gw-slow")).toBe(false);

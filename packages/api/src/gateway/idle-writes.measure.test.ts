@@ -10,7 +10,9 @@ import { describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
 import postgres from "postgres";
-import { createTestDatabase } from "@mesh/db/testing";
+import { createDb } from "@mesh/db";
+import { migrate } from "@mesh/db/migrate";
+import { createPostgresDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "../services/create-token";
@@ -31,8 +33,12 @@ async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<v
 
 describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("idle fleet writes", () => {
   it(`${HOSTS} idle raw hosts for ${IDLE_S} s`, { timeout: 30 * 60_000 }, async () => {
-    const t = await createTestDatabase("postgres");
-    const stats = postgres(t.url!, { max: 1, onnotice: () => {} });
+    // A small pool: the Postgres server is shared, and its connection limit is not what is measured here.
+    const pg = await createPostgresDatabase();
+    const database = await createDb({ url: pg.url, maxConnections: 10 });
+    await migrate(database);
+    const t = { database, drop: async () => (await database.close(), await pg.drop()) };
+    const stats = postgres(pg.url, { max: 1, onnotice: () => {} });
     const deps: Deps = { db: t.database.db, log: pino({ level: "warn" }) };
     const gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-measure" });
     const server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
@@ -48,6 +54,15 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
       hosts.push({ nodeId, privateKey: keys.privateKey });
     });
     const report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const read = async () => {
+      const [tables] = await stats`select coalesce(sum(n_tup_upd + n_tup_ins + n_tup_del), 0)::bigint as rows,
+        coalesce(sum(case when relname = 'nodes' then n_tup_upd end), 0)::bigint as nodes from pg_stat_user_tables`;
+      const [db] = await stats`select xact_commit::bigint as commits from pg_stat_database where datname = current_database()`;
+      return { rows: Number(tables!.rows), nodes: Number(tables!.nodes), commits: Number(db!.commits) };
+    };
+    // The link-up phase too: statistics reach the shared view up to ~10 s late (PG 15).
+    await sleep(12_000);
+    const beforeLinks = await read();
     const sockets: WebSocket[] = [];
     let seq = 0;
     const sendReport = (ws: WebSocket) =>
@@ -77,13 +92,11 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
     expect(connected).toBe(HOSTS);
     // Statistics reach the shared view up to ~10 s late (PG 15): let the setup's settle first.
     await sleep(12_000);
-    const read = async () => {
-      const [tables] = await stats`select coalesce(sum(n_tup_upd + n_tup_ins + n_tup_del), 0)::bigint as rows,
-        coalesce(sum(case when relname = 'nodes' then n_tup_upd end), 0)::bigint as nodes from pg_stat_user_tables`;
-      const [db] = await stats`select xact_commit::bigint as commits from pg_stat_database where datname = current_database()`;
-      return { rows: Number(tables!.rows), nodes: Number(tables!.nodes), commits: Number(db!.commits) };
-    };
     const before = await read();
+    console.log(
+      `LINKUP ${HOSTS} hosts (batches of 50 handshakes, each host's first report): nodes row updates ${before.nodes - beforeLinks.nodes}, ` +
+        `row writes ${before.rows - beforeLinks.rows}, commits ${before.commits - beforeLinks.commits} (includes reads and 12 s of beats)`,
+    );
     const started = Date.now();
     if (TIMER_REPORTS) {
       // Spread over the window's first half, like reconcile timers firing at random phases.

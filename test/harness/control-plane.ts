@@ -62,7 +62,7 @@ export class ControlPlane {
       MESH_ADMIN_PASSWORD: ADMIN_PASSWORD,
       MESH_ADMIN_API_KEY: ADMIN_API_KEY,
       MESH_PING_INTERVAL_MS: "1000",
-      MESH_LAST_SEEN_FLUSH_MS: "1000",
+      MESH_LAST_CHECKED_FLUSH_MS: "1000",
       MESH_LOG_LEVEL: "info",
       ...this.options.env,
     };

@@ -101,7 +101,7 @@ async function main() {
       deps: { db: database.db, log, grants },
       bus: database.bus,
       pingIntervalMs: config.pingIntervalMs,
-      lastSeenFlushMs: config.lastSeenFlushMs,
+      lastCheckedFlushMs: config.lastCheckedFlushMs,
       heartbeatMs: config.gatewayHeartbeatMs,
       connectsPerMinute: config.linkConnectsPerMinute,
     });

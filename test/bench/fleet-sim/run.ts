@@ -49,7 +49,7 @@ const limits: Record<string, string> = {
   MESH_LINK_CONNECTS_PER_MINUTE: "1000",
   // production timings, not the test harness's fast ones
   MESH_PING_INTERVAL_MS: "15000",
-  MESH_LAST_SEEN_FLUSH_MS: "30000",
+  MESH_LAST_CHECKED_FLUSH_MS: "60000",
   MESH_LOG_LEVEL: "warn",
 };
 

@@ -20,7 +20,8 @@ const Env = z.object({
   MESH_ADMIN_PASSWORD: z.string().min(8, "MESH_ADMIN_PASSWORD must have at least 8 characters").optional(),
   MESH_ADMIN_API_KEY: z.string().min(16, "MESH_ADMIN_API_KEY must have at least 16 characters").optional(),
   MESH_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
-  MESH_LAST_SEEN_FLUSH_MS: z.coerce.number().int().min(100).default(30_000),
+  /** How often a gateway writes "last checked" for nodes whose reports came unchanged (one statement for all). */
+  MESH_LAST_CHECKED_FLUSH_MS: z.coerce.number().int().min(100).default(60_000),
   MESH_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5_000),
   MESH_LINK_CONNECTS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   MESH_ARTIFACTS_DIR: z.string().optional(),
@@ -55,7 +56,7 @@ export interface Config {
   adminPassword?: string;
   adminApiKey?: string;
   pingIntervalMs: number;
-  lastSeenFlushMs: number;
+  lastCheckedFlushMs: number;
   /**
    * How often a gateway instance beats in the gateways table; another instance sweeps it as dead
    * (and releases its nodes) after max(6 beats, 30 s) of silence (decision 0017).
@@ -102,7 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     adminPassword: e.MESH_ADMIN_PASSWORD,
     adminApiKey: e.MESH_ADMIN_API_KEY,
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
-    lastSeenFlushMs: e.MESH_LAST_SEEN_FLUSH_MS,
+    lastCheckedFlushMs: e.MESH_LAST_CHECKED_FLUSH_MS,
     gatewayHeartbeatMs: e.MESH_GATEWAY_HEARTBEAT_MS,
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),

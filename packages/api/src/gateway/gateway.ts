@@ -1,6 +1,7 @@
 // The agent gateway: holds hosts' websocket links, pushes a node's declaration
 // when the bus says it changed, stores the reports it receives. Liveness is kept
-// in memory (ping/pong); the database sees state changes and a batched last_seen.
+// in memory (ping/pong); the database sees transitions, batched (PresenceBatcher), and
+// a batched "last checked" for unchanged reports; an idle link writes nothing (last-seen.ts).
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -14,7 +15,8 @@ import { RateLimiter } from "../http/rate-limiter";
 import { createReportPacer } from "./report-pacer";
 import { Pacer } from "./pacer";
 import { contentHash } from "../compile/hash";
-import { beatGateway, markConnected, markDisconnected, reassertLinks, retireGateway, sweepDeadGateways, touchLastSeen } from "../services/presence";
+import { beatGateway, reassertLinks, retireGateway, sweepDeadGateways, touchLastChecked } from "../services/presence";
+import { PresenceBatcher } from "../services/presence-batch";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
 import { createPusher, type PushLink } from "./push";
@@ -30,7 +32,12 @@ export interface GatewayOptions {
   bus: ChangeBus;
   gatewayId?: string;
   pingIntervalMs?: number;
-  lastSeenFlushMs?: number;
+  /** How often "last checked" is written for the nodes whose reports came unchanged, in one statement (default 60 s). */
+  lastCheckedFlushMs?: number;
+  /** How long a connect or disconnect waits for others to share its transaction (default 100 ms)... */
+  presenceWindowMs?: number;
+  /** ...or until this many are waiting (default 500). */
+  presenceBatchItems?: number;
   /** How often this instance says it is alive; three missed beats and others take over. */
   heartbeatMs?: number;
   /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
@@ -89,6 +96,8 @@ interface Link extends PushLink {
   audited: boolean;
   /** The newest declaration version this host reported (knownVersion, what it holds or was sent, is in PushLink). */
   reportedVersion: number;
+  /** The hash of the report this link last stored or found stored: one equal to it is acked without a database call. */
+  storedReport?: string;
 }
 
 export interface Gateway {
@@ -117,7 +126,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"), databaseUsedNonces(deps.db));
   const links = new Map<string, Link>();
   const lookupNode = batchedNodeLookup(deps.db);
-  const seen = new Set<string>();
+  /** Nodes whose report came unchanged since the last "last checked" write. */
+  const checked = new Set<string>();
+  const presence = new PresenceBatcher(deps, id, { windowMs: options.presenceWindowMs, maxItems: options.presenceBatchItems });
   const framesInFlight = options.framesInFlight ?? 8;
   const driftEvents = new RateLimiter(DRIFT_EVENTS_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const suppressedDrift = new Map<string, number>();
@@ -199,14 +210,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const applied = version > link.reportedVersion && version <= link.knownVersion;
       link.reportedVersion = Math.max(link.reportedVersion, version);
       if (applied) {
-        seen.add(link.nodeId);
         await writeReport(link.nodeId, frame, [...(pacer.take(link.nodeId, frame)?.values() ?? [])]);
         return;
       }
+      // Equal to what is stored, and no other report of this node waits to replace it: no database
+      // call at all, only "checked" (a timer report, every few minutes from every host).
+      if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && reportHash(frame.report) === link.storedReport) {
+        checked.add(link.nodeId);
+        send(link, { type: "ack", seq: frame.seq });
+        return;
+      }
       const offer = pacer.offer(link.nodeId, frame);
-      seen.add(link.nodeId);
       if (offer === "now") await writeReport(link.nodeId, frame);
-      else if (offer === "unchanged") send(link, { type: "ack", seq: frame.seq });
+      else if (offer === "unchanged") {
+        checked.add(link.nodeId);
+        send(link, { type: "ack", seq: frame.seq });
+      }
     } else if (frame.type === "facts") {
       if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
     } else {
@@ -236,6 +255,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const hasDrift = frame.report.drift.length > 0 || carriedDrift.length > 0;
     const driftEvent = hasDrift && driftEvents.take(nodeId);
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
+    const writer = links.get(nodeId);
     let written: boolean;
     try {
       written = await recordReport(deps, nodeId, frame.report, {
@@ -246,8 +266,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       });
     } catch (err) {
       pacer.forget(nodeId);
+      if (writer) writer.storedReport = undefined;
       throw err;
     }
+    // Stored now, or found stored: what the database holds for this node (while this link is its link).
+    if (writer && links.get(nodeId) === writer) writer.storedReport = reportHash(frame.report);
+    // A stored report wrote its own "last checked"; one found unchanged waits for the batched write.
+    if (!written) checked.add(nodeId);
     if (hasDrift) {
       if (driftEvent) suppressedDrift.delete(nodeId);
       else suppressedDrift.set(nodeId, suppressed + 1);
@@ -271,7 +296,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     };
     ws.on("pong", () => {
       link.alive = true;
-      seen.add(nodeId);
     });
     ws.on("message", (data, isBinary) => {
       if (link.overloaded) return;
@@ -310,13 +334,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         pacer.flush(nodeId);
       });
       // A link replaced by a newer one from the same node leaves the node connected.
-      if (!links.has(nodeId)) enqueue(() => markDisconnected(deps, nodeId, id, `close ${code}`, { audit: link.audited }, link.id));
+      if (!links.has(nodeId)) enqueue(() => presence.disconnect({ nodeId, reason: `close ${code}`, audit: { audit: link.audited }, linkId: link.id }));
     });
     const suppressed = suppressedLinkEvents.get(nodeId) ?? 0;
     if (link.audited) suppressedLinkEvents.delete(nodeId);
     else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      const connected = await markConnected(deps, nodeId, id, hostVersion, { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, link.id);
+      const connected = await presence.connect({ nodeId, hostVersion, audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, linkId: link.id });
       if (!connected) {
         // Revoked, retired or re-keyed between the handshake and now: its close notice may have come before this link existed.
         log.info({ nodeId }, "node revoked or re-keyed while its link came up; closing it");
@@ -347,14 +371,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }, options.pingIntervalMs ?? 15_000);
   heartbeat.unref();
 
-  const flush = setInterval(() => {
-    const ids = [...seen];
-    seen.clear();
-    touchLastSeen(deps, ids)
-      // Rows a recompile holds locked now are touched at the next flush.
-      .then((skipped) => skipped.forEach((nodeId) => seen.add(nodeId)))
-      .catch((err) => log.warn({ err }, "last_seen flush failed"));
-  }, options.lastSeenFlushMs ?? 30_000);
+  // "Last checked" for every node whose report came unchanged: one statement per interval, none when
+  // no report came. (No last_seen flush: a connected node's last seen is this gateway's heartbeat.)
+  const flushChecked = () => {
+    const ids = [...checked];
+    checked.clear();
+    return (
+      touchLastChecked(deps, ids)
+        // Rows a recompile holds locked now are touched at the next flush.
+        .then((skipped) => skipped.forEach((nodeId) => checked.add(nodeId)))
+        .catch((err) => log.warn({ err }, "last checked flush failed"))
+    );
+  };
+  const flush = setInterval(flushChecked, options.lastCheckedFlushMs ?? 60_000);
   flush.unref();
 
   // A node id: that node changed. "*": any number changed; the links held are compared with the database.
@@ -469,7 +498,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");
       await Promise.allSettled(closing);
-      await touchLastSeen(deps, [...seen]).catch(() => {});
+      await presence.flush().catch((err) => log.warn({ err }, "could not write link transitions"));
+      await flushChecked();
       await retireGateway(deps, id).catch((err) => log.warn({ err }, "could not hand back nodes"));
     },
   };

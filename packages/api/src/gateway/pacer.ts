@@ -87,6 +87,11 @@ export class Pacer<T, C = never> {
     this.opts.release(nodeId, value, carried);
   }
 
+  /** Whether a value of this node waits for its window (a report equal to the stored one must then still replace it). */
+  isWaiting(nodeId: string): boolean {
+    return this.nodes.get(nodeId)?.waiting !== undefined;
+  }
+
   /** A write failed: the next value is written whatever its hash. */
   forget(nodeId: string): void {
     const pace = this.nodes.get(nodeId);

@@ -65,7 +65,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
         }),
     };
     // No heartbeat or flush in the measured windows; a host that does not read is not dropped mid-test.
-    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastSeenFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000 });
+    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000 });
     server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
     server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -212,7 +212,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   it("still drops a host that stays behind past the ping timeout", async () => {
     // A gateway of its own, with a faster heartbeat: slow enough that the pushes below leave the host
     // behind before its first missed pong (a link is dropped at the second ping it did not answer).
-    const fast = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-fast-pings", pingIntervalMs: 5_000, lastSeenFlushMs: 120_000, heartbeatMs: 120_000 });
+    const fast = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-fast-pings", pingIntervalMs: 5_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000 });
     const fastServer = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? fast.handleChallenge(req, res) : res.writeHead(404).end()));
     fastServer.on("upgrade", (req, socket, head) => fast.handleUpgrade(req, socket, head));
     await new Promise<void>((resolve) => fastServer.listen(0, "127.0.0.1", resolve));

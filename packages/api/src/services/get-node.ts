@@ -1,6 +1,6 @@
 // node.get: everything the node page shows, in one call; inline content only for admins
 // (viewers get each content's sha256 and size).
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, getTableColumns } from "drizzle-orm";
 import { events, grants, latestReports, nodes } from "@mesh/db";
 import type { Report, Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
@@ -9,6 +9,7 @@ import type { Deps } from "../deps";
 import { currentDeclaration, nodeDeclarationHistory } from "./declaration-store";
 import { pendingClaimsOn } from "./node-replacement";
 import { redactResources } from "./redact-content";
+import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -17,7 +18,13 @@ export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
 }
 
 export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showContent: boolean } = { showContent: false }) {
-  const node = await getNodeOrThrow(deps, id);
+  // Last seen as shown: a connected node's is its gateway's heartbeat (services/last-seen.ts).
+  const [node] = await deps.db
+    .select({ ...getTableColumns(nodes), lastSeenAt })
+    .from(nodes)
+    .leftJoin(seenBy, seenByJoin)
+    .where(eq(nodes.id, id));
+  if (!node) throw new MeshError("NOT_FOUND", `no node with id ${id}`);
   const [declaration, [latest], recent, nodeGrants, versions] = await Promise.all([
     currentDeclaration(deps.db, id),
     deps.db.select().from(latestReports).where(eq(latestReports.nodeId, id)),

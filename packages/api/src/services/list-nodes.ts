@@ -3,6 +3,7 @@ import { z } from "zod";
 import { and, asc, count, desc, eq, gt, ilike, sql, type SQL } from "drizzle-orm";
 import { declarations, nodes, NODE_STATES } from "@mesh/db";
 import type { Deps } from "../deps";
+import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
 
 export const ListNodesInput = z
   .strictObject({
@@ -35,7 +36,8 @@ export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput
   if (input.search) where.push(ilike(nodes.name, `%${input.search.replace(/[%_\\]/g, (c) => `\\${c}`)}%`));
   // Roles come from the node's current declaration (the row at its declared version).
   const filter = where.length ? and(...where) : undefined;
-  const column = nodes[input.sort];
+  // Last seen is derived (a connected node's is its gateway's heartbeat): sorted by the same expression it shows.
+  const column = input.sort === "lastSeenAt" ? lastSeenAt : nodes[input.sort];
   const items = await deps.db
     .select({
       id: nodes.id,
@@ -52,11 +54,13 @@ export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput
       replacesNodeId: nodes.replacesNodeId,
       hostVersion: nodes.hostVersion,
       roles: declarations.roles,
-      lastSeenAt: nodes.lastSeenAt,
+      lastSeenAt,
+      lastCheckedAt: nodes.lastCheckedAt,
       createdAt: nodes.createdAt,
     })
     .from(nodes)
     .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
+    .leftJoin(seenBy, seenByJoin)
     .where(filter)
     .orderBy(input.order === "asc" ? asc(column) : desc(column), asc(nodes.id))
     .limit(input.limit)

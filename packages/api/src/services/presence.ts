@@ -1,34 +1,22 @@
-// Presence: which gateway (and which link on it) holds which node. State changes are
-// written at once; last_seen is a batched write that never waits for a row lock.
-import { and, eq, inArray, isNull, lt, notInArray, sql } from "drizzle-orm";
+// Presence: which gateway (and which link on it) holds which node. Transitions are written at once
+// (presence-batch.ts batches them); nothing is written while a link is idle: a connected node's last
+// seen is its gateway's heartbeat (last-seen.ts). Unchanged reports only batch a "last checked" time.
+import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import { gateways, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
-import { recordEvent } from "./record-event";
+import { ANY_NODE, recordReleases, writeTransitions, type LinkAudit } from "./presence-batch";
 
-/** How a link change is audited: not at all once a node spent its budget (a host reconnecting in a loop). */
-export interface LinkAudit {
-  audit?: boolean;
-  /** Link changes left out of the audit since the last one written. */
-  suppressed?: number;
-}
+export type { LinkAudit } from "./presence-batch";
 
 /**
  * Marks a node connected through this gateway, only if it still holds the key the
  * link authenticated with and may still link: a revoke or a replacement that
  * committed between authentication and now wins (false: close the link).
+ * One transition alone; the gateway batches its own (PresenceBatcher).
  */
 export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, hostVersion: string, audit: LinkAudit = {}, publicKey?: string, linkId: string | null = null): Promise<boolean> {
-  return deps.db.transaction(async (tx) => {
-    const rows = await tx
-      .update(nodes)
-      .set({ state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`, gatewayId, linkId, hostVersion, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(eq(nodes.id, nodeId), notInArray(nodes.state, ["revoked", "retired", "pending"]), ...(publicKey ? [eq(nodes.publicKey, publicKey)] : [])))
-      .returning({ id: nodes.id });
-    if (rows.length === 0) return false;
-    if (audit.audit !== false) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.connect", nodeId, data: { gatewayId, ...(audit.suppressed ? { suppressedEvents: audit.suppressed } : {}) } });
-    await notify(tx, CHANNELS.node, nodeId);
-    return true;
-  });
+  const accepted = await writeTransitions(deps, gatewayId, [{ nodeId, hostVersion, publicKey, linkId, audit }], []);
+  return accepted.has(nodeId);
 }
 
 /**
@@ -37,30 +25,22 @@ export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gate
  * whose connect was written before this (older) link's close.
  */
 export async function markDisconnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, reason: string, audit: LinkAudit = {}, linkId: string | null = null) {
-  await deps.db.transaction(async (tx) => {
-    const rows = await tx
-      .update(nodes)
-      .set({ state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`, gatewayId: null, linkId: null, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(eq(nodes.id, nodeId), eq(nodes.gatewayId, gatewayId), linkId === null ? isNull(nodes.linkId) : eq(nodes.linkId, linkId)))
-      .returning({ id: nodes.id });
-    if (rows.length === 0) return;
-    if (audit.audit !== false) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.disconnect", nodeId, data: { gatewayId, reason } });
-    await notify(tx, CHANNELS.node, nodeId);
-  });
+  await writeTransitions(deps, gatewayId, [], [{ nodeId, reason, linkId, audit }]);
 }
 
 /**
- * The batched liveness write: one statement per flush for all live nodes. It never waits
- * for a row lock: a plain multi-row UPDATE locks rows in scan order and deadlocked with a
- * fleet recompile locking them in id order (issue 11). Rows locked now are skipped and
- * returned, for the caller to touch at the next flush.
+ * The batched "last checked" write: one statement for every node whose report was heard
+ * unchanged since the last one. It never waits for a row lock (a plain multi-row UPDATE locks
+ * rows in scan order and deadlocked with a fleet recompile locking them in id order, decision
+ * 0017): rows locked now are skipped and returned, for the caller to touch at the next flush.
  */
-export async function touchLastSeen(deps: Pick<Deps, "db">, nodeIds: string[]): Promise<string[]> {
+export async function touchLastChecked(deps: Pick<Deps, "db">, nodeIds: string[]): Promise<string[]> {
   if (nodeIds.length === 0) return [];
+  const ids = sql`(select jsonb_array_elements_text(${JSON.stringify(nodeIds)}::jsonb)::uuid)`;
   const touched = await deps.db
     .update(nodes)
-    .set({ lastSeenAt: sql`now()` })
-    .where(inArray(nodes.id, deps.db.select({ id: nodes.id }).from(nodes).where(inArray(nodes.id, nodeIds)).orderBy(nodes.id).for("update", { skipLocked: true })))
+    .set({ lastCheckedAt: sql`now()` })
+    .where(inArray(nodes.id, deps.db.select({ id: nodes.id }).from(nodes).where(sql`${nodes.id} in ${ids}`).orderBy(nodes.id).for("update", { skipLocked: true })))
     .returning({ id: nodes.id });
   if (touched.length === nodeIds.length) return [];
   const done = new Set(touched.map((n) => n.id));
@@ -99,7 +79,7 @@ export async function reassertLinks(deps: Pick<Deps, "db">, gatewayId: string, h
       .set({ state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`, gatewayId, linkId: sql`${byNode}::jsonb ->> ${nodes.id}::text`, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
       .where(and(inArray(nodes.id, released), isNull(nodes.gatewayId)))
       .returning({ id: nodes.id });
-    for (const { id } of rows) await notify(tx, CHANNELS.node, id);
+    if (rows.length > 0) await notify(tx, CHANNELS.node, ANY_NODE);
     return rows.map((r) => r.id);
   });
 }
@@ -114,30 +94,42 @@ export async function sweepDeadGateways(deps: Pick<Deps, "db">, staleMs: number)
     const dead = await tx
       .delete(gateways)
       .where(lt(gateways.heartbeatAt, sql`now() - make_interval(secs => ${staleMs / 1000})`))
-      .returning({ id: gateways.id });
-    return releaseNodes(tx, dead.map((g) => g.id), "its gateway stopped");
+      .returning({ id: gateways.id, heartbeatAt: gateways.heartbeatAt });
+    // Its nodes were last seen when it last vouched for them: its last beat.
+    return releaseNodes(tx, Object.fromEntries(dead.map((g) => [g.id, g.heartbeatAt.toISOString()])), "its gateway stopped");
   });
 }
 
-async function releaseNodes(tx: DbOrTx, gatewayIds: string[], reason: string): Promise<string[]> {
+/**
+ * Marks disconnected every node the given gateways held, each last seen at its gateway's given
+ * time (its last beat; null: now). Rows are locked in id order, the order a fleet recompile locks them in:
+ * no deadlock. Their audit events in one INSERT, one NOTIFY.
+ */
+async function releaseNodes(tx: DbOrTx, lastBeats: Record<string, string | null>, reason: string): Promise<string[]> {
+  const gatewayIds = Object.keys(lastBeats);
   if (gatewayIds.length === 0) return [];
-  // Rows are locked in id order, the order a fleet recompile locks them in: no deadlock.
+  const beats = JSON.stringify(lastBeats);
   const orphaned = await tx
     .update(nodes)
-    .set({ state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`, gatewayId: null, linkId: null, updatedAt: sql`now()` })
+    .set({
+      state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`,
+      gatewayId: null,
+      linkId: null,
+      lastSeenAt: sql`coalesce((${beats}::jsonb ->> ${nodes.gatewayId})::timestamptz, now())`,
+      updatedAt: sql`now()`,
+    })
     .where(inArray(nodes.id, tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.gatewayId, gatewayIds)).orderBy(nodes.id).for("update")))
     .returning({ id: nodes.id });
-  for (const { id } of orphaned) {
-    await recordEvent(tx, { actor: "control-plane", action: "node.disconnect", nodeId: id, data: { reason } });
-    await notify(tx, CHANNELS.node, id);
-  }
-  return orphaned.map((n) => n.id);
+  const ids = orphaned.map((n) => n.id);
+  await recordReleases(tx, ids, reason);
+  if (ids.length > 0) await notify(tx, CHANNELS.node, ANY_NODE);
+  return ids;
 }
 
 /** A gateway that stops cleanly hands its nodes back at once. */
 export async function retireGateway(deps: Pick<Deps, "db">, gatewayId: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
     await tx.delete(gateways).where(eq(gateways.id, gatewayId));
-    await releaseNodes(tx, [gatewayId], "its gateway stopped");
+    await releaseNodes(tx, { [gatewayId]: null }, "its gateway stopped");
   });
 }

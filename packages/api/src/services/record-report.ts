@@ -1,6 +1,7 @@
 // Stores what a host reported: the latest per node, a bounded history, the summary
 // figures on the node, and one summary audit event for its drift (the entries stay
-// with the report). An unchanged report is not written again (its hash ignores the reconcile time).
+// with the report). An unchanged report is not written again (its hash ignores the reconcile time): it
+// costs one read, no transaction; the gateway remembers the hash per link and then skips even that.
 import { and, eq, lt, sql, desc } from "drizzle-orm";
 import { latestReports, nodes, reportHistory, notify, CHANNELS } from "@mesh/db";
 import type { Drift, Report } from "@mesh/protocol";
@@ -46,6 +47,12 @@ export function reportHash(report: Report): string {
 /** Returns false when the report equals the last one stored (nothing written). */
 export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: string, report: Report, opts: RecordReportOptions = {}): Promise<boolean> {
   const hash = reportHash(report);
+  const carriesDrift = (opts.carriedDrift?.length ?? 0) > 0 && opts.driftEvent !== false;
+  if (!carriesDrift) {
+    // The common case (a timer report, a reconnect): equal to the stored one, no lock, no transaction.
+    const [stored] = await deps.db.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId));
+    if (stored?.hash === hash) return false;
+  }
   return deps.db.transaction(async (tx) => {
     const [latest] = await tx.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId)).for("update");
     if (latest?.hash === hash) {
@@ -81,7 +88,7 @@ export async function recordReport(deps: Pick<Deps, "db" | "log">, nodeId: strin
         driftCount: report.drift.filter((d) => !d.corrected).length,
         errorCount: report.errors.length,
         storeLost: report.storeLost,
-        lastSeenAt: sql`now()`,
+        lastCheckedAt: sql`now()`,
         updatedAt: sql`now()`,
       })
       .where(eq(nodes.id, nodeId));

@@ -43,7 +43,13 @@ export const nodes = pgTable(
     replacesNodeId: uuid("replaces_node_id"),
     /** The address the enrolment came from (shown when a replacement awaits approval). */
     enrolledFrom: text("enrolled_from"),
+    /**
+     * Written on transitions (connect, disconnect, release). While gatewayId is set the node's last seen
+     * is its gateway's heartbeat instead (services/last-seen.ts): an idle link writes nothing.
+     */
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
+    /** The last report heard, stored or unchanged (unchanged ones batched at most once a minute by the gateway). */
+    lastCheckedAt: timestamp("last_checked_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

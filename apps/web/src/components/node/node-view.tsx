@@ -71,7 +71,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           <h1 className="text-2xl font-semibold">{node.name}</h1>
           <StateBadge state={node.state} />
           <span className="text-sm text-slate-700">
-            declared v{node.declaredVersion}, applied v{node.appliedVersion} · last seen <RelativeTime at={node.lastSeenAt} />
+            declared v{node.declaredVersion}, applied v{node.appliedVersion} · last seen <RelativeTime at={node.lastSeenAt} /> · last checked <RelativeTime at={node.lastCheckedAt} />
             {node.hostVersion ? ` · mesh-host ${node.hostVersion}` : ""}
           </span>
         </div>

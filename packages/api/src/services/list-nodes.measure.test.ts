@@ -1,0 +1,57 @@
+// Measurement, not a test (skipped unless MESH_MEASURE_LIST=1, Postgres only): node.list's first page at
+// 10,000 nodes sorted by last seen, now derived (a connected node's is its gateway's heartbeat), against
+// the stored column it replaced and the default sort. Seeds like test/bench/fleet-page.ts, half the
+// enrolled nodes held by one of two gateways.
+// Run: cd packages/api && MESH_MEASURE_LIST=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
+//        npx vitest run src/services/list-nodes.measure.test.ts
+import { describe, it } from "vitest";
+import postgres from "postgres";
+import { desc, asc } from "drizzle-orm";
+import { createDb, nodes } from "@mesh/db";
+import { migrate } from "@mesh/db/migrate";
+import { createPostgresDatabase } from "@mesh/db/testing";
+import { listNodes } from "./list-nodes";
+
+const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
+const RUNS = 15;
+
+describe.skipIf(!process.env.MESH_MEASURE_LIST || !process.env.DATABASE_URL)("node.list at scale", () => {
+  it(`first page sorted by last seen at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {
+    const pg = await createPostgresDatabase("mesh_measure");
+    const database = await createDb({ url: pg.url, maxConnections: 2 });
+    await migrate(database);
+    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await sql`insert into gateways (id, heartbeat_at) values ('gw-1', now()), ('gw-2', now() - interval '2 seconds')`;
+    await sql`
+      insert into nodes (id, name, state, labels, public_key, machine_id, profile, inventory, declared_version, applied_version, host_version, last_seen_at, gateway_id, link_id)
+      select gen_random_uuid(), 'node-' || lpad(i::text, 5, '0'),
+        (array['enrolled','enrolled','enrolled','enrolled','enrolled','enrolled','disconnected','retiring','retired','revoked'])[1 + i % 10],
+        jsonb_build_object('tier', (array['web','db','cache','batch'])[1 + i % 4]), 'key-' || i, md5(i::text), '{}'::jsonb, '{}'::jsonb, 2, 2, '0.1.0',
+        now() - (i % 600) * interval '1 second',
+        case when i % 10 < 6 and i % 2 = 0 then 'gw-' || (1 + i % 4 / 2) end,
+        case when i % 10 < 6 and i % 2 = 0 then 'l' || i end
+      from generate_series(1, ${NODES}) as i`;
+    await sql`insert into declaration_bodies (hash, resources) values ('empty', '[]'::jsonb)`;
+    await sql`insert into declarations (node_id, version, hash, roles) select id, 2, 'empty', '["base"]'::jsonb from nodes`;
+    await sql`analyze`;
+    const deps = { db: database.db };
+    const time = async (label: string, fn: () => Promise<unknown>) => {
+      const xs: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const t0 = performance.now();
+        await fn();
+        xs.push(performance.now() - t0);
+      }
+      xs.sort((a, b) => a - b);
+      console.log(`LIST ${NODES} nodes, ${label}: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)})`);
+    };
+    await time("node.list sort lastSeenAt desc (derived)", () => listNodes(deps, { sort: "lastSeenAt", order: "desc", limit: 50 }));
+    await time("node.list sort lastSeenAt asc (derived)", () => listNodes(deps, { sort: "lastSeenAt", order: "asc", limit: 50 }));
+    await time("node.list sort name (default)", () => listNodes(deps, {}));
+    // The stored column alone, as node.list sorted before (its index): the page query only.
+    await time("page query on stored last_seen_at (old sort)", () => database.db.select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt }).from(nodes).orderBy(desc(nodes.lastSeenAt), asc(nodes.id)).limit(50));
+    await sql.end();
+    await database.close();
+    await pg.drop();
+  });
+});

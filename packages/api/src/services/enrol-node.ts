@@ -1,6 +1,9 @@
 // POST /api/enrol: consumes a token and creates the node in one transaction, then
 // compiles its first declaration from the profile it reported (invariant 4). A machine
 // that is already a live node keeps it only with proof of its key; else it waits (0005).
+// Enrolments run side by side: the compiler lock is shared (only role changes take it
+// alone) and the token row, which every host enrolling with one token must lock, is
+// consumed last, so it is held only for that statement and the commit.
 import { createPublicKey } from "node:crypto";
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { enrolmentTokens, nodes, notify, CHANNELS } from "@mesh/db";
@@ -9,7 +12,8 @@ import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { parseToken, secretMatches } from "./enrolment-token";
 import { recordEvent } from "./record-event";
-import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { loadRoles, lockCompilerShared, recompileNode } from "./recompile-node";
+import { insertNodeWithFirstDeclaration } from "./first-declaration";
 import { closeLink } from "./lifecycle";
 import { checkReplacementProof } from "./replacement-proof";
 import { contentHash } from "../compile/hash";
@@ -50,6 +54,19 @@ async function checkToken(deps: Deps, token: string) {
   return row;
 }
 
+/**
+ * Consumes one use, atomically: of many concurrent enrolments only maxUses get a row back.
+ * Called last in the transaction, because the row stays locked until commit.
+ */
+async function consumeToken(tx: DbOrTx, tokenId: string, now: Date): Promise<void> {
+  const consumed = await tx
+    .update(enrolmentTokens)
+    .set({ uses: sql`${enrolmentTokens.uses} + 1`, lastUsedAt: now })
+    .where(and(eq(enrolmentTokens.id, tokenId), isNull(enrolmentTokens.revokedAt), gt(enrolmentTokens.expiresAt, now), lt(enrolmentTokens.uses, enrolmentTokens.maxUses)))
+    .returning({ id: enrolmentTokens.id });
+  if (consumed.length === 0) throw new MeshError("TOKEN_USED", "the token has already been used");
+}
+
 export interface EnrolMeta {
   address?: string;
   /** The caller's budget for enrol.refused (per address key); null leaves the event out (counted). Without one every refusal is written. */
@@ -62,20 +79,9 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
     assertEd25519(request.publicKey);
     const token = await checkToken(deps, request.token);
     const node = await deps.db.transaction(async (tx) => {
-      // Consume atomically: of many concurrent enrolments only maxUses get a row back.
-      const consumed = await tx
-        .update(enrolmentTokens)
-        .set({ uses: sql`${enrolmentTokens.uses} + 1`, lastUsedAt: nowOf(deps) })
-        .where(
-          and(
-            eq(enrolmentTokens.id, token.id),
-            isNull(enrolmentTokens.revokedAt),
-            gt(enrolmentTokens.expiresAt, nowOf(deps)),
-            lt(enrolmentTokens.uses, enrolmentTokens.maxUses),
-          ),
-        )
-        .returning({ id: enrolmentTokens.id });
-      if (consumed.length === 0) throw new MeshError("TOKEN_USED", "the token has already been used");
+      // Compiler lock before any node row, as role changes take them: no lock-order cycle.
+      await lockCompilerShared(tx);
+      const roles = await loadRoles(tx);
       const existing = await findLiveNode(tx, request.profile.machineId);
       const fields = {
         publicKey: request.publicKey,
@@ -109,6 +115,7 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
           await recordEvent(tx, { actor, action: "node.replacement-claimed", nodeId: existing.id, target: pending!.id, data });
           await recordEvent(tx, { actor, action: "node.enrol", nodeId: pending!.id, data: { ...data, pending: true, replaces: existing.id } });
           await notify(tx, CHANNELS.node, existing.id);
+          await consumeToken(tx, token.id, nowOf(deps));
           return { id: existing.id, name: existing.name, labels: pending!.labels, pendingId: pending!.id };
         }
         // The host proved it holds the node's key (its store survived a reinstall, or it
@@ -120,16 +127,18 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
           .returning();
         await recordEvent(tx, { actor, action: "node.re-enrol", nodeId: existing.id, data: { address: meta.address, previousState: existing.state, proof: "old key" } });
         await closeLink(tx, existing.id, "replaced");
+        if (!node) throw new Error("node update returned nothing");
+        await recompileNode(tx, node.id, { roles, actor, grants: deps.grants });
       } else {
-        [node] = await tx
-          .insert(nodes)
-          .values({ ...fields, name: request.profile.hostname || request.profile.machineId.slice(0, 12), state: "disconnected", labels: token.labels, machineId: request.profile.machineId })
-          .returning();
-        await recordEvent(tx, { actor, action: "node.enrol", nodeId: node!.id, data: { address: meta.address, machineId: request.profile.machineId } });
+        node = await insertNodeWithFirstDeclaration(tx, {
+          values: { ...fields, name: request.profile.hostname || request.profile.machineId.slice(0, 12), state: "disconnected", labels: token.labels, machineId: request.profile.machineId },
+          roles,
+          actor,
+          grants: deps.grants,
+          event: { actor, action: "node.enrol", data: { address: meta.address, machineId: request.profile.machineId } },
+        });
       }
-      if (!node) throw new Error("node upsert returned nothing");
-      await lockCompiler(tx);
-      await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor, grants: deps.grants });
+      await consumeToken(tx, token.id, nowOf(deps));
       return { id: node.id, name: node.name, labels: node.labels, pendingId: null };
     }).catch((err) => {
       // Two enrolments of one machine at the same instant: the live-node index keeps one.

@@ -1,7 +1,7 @@
 // Full-jitter backoff: bounded by base*2^n and the cap, reset to the base after
 // a stable link, pinned at the cap for a revoked node.
 import { describe, expect, it } from "vitest";
-import { Backoff } from "./backoff";
+import { Backoff, jitteredRetryAfter, reconnectDelay } from "./backoff";
 
 describe("Backoff", () => {
   it("grows from 500 ms to the 30 s cap with full jitter", () => {
@@ -20,5 +20,33 @@ describe("Backoff", () => {
     expect(b.next()).toBe(499);
     b.pinToCap();
     expect(b.next()).toBe(29999);
+  });
+});
+
+describe("Retry-After jitter", () => {
+  it("never comes back sooner than asked, and spreads hosts told the same wait over at least a second", () => {
+    expect(jitteredRetryAfter(3000, () => 0)).toBe(3000);
+    expect(jitteredRetryAfter(3000, () => 0.999999)).toBe(3999);
+    // Longer waits spread by a quarter.
+    expect(jitteredRetryAfter(20_000, () => 0.999999)).toBe(24_999);
+    expect(jitteredRetryAfter(0, () => 0.5)).toBe(0);
+    // A thousand hosts told "3 s": none before 3 s, none at 4 s or later, and not bunched.
+    const perTenth = new Array(10).fill(0);
+    for (let i = 0; i < 1000; i++) {
+      const d = jitteredRetryAfter(3000);
+      expect(d).toBeGreaterThanOrEqual(3000);
+      expect(d).toBeLessThan(4000);
+      perTenth[Math.floor((d - 3000) / 100)]++;
+    }
+    for (const n of perTenth) expect(n).toBeGreaterThan(40);
+  });
+
+  it("takes the longer of the backoff and the jittered Retry-After", () => {
+    const b = new Backoff({ random: () => 0.999999 });
+    expect(reconnectDelay(b, undefined, () => 0)).toBe(499);
+    expect(reconnectDelay(b, 5000, () => 0.5)).toBe(5625);
+    // The backoff went on growing underneath: past the wait asked, its own delay wins.
+    const late = new Backoff({ random: () => 0.999999, baseMs: 10_000 });
+    expect(reconnectDelay(late, 1000, () => 0)).toBe(9999);
   });
 });

@@ -30,3 +30,21 @@ export class Backoff {
     this.attempt = Math.ceil(Math.log2(this.cap / this.base)) + 1;
   }
 }
+
+/**
+ * The wait after a refusal that said when to come back (Retry-After): never sooner, and
+ * spread, so hosts told "3 s" together do not all return at 3.000 s. Retry-After is whole
+ * seconds, so the spread is at least a second; longer waits spread by a quarter more, which
+ * keeps a queue the gateway drains at its admission rate arriving at about that rate.
+ * Uniform in [retryAfter, retryAfter + max(1 s, retryAfter / 4)).
+ */
+export function jitteredRetryAfter(retryAfterMs: number, random: () => number = Math.random): number {
+  if (!(retryAfterMs > 0)) return 0;
+  const spread = Math.max(1000, retryAfterMs / 4);
+  return Math.floor(retryAfterMs + random() * spread);
+}
+
+/** The next wait of a link loop: the backoff's, or the server's Retry-After (jittered) when that is longer. */
+export function reconnectDelay(backoff: Backoff, retryAfterMs: number | undefined, random: () => number = Math.random): number {
+  return Math.max(backoff.next(), jitteredRetryAfter(retryAfterMs ?? 0, random));
+}

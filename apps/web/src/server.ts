@@ -104,6 +104,7 @@ async function main() {
       pingIntervalMs: config.pingIntervalMs,
       lastSeenFlushMs: config.lastSeenFlushMs,
       connectsPerMinute: config.linkConnectsPerMinute,
+      admissionsPerSecond: config.linkAdmissionsPerSecond,
     });
   }
 

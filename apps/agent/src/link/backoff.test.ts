@@ -41,12 +41,13 @@ describe("Retry-After jitter", () => {
     for (const n of perTenth) expect(n).toBeGreaterThan(40);
   });
 
-  it("takes the longer of the backoff and the jittered Retry-After", () => {
+  it("keeps the turn a Retry-After gave, without growing the backoff; without one, backs off", () => {
     const b = new Backoff({ random: () => 0.999999 });
     expect(reconnectDelay(b, undefined, () => 0)).toBe(499);
+    // Refused three times with "come back in 1 s": each time 1–2 s, not the backoff's growing window.
+    for (let i = 0; i < 3; i++) expect(reconnectDelay(b, 1000, () => 0.5)).toBe(1500);
     expect(reconnectDelay(b, 5000, () => 0.5)).toBe(5625);
-    // The backoff went on growing underneath: past the wait asked, its own delay wins.
-    const late = new Backoff({ random: () => 0.999999, baseMs: 10_000 });
-    expect(reconnectDelay(late, 1000, () => 0)).toBe(9999);
+    // The backoff did not move while the server was answering: the next failure without a turn is the second step.
+    expect(reconnectDelay(b, undefined, () => 0)).toBe(999);
   });
 });

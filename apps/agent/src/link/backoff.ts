@@ -44,7 +44,13 @@ export function jitteredRetryAfter(retryAfterMs: number, random: () => number = 
   return Math.floor(retryAfterMs + random() * spread);
 }
 
-/** The next wait of a link loop: the backoff's, or the server's Retry-After (jittered) when that is longer. */
+/**
+ * The next wait of a link loop. A control plane that said when to come back (Retry-After) has
+ * given this host its turn: that time, jittered, and the backoff is left where it is (its growing
+ * window is for a control plane that cannot answer at all). Taking the longer of the two instead
+ * made a host refused a few times wait out the 30 s cap though its turn came in 1 s.
+ */
 export function reconnectDelay(backoff: Backoff, retryAfterMs: number | undefined, random: () => number = Math.random): number {
-  return Math.max(backoff.next(), jitteredRetryAfter(retryAfterMs ?? 0, random));
+  if (retryAfterMs !== undefined && retryAfterMs > 0) return jitteredRetryAfter(retryAfterMs, random);
+  return backoff.next();
 }

@@ -141,8 +141,8 @@ export class Link {
         }
       }
       if (this.stopped) break;
-      // A control plane that says when to come back (Retry-After) is not asked sooner, and the
-      // hosts it told the same wait come back spread over a second or more (backoff.ts).
+      // A control plane that says when to come back (Retry-After) is not asked sooner, nor much
+      // later: its turn, spread over a second or more among the hosts told the same (backoff.ts).
       const delay = reconnectDelay(this.backoff, waitAsked);
       log.debug({ delayMs: delay }, "reconnecting after backoff");
       await new Promise<void>((resolve) => {

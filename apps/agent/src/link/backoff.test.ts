@@ -1,19 +1,45 @@
-// Full-jitter backoff: bounded by base*2^n and the cap, reset to the base after
-// a stable link, pinned at the cap for a revoked node.
+// Full-jitter backoff: bounded by base*2^n, by how long the failures have lasted and by the
+// cap, reset to the base after a stable link, pinned at the cap for a revoked node.
 import { describe, expect, it } from "vitest";
 import { Backoff, jitteredRetryAfter, reconnectDelay } from "./backoff";
 
 describe("Backoff", () => {
+  /** A clock that moves on by `stepMs` each time it is read. */
+  const ticking = (stepMs: number) => {
+    let t = 0;
+    return () => (t += stepMs);
+  };
+
   it("grows from 500 ms to the 30 s cap with full jitter", () => {
-    const top = new Backoff({ random: () => 0.999999 });
+    // Failures a minute apart: only the doubling and the cap bound the window.
+    const top = new Backoff({ random: () => 0.999999, now: ticking(60_000) });
     const ceilings = Array.from({ length: 9 }, () => top.next());
     expect(ceilings).toEqual([499, 999, 1999, 3999, 7999, 15999, 29999, 29999, 29999]);
     const low = new Backoff({ random: () => 0 });
     expect(low.next()).toBe(0);
   });
 
+  it("never opens a window longer than the failures have lasted", () => {
+    let t = 0;
+    const b = new Backoff({ random: () => 0.999999, now: () => t });
+    // A host sleeping its whole delay each time: the window follows the time away, not 2^n.
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const d = b.next();
+      delays.push(d);
+      t += d;
+    }
+    for (let i = 0, away = 0; i < delays.length; away += delays[i]!, i++) expect(delays[i]).toBeLessThan(Math.max(500, away));
+    // Away ~8 s: the next window is ~8 s wide, where the doubling alone would be at 30 s.
+    t = 8_000;
+    expect(b.next()).toBeLessThan(8_000);
+    // And a long outage still reaches the cap.
+    t = 10 * 60_000;
+    expect(b.next()).toBe(29_999);
+  });
+
   it("resets to the base and pins to the cap", () => {
-    const b = new Backoff({ random: () => 0.999999 });
+    const b = new Backoff({ random: () => 0.999999, now: ticking(60_000) });
     b.next();
     b.next();
     b.reset();
@@ -42,7 +68,8 @@ describe("Retry-After jitter", () => {
   });
 
   it("keeps the turn a Retry-After gave, without growing the backoff; without one, backs off", () => {
-    const b = new Backoff({ random: () => 0.999999 });
+    let t = 0;
+    const b = new Backoff({ random: () => 0.999999, now: () => (t += 60_000) });
     expect(reconnectDelay(b, undefined, () => 0)).toBe(499);
     // Refused three times with "come back in 1 s": each time 1–2 s, not the backoff's growing window.
     for (let i = 0; i < 3; i++) expect(reconnectDelay(b, 1000, () => 0.5)).toBe(1500);

@@ -14,6 +14,19 @@ import { getNode } from "./get-node";
 import { loadRoles, lockCompiler, lockCompilerShared, recompileNode } from "./recompile-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { createSecretBox } from "../secrets/secret-box";
+import type { GrantProvider } from "../grants/provider";
+import { randomBytes } from "node:crypto";
+import { grants as grantsTable } from "@mesh/db";
+
+/** Mints credentials and issues nothing (issuing happens after commit, settle-grants.ts). */
+const mintingProvider: GrantProvider = {
+  name: "postgres",
+  mint: (principal) => `DATABASE_URL=postgres://${principal}:${randomBytes(12).toString("base64url")}@db/app\n`,
+  issue: async () => {},
+  revoke: async () => {},
+  list: async () => [],
+};
 
 const inventory = emptyInventory();
 
@@ -56,6 +69,25 @@ describe.each(testEngines())("first declaration on %s", (engine) => {
     expect(clash!.events.map((e) => e.action)).toEqual(expect.arrayContaining(["node.enrol", "declaration.conflict"]));
     expect(web!.events.map((e) => e.action)).toEqual(expect.arrayContaining(["node.enrol", "declaration.compile"]));
     for (const name of ["clash-a", "clash-b", "web", "base"]) await deleteRole(deps, { actor: "test", name });
+  });
+
+  it("issues a declared grant in the first declaration, as recompileNode would keep it", async () => {
+    const withGrants: Deps = { ...deps, grants: { providers: { postgres: mintingProvider }, secrets: createSecretBox(randomBytes(32)) } };
+    await upsertRole(withGrants, { actor: "test", input: { name: "shop", selector: { labels: { app: "shop" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/shop.env" }] } });
+    const { token } = await createToken(withGrants, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "shop" } } });
+    const { nodeId } = await enrolNode(withGrants, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
+    const node = await getNode(withGrants, nodeId);
+    expect(node.declaredVersion).toBe(1);
+    expect((node.declaration?.resources as { id: string }[]).map((r) => r.id)).toEqual(["db"]);
+    expect(await withGrants.db.select().from(grantsTable).where(eq(grantsTable.nodeId, nodeId))).toHaveLength(1);
+    // The oracle keeps the grant and the declaration as they are.
+    const oracle = await withGrants.db.transaction(async (tx) => {
+      await lockCompilerShared(tx);
+      return recompileNode(tx, nodeId, { roles: await loadRoles(tx), actor: "oracle", grants: withGrants.grants });
+    });
+    expect(oracle.changed).toBe(false);
+    expect(await withGrants.db.select().from(grantsTable).where(eq(grantsTable.nodeId, nodeId))).toHaveLength(1);
+    await deleteRole(withGrants, { actor: "test", name: "shop" });
   });
 
   it("gives exactly maxUses nodes for many concurrent enrolments with one token", async () => {

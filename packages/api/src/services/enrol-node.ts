@@ -43,28 +43,66 @@ function assertEd25519(publicKey: string): void {
   }
 }
 
+type TokenRow = typeof enrolmentTokens.$inferSelect;
+
+/**
+ * Token rows read in the last few seconds, per database: hosts enrolling with one token read it
+ * once per TOKEN_CACHE_MS, not once each. Only what never changes is trusted from here (the
+ * secret's hash, labels, expiry); revocation and remaining uses are checked again, atomically,
+ * by consumeToken, and a stale row can only be too permissive (uses only grow), never refuse.
+ */
+const TOKEN_CACHE_MS = 5_000;
+const TOKEN_CACHE_MAX = 10_000;
+const tokenCache = new WeakMap<object, Map<string, { row: TokenRow; at: number }>>();
+
+function cacheOf(deps: Deps) {
+  let cache = tokenCache.get(deps.db);
+  if (!cache) tokenCache.set(deps.db, (cache = new Map()));
+  return cache;
+}
+
+function refusalFor(row: TokenRow, now: Date): MeshError | null {
+  if (row.revokedAt) return new MeshError("TOKEN_REVOKED", "the token was revoked");
+  if (row.expiresAt <= now) return new MeshError("TOKEN_EXPIRED", `the token expired at ${row.expiresAt.toISOString()}`);
+  if (row.uses >= row.maxUses) return new MeshError("TOKEN_USED", "the token has already been used");
+  return null;
+}
+
 async function checkToken(deps: Deps, token: string) {
   const parsed = parseToken(token);
   if (!parsed) throw new MeshError("TOKEN_MALFORMED", "the token is malformed: expected <6 chars>.<24 chars>");
-  const [row] = await deps.db.select().from(enrolmentTokens).where(eq(enrolmentTokens.id, parsed.id));
+  const cache = cacheOf(deps);
+  const hit = cache.get(parsed.id);
+  let row = hit && Date.now() - hit.at < TOKEN_CACHE_MS ? hit.row : undefined;
+  if (!row) {
+    [row] = await deps.db.select().from(enrolmentTokens).where(eq(enrolmentTokens.id, parsed.id));
+    if (row) {
+      if (cache.size >= TOKEN_CACHE_MAX) cache.clear();
+      cache.set(parsed.id, { row, at: Date.now() });
+    }
+  }
   if (!row || !secretMatches(parsed.secret, row.secretHash)) throw new MeshError("TOKEN_UNKNOWN", "the token is not known to this control plane");
-  if (row.revokedAt) throw new MeshError("TOKEN_REVOKED", "the token was revoked");
-  if (row.expiresAt <= nowOf(deps)) throw new MeshError("TOKEN_EXPIRED", `the token expired at ${row.expiresAt.toISOString()}`);
-  if (row.uses >= row.maxUses) throw new MeshError("TOKEN_USED", "the token has already been used");
+  const refusal = refusalFor(row, nowOf(deps));
+  if (refusal) throw refusal;
   return row;
 }
 
 /**
  * Consumes one use, atomically: of many concurrent enrolments only maxUses get a row back.
- * Called last in the transaction, because the row stays locked until commit.
+ * Called last in the transaction, because the row stays locked until commit. When it is
+ * refused, the row is read again for the reason (revoked, expired, used up).
  */
-async function consumeToken(tx: DbOrTx, tokenId: string, now: Date): Promise<void> {
+async function consumeToken(deps: Deps, tx: DbOrTx, tokenId: string): Promise<void> {
+  const now = nowOf(deps);
   const consumed = await tx
     .update(enrolmentTokens)
     .set({ uses: sql`${enrolmentTokens.uses} + 1`, lastUsedAt: now })
     .where(and(eq(enrolmentTokens.id, tokenId), isNull(enrolmentTokens.revokedAt), gt(enrolmentTokens.expiresAt, now), lt(enrolmentTokens.uses, enrolmentTokens.maxUses)))
     .returning({ id: enrolmentTokens.id });
-  if (consumed.length === 0) throw new MeshError("TOKEN_USED", "the token has already been used");
+  if (consumed.length > 0) return;
+  cacheOf(deps).delete(tokenId);
+  const [row] = await tx.select().from(enrolmentTokens).where(eq(enrolmentTokens.id, tokenId));
+  throw (row && refusalFor(row, now)) || new MeshError("TOKEN_USED", "the token has already been used");
 }
 
 export interface EnrolMeta {
@@ -115,7 +153,7 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
           await recordEvent(tx, { actor, action: "node.replacement-claimed", nodeId: existing.id, target: pending!.id, data });
           await recordEvent(tx, { actor, action: "node.enrol", nodeId: pending!.id, data: { ...data, pending: true, replaces: existing.id } });
           await notify(tx, CHANNELS.node, existing.id);
-          await consumeToken(tx, token.id, nowOf(deps));
+          await consumeToken(deps, tx, token.id);
           return { id: existing.id, name: existing.name, labels: pending!.labels, pendingId: pending!.id };
         }
         // The host proved it holds the node's key (its store survived a reinstall, or it
@@ -138,7 +176,7 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
           event: { actor, action: "node.enrol", data: { address: meta.address, machineId: request.profile.machineId } },
         });
       }
-      await consumeToken(tx, token.id, nowOf(deps));
+      await consumeToken(deps, tx, token.id);
       return { id: node.id, name: node.name, labels: node.labels, pendingId: null };
     }).catch((err) => {
       // Two enrolments of one machine at the same instant: the live-node index keeps one.

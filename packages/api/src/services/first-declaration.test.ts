@@ -8,6 +8,7 @@ import { enrolmentTokens, nodes } from "@mesh/db";
 import type { Deps } from "../deps";
 import type { MeshError } from "../errors";
 import { createToken } from "./create-token";
+import { revokeToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole, deleteRole } from "./roles";
 import { getNode } from "./get-node";
@@ -88,6 +89,20 @@ describe.each(testEngines())("first declaration on %s", (engine) => {
     expect(oracle.changed).toBe(false);
     expect(await withGrants.db.select().from(grantsTable).where(eq(grantsTable.nodeId, nodeId))).toHaveLength(1);
     await deleteRole(withGrants, { actor: "test", name: "shop" });
+  });
+
+  it("refuses a token revoked or used up after it was last read, with the reason", async () => {
+    const { id, token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: 5 } });
+    const again = () => enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
+    await again();
+    await revokeToken(deps, { actor: "test", id });
+    await expect(again()).rejects.toMatchObject({ code: "TOKEN_REVOKED" });
+    const used = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: 2 } });
+    const viaUsed = () => enrolNode(deps, { token: used.token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
+    await viaUsed();
+    await viaUsed();
+    await expect(viaUsed()).rejects.toMatchObject({ code: "TOKEN_USED" });
+    expect((await deps.db.select({ id: nodes.id }).from(nodes).where(eq(nodes.tokenId, used.id))).length).toBe(2);
   });
 
   it("gives exactly maxUses nodes for many concurrent enrolments with one token", async () => {

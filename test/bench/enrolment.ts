@@ -27,16 +27,25 @@ async function main() {
     };
     const tokens = async (n: number) => Promise.all(Array.from({ length: n }, async () => (await client.mutate("token.create", {})).token as string));
 
-    const seqTokens = await tokens(500);
-    const seq: number[] = [];
-    let t0 = performance.now();
-    for (const token of seqTokens) seq.push(await enrolOnce(cp.url, token));
-    report(`sequential (${engine})`, 500, performance.now() - t0, seq);
-
-    const conTokens = await tokens(50);
-    t0 = performance.now();
-    const con = await Promise.all(conTokens.map((token) => enrolOnce(cp.url, token)));
-    report(`50 concurrent (${engine})`, 50, performance.now() - t0, con);
+    // BENCH_ENROL_N enrolments at each concurrency (default 500 sequential and 50 concurrent, as before).
+    const n = Number(process.env.BENCH_ENROL_N ?? 0);
+    const levels = (process.env.BENCH_ENROL_CONCURRENCY ?? (n ? "1,10,50" : "1")).split(",").map(Number);
+    for (const c of levels) {
+      const count = n || 500;
+      const pool = await tokens(count);
+      const lat: number[] = [];
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: c }, async () => {
+        for (let token = pool.pop(); token; token = pool.pop()) lat.push(await enrolOnce(cp.url, token));
+      }));
+      report(`concurrency ${c} (${engine})`, count, performance.now() - t0, lat);
+    }
+    if (!n) {
+      const conTokens = await tokens(50);
+      const t0 = performance.now();
+      const con = await Promise.all(conTokens.map((token) => enrolOnce(cp.url, token)));
+      report(`50 concurrent (${engine})`, 50, performance.now() - t0, con);
+    }
   } finally {
     await cp.dispose();
   }

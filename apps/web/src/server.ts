@@ -16,6 +16,7 @@ import { loadConfig } from "./server/config";
 import { limitConnections } from "./server/connection-limits";
 import { raiseOpenFileLimit, socketBudget } from "./server/open-file-limit";
 import { admitRequest } from "./server/request-edge";
+import { ENROL_PATH, serveEnrol } from "./server/enrol-route";
 import { untrustedForwardingWarning } from "./server/untrusted-forwarding";
 import { ORIGIN_HEADER, setRuntime } from "./server/runtime";
 import { applyHsts } from "./server/security-headers";
@@ -104,6 +105,7 @@ async function main() {
       lastCheckedFlushMs: config.lastCheckedFlushMs,
       heartbeatMs: config.gatewayHeartbeatMs,
       connectsPerMinute: config.linkConnectsPerMinute,
+      admissionsPerSecond: config.linkAdmissionsPerSecond,
     });
   }
 
@@ -123,6 +125,14 @@ async function main() {
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));
+      return;
+    }
+    // Enrolment is a fast path: straight to its fetch handler, not through Next's router.
+    if (pathname === ENROL_PATH && req.method === "POST") {
+      serveEnrol(req, res).catch((err) => {
+        log.error({ err }, "enrolment request failed");
+        if (!res.headersSent) res.writeHead(500).end();
+      });
       return;
     }
     handle(req, res).catch((err) => {

@@ -5,7 +5,7 @@ import WebSocket from "ws";
 import type { KeyObject } from "node:crypto";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame } from "@mesh/protocol";
 import { signChallenge, authHeaderValue, retryAfterMs } from "@mesh/agent/src/link/auth";
-import { Backoff } from "@mesh/agent/src/link/backoff";
+import { Backoff, reconnectDelay } from "@mesh/agent/src/link/backoff";
 import http from "node:http";
 
 export interface SimEvents {
@@ -64,7 +64,8 @@ export class SimNode {
         // refused or dropped: back off as the host does
       }
       if (this.stopped) return;
-      const delay = Math.max(waitMs ?? 0, this.backoff.next());
+      // The host's own rule: its backoff, or the server's Retry-After with the host's jitter.
+      const delay = reconnectDelay(this.backoff, waitMs);
       await new Promise((r) => setTimeout(r, delay));
     }
   }

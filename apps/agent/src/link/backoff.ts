@@ -1,9 +1,13 @@
-// Full-jitter exponential backoff (base 500 ms, cap 30 s): a fleet that lost its
-// control plane comes back spread out instead of all at once.
+// Full-jitter exponential backoff (base 500 ms, cap 30 s, and never a window longer than the
+// failures have lasted): a fleet that lost its control plane comes back spread out instead of
+// all at once, over a window that grows with how long it was away.
 export class Backoff {
   private attempt = 0;
+  /** When this run of failures began (the first delay asked for since the last reset). */
+  private since: number | null = null;
+  private pinned = false;
   constructor(
-    private readonly opts: { baseMs?: number; capMs?: number; random?: () => number } = {},
+    private readonly opts: { baseMs?: number; capMs?: number; random?: () => number; now?: () => number } = {},
   ) {}
 
   private get base(): number {
@@ -13,9 +17,17 @@ export class Backoff {
     return this.opts.capMs ?? 30_000;
   }
 
-  /** The next delay: uniform in [0, min(cap, base * 2^attempt)). */
+  /**
+   * The next delay: uniform in [0, ceiling), the ceiling doubling per attempt from the base but
+   * never past how long the failures have lasted, nor the cap. A fleet whose control plane was
+   * away 8 s is spread over ~8 s when it comes back, not over the 16 or 30 s the doubling alone
+   * reaches by then (which made a restart take 30 s after the control plane was back).
+   */
   next(): number {
-    const ceiling = Math.min(this.cap, this.base * 2 ** Math.min(this.attempt, 30));
+    const now = (this.opts.now ?? Date.now)();
+    this.since ??= now;
+    const doubling = this.base * 2 ** Math.min(this.attempt, 30);
+    const ceiling = this.pinned ? this.cap : Math.min(this.cap, doubling, Math.max(this.base, now - this.since));
     this.attempt++;
     return Math.floor((this.opts.random ?? Math.random)() * ceiling);
   }
@@ -23,10 +35,36 @@ export class Backoff {
   /** After a link stayed up: start from the base again. */
   reset(): void {
     this.attempt = 0;
+    this.since = null;
+    this.pinned = false;
   }
 
   /** A revoked node: every further delay is drawn at the cap. */
   pinToCap(): void {
-    this.attempt = Math.ceil(Math.log2(this.cap / this.base)) + 1;
+    this.pinned = true;
   }
+}
+
+/**
+ * The wait after a refusal that said when to come back (Retry-After): never sooner, and
+ * spread, so hosts told "3 s" together do not all return at 3.000 s. Retry-After is whole
+ * seconds, so the spread is at least a second; longer waits spread by a quarter more, which
+ * keeps a queue the gateway drains at its admission rate arriving at about that rate.
+ * Uniform in [retryAfter, retryAfter + max(1 s, retryAfter / 4)).
+ */
+export function jitteredRetryAfter(retryAfterMs: number, random: () => number = Math.random): number {
+  if (!(retryAfterMs > 0)) return 0;
+  const spread = Math.max(1000, retryAfterMs / 4);
+  return Math.floor(retryAfterMs + random() * spread);
+}
+
+/**
+ * The next wait of a link loop. A control plane that said when to come back (Retry-After) has
+ * given this host its turn: that time, jittered, and the backoff is left where it is (its growing
+ * window is for a control plane that cannot answer at all). Taking the longer of the two instead
+ * made a host refused a few times wait out the 30 s cap though its turn came in 1 s.
+ */
+export function reconnectDelay(backoff: Backoff, retryAfterMs: number | undefined, random: () => number = Math.random): number {
+  if (retryAfterMs !== undefined && retryAfterMs > 0) return jitteredRetryAfter(retryAfterMs, random);
+  return backoff.next();
 }

@@ -7,7 +7,7 @@ import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
 import { LinkRefused, authHeaderValue, endpoint, fetchChallenge, signChallenge } from "./auth";
-import { Backoff } from "./backoff";
+import { Backoff, reconnectDelay } from "./backoff";
 import { openSocket } from "./connect";
 import { describeTrustFailure, type Trust } from "./trust";
 import { Heartbeat } from "./heartbeat";
@@ -141,8 +141,9 @@ export class Link {
         }
       }
       if (this.stopped) break;
-      // A control plane that says when to come back (Retry-After) is not asked sooner.
-      const delay = Math.max(this.backoff.next(), waitAsked);
+      // A control plane that says when to come back (Retry-After) is not asked sooner, nor much
+      // later: its turn, spread over a second or more among the hosts told the same (backoff.ts).
+      const delay = reconnectDelay(this.backoff, waitAsked);
       log.debug({ delayMs: delay }, "reconnecting after backoff");
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, delay);

@@ -24,6 +24,8 @@ const Env = z.object({
   MESH_LAST_CHECKED_FLUSH_MS: z.coerce.number().int().min(100).default(60_000),
   MESH_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5_000),
   MESH_LINK_CONNECTS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
+  /** Link handshakes the gateway starts per second (unset: the gateway's default, admission.ts). */
+  MESH_LINK_ADMISSIONS_PER_SECOND: z.coerce.number().int().min(1).optional(),
   MESH_ARTIFACTS_DIR: z.string().optional(),
   MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),
   MESH_TLS_CERT: z.string().optional(),
@@ -64,6 +66,7 @@ export interface Config {
   gatewayHeartbeatMs: number;
   /** Authenticated link connects one node may make per minute (per gateway instance); past it 503 + Retry-After. */
   linkConnectsPerMinute: number;
+  linkAdmissionsPerSecond?: number;
   /** The first node's one-time secret (decision 0008); unset: no bootstrap endpoint. */
   bootstrapSecretFile?: string;
   /** Where `npm run package` put the host's artifacts, served at /download. */
@@ -106,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     lastCheckedFlushMs: e.MESH_LAST_CHECKED_FLUSH_MS,
     gatewayHeartbeatMs: e.MESH_GATEWAY_HEARTBEAT_MS,
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
+    linkAdmissionsPerSecond: e.MESH_LINK_ADMISSIONS_PER_SECOND,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
     tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },

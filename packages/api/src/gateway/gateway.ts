@@ -24,6 +24,7 @@ import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink, batchedNodeLookup } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
+import { LinkAdmission } from "./admission";
 import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
 
@@ -50,6 +51,8 @@ export interface GatewayOptions {
   factsRecompileIntervalMs?: number;
   /** Authenticated connects one node may make per minute; past it the upgrade is answered 503 with Retry-After (default 10). */
   connectsPerMinute?: number;
+  /** Link handshakes started per second; the rest are answered 503 with a Retry-After that spreads them (admission.ts). */
+  admissionsPerSecond?: number;
 }
 
 /** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
@@ -140,6 +143,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const errorLines = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const refusedLinks = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const connects = new ConnectLimit(options.connectsPerMinute ?? 10, 60_000);
+  const admission = new LinkAdmission({ perSecond: options.admissionsPerSecond });
   const factsAudit =
     (nodeId: string): AuditSlot =>
     (action, detail) => {
@@ -453,6 +457,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     id,
     handleUpgrade(req, socket, head, onSettled) {
       socket.on("error", () => {});
+      // Past the admission rate a host is told when to come back, before any signature check or query.
+      const turn = admission.admit();
+      if (!turn.admitted) {
+        onSettled?.();
+        refuseUpgrade(socket, 503, "the gateway is admitting links at its rate; try again later", turn.retryAfterSeconds);
+        return;
+      }
       authenticateLink(deps.db, challenges, req, lookupNode)
         .then((result) => {
           onSettled?.();

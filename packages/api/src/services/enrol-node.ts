@@ -1,6 +1,9 @@
 // POST /api/enrol: consumes a token and creates the node in one transaction, then
 // compiles its first declaration from the profile it reported (invariant 4). A machine
 // that is already a live node keeps it only with proof of its key; else it waits (0005).
+// Enrolments run side by side: the compiler lock is shared (only role changes take it
+// alone) and the token row, which every host enrolling with one token must lock, is
+// consumed last, so it is held only for that statement and the commit.
 import { createPublicKey } from "node:crypto";
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { enrolmentTokens, nodes, notify, CHANNELS } from "@mesh/db";
@@ -9,7 +12,8 @@ import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { parseToken, secretMatches } from "./enrolment-token";
 import { recordEvent } from "./record-event";
-import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { loadRoles, lockCompilerShared, recompileNode } from "./recompile-node";
+import { insertNodeWithFirstDeclaration } from "./first-declaration";
 import { closeLink } from "./lifecycle";
 import { checkReplacementProof } from "./replacement-proof";
 import { contentHash } from "../compile/hash";
@@ -39,15 +43,66 @@ function assertEd25519(publicKey: string): void {
   }
 }
 
+type TokenRow = typeof enrolmentTokens.$inferSelect;
+
+/**
+ * Token rows read in the last few seconds, per database: hosts enrolling with one token read it
+ * once per TOKEN_CACHE_MS, not once each. Only what never changes is trusted from here (the
+ * secret's hash, labels, expiry); revocation and remaining uses are checked again, atomically,
+ * by consumeToken, and a stale row can only be too permissive (uses only grow), never refuse.
+ */
+const TOKEN_CACHE_MS = 5_000;
+const TOKEN_CACHE_MAX = 10_000;
+const tokenCache = new WeakMap<object, Map<string, { row: TokenRow; at: number }>>();
+
+function cacheOf(deps: Deps) {
+  let cache = tokenCache.get(deps.db);
+  if (!cache) tokenCache.set(deps.db, (cache = new Map()));
+  return cache;
+}
+
+function refusalFor(row: TokenRow, now: Date): MeshError | null {
+  if (row.revokedAt) return new MeshError("TOKEN_REVOKED", "the token was revoked");
+  if (row.expiresAt <= now) return new MeshError("TOKEN_EXPIRED", `the token expired at ${row.expiresAt.toISOString()}`);
+  if (row.uses >= row.maxUses) return new MeshError("TOKEN_USED", "the token has already been used");
+  return null;
+}
+
 async function checkToken(deps: Deps, token: string) {
   const parsed = parseToken(token);
   if (!parsed) throw new MeshError("TOKEN_MALFORMED", "the token is malformed: expected <6 chars>.<24 chars>");
-  const [row] = await deps.db.select().from(enrolmentTokens).where(eq(enrolmentTokens.id, parsed.id));
+  const cache = cacheOf(deps);
+  const hit = cache.get(parsed.id);
+  let row = hit && Date.now() - hit.at < TOKEN_CACHE_MS ? hit.row : undefined;
+  if (!row) {
+    [row] = await deps.db.select().from(enrolmentTokens).where(eq(enrolmentTokens.id, parsed.id));
+    if (row) {
+      if (cache.size >= TOKEN_CACHE_MAX) cache.clear();
+      cache.set(parsed.id, { row, at: Date.now() });
+    }
+  }
   if (!row || !secretMatches(parsed.secret, row.secretHash)) throw new MeshError("TOKEN_UNKNOWN", "the token is not known to this control plane");
-  if (row.revokedAt) throw new MeshError("TOKEN_REVOKED", "the token was revoked");
-  if (row.expiresAt <= nowOf(deps)) throw new MeshError("TOKEN_EXPIRED", `the token expired at ${row.expiresAt.toISOString()}`);
-  if (row.uses >= row.maxUses) throw new MeshError("TOKEN_USED", "the token has already been used");
+  const refusal = refusalFor(row, nowOf(deps));
+  if (refusal) throw refusal;
   return row;
+}
+
+/**
+ * Consumes one use, atomically: of many concurrent enrolments only maxUses get a row back.
+ * Called last in the transaction, because the row stays locked until commit. When it is
+ * refused, the row is read again for the reason (revoked, expired, used up).
+ */
+async function consumeToken(deps: Deps, tx: DbOrTx, tokenId: string): Promise<void> {
+  const now = nowOf(deps);
+  const consumed = await tx
+    .update(enrolmentTokens)
+    .set({ uses: sql`${enrolmentTokens.uses} + 1`, lastUsedAt: now })
+    .where(and(eq(enrolmentTokens.id, tokenId), isNull(enrolmentTokens.revokedAt), gt(enrolmentTokens.expiresAt, now), lt(enrolmentTokens.uses, enrolmentTokens.maxUses)))
+    .returning({ id: enrolmentTokens.id });
+  if (consumed.length > 0) return;
+  cacheOf(deps).delete(tokenId);
+  const [row] = await tx.select().from(enrolmentTokens).where(eq(enrolmentTokens.id, tokenId));
+  throw (row && refusalFor(row, now)) || new MeshError("TOKEN_USED", "the token has already been used");
 }
 
 export interface EnrolMeta {
@@ -62,20 +117,9 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
     assertEd25519(request.publicKey);
     const token = await checkToken(deps, request.token);
     const node = await deps.db.transaction(async (tx) => {
-      // Consume atomically: of many concurrent enrolments only maxUses get a row back.
-      const consumed = await tx
-        .update(enrolmentTokens)
-        .set({ uses: sql`${enrolmentTokens.uses} + 1`, lastUsedAt: nowOf(deps) })
-        .where(
-          and(
-            eq(enrolmentTokens.id, token.id),
-            isNull(enrolmentTokens.revokedAt),
-            gt(enrolmentTokens.expiresAt, nowOf(deps)),
-            lt(enrolmentTokens.uses, enrolmentTokens.maxUses),
-          ),
-        )
-        .returning({ id: enrolmentTokens.id });
-      if (consumed.length === 0) throw new MeshError("TOKEN_USED", "the token has already been used");
+      // Compiler lock before any node row, as role changes take them: no lock-order cycle.
+      await lockCompilerShared(tx);
+      const roles = await loadRoles(tx);
       const existing = await findLiveNode(tx, request.profile.machineId);
       const fields = {
         publicKey: request.publicKey,
@@ -109,6 +153,7 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
           await recordEvent(tx, { actor, action: "node.replacement-claimed", nodeId: existing.id, target: pending!.id, data });
           await recordEvent(tx, { actor, action: "node.enrol", nodeId: pending!.id, data: { ...data, pending: true, replaces: existing.id } });
           await notify(tx, CHANNELS.node, existing.id);
+          await consumeToken(deps, tx, token.id);
           return { id: existing.id, name: existing.name, labels: pending!.labels, pendingId: pending!.id };
         }
         // The host proved it holds the node's key (its store survived a reinstall, or it
@@ -120,16 +165,18 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
           .returning();
         await recordEvent(tx, { actor, action: "node.re-enrol", nodeId: existing.id, data: { address: meta.address, previousState: existing.state, proof: "old key" } });
         await closeLink(tx, existing.id, "replaced");
+        if (!node) throw new Error("node update returned nothing");
+        await recompileNode(tx, node.id, { roles, actor, grants: deps.grants });
       } else {
-        [node] = await tx
-          .insert(nodes)
-          .values({ ...fields, name: request.profile.hostname || request.profile.machineId.slice(0, 12), state: "disconnected", labels: token.labels, machineId: request.profile.machineId })
-          .returning();
-        await recordEvent(tx, { actor, action: "node.enrol", nodeId: node!.id, data: { address: meta.address, machineId: request.profile.machineId } });
+        node = await insertNodeWithFirstDeclaration(tx, {
+          values: { ...fields, name: request.profile.hostname || request.profile.machineId.slice(0, 12), state: "disconnected", labels: token.labels, machineId: request.profile.machineId },
+          roles,
+          actor,
+          grants: deps.grants,
+          event: { actor, action: "node.enrol", data: { address: meta.address, machineId: request.profile.machineId } },
+        });
       }
-      if (!node) throw new Error("node upsert returned nothing");
-      await lockCompiler(tx);
-      await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor, grants: deps.grants });
+      await consumeToken(deps, tx, token.id);
       return { id: node.id, name: node.name, labels: node.labels, pendingId: null };
     }).catch((err) => {
       // Two enrolments of one machine at the same instant: the live-node index keeps one.

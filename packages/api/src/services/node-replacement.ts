@@ -7,7 +7,7 @@ import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
 import { closeLink } from "./lifecycle";
-import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { loadRoles, lockCompilerShared, recompileNode } from "./recompile-node";
 
 export const ReplacementInput = z.strictObject({ id: z.uuid() });
 export type ReplacementInput = z.infer<typeof ReplacementInput>;
@@ -52,7 +52,7 @@ export async function approveReplacement(deps: Deps, opts: { actor: string; inpu
     await recordEvent(tx, { actor: opts.actor, action: "node.replacement-approved", nodeId: target.id, target: pending.id, data });
     await recordEvent(tx, { actor: opts.actor, action: "node.replacement-approved", nodeId: pending.id, target: target.id, data: { replaced: target.id } });
     await closeLink(tx, target.id, "replaced");
-    await lockCompiler(tx);
+    await lockCompilerShared(tx);
     await recompileNode(tx, target.id, { roles: await loadRoles(tx), actor: opts.actor, grants: deps.grants });
     await notify(tx, CHANNELS.node, target.id);
     await notify(tx, CHANNELS.node, pending.id);

@@ -22,6 +22,17 @@ export async function lockCompiler(tx: DbOrTx): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(${COMPILER_LOCK})`);
 }
 
+/**
+ * For a compile of one node (enrolment, labels, facts, replacement): shares the compiler
+ * lock with other single-node compiles, so they never wait on each other, but waits for a
+ * role or fleet change (which holds it exclusively, lockCompiler) to commit, and such a
+ * change waits for them. Two compiles of the same node serialise on its row lock instead.
+ * Call first, then loadRoles.
+ */
+export async function lockCompilerShared(tx: DbOrTx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock_shared(${COMPILER_LOCK})`);
+}
+
 export async function loadRoles(db: DbOrTx): Promise<Role[]> {
   const rows = await db.select().from(rolesTable);
   return rows.map((r) => Role.parse({ name: r.name, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }));

@@ -20,3 +20,11 @@ export async function recordEvent(db: DbOrTx, event: EventInput): Promise<void> 
     data: event.data ?? {},
   });
 }
+
+/** Appends several audit events in one statement (one round trip, as on a fleet-wide path). */
+export async function recordEvents(db: DbOrTx, list: EventInput[]): Promise<void> {
+  if (list.length === 0) return;
+  await db.insert(events).values(
+    list.map((event) => ({ actor: event.actor, action: event.action, nodeId: event.nodeId ?? null, target: event.target ?? null, result: event.result ?? "ok", data: event.data ?? {} })),
+  );
+}

@@ -6,7 +6,7 @@ import { Labels } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { recordEvent } from "./record-event";
-import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { loadRoles, lockCompilerShared, recompileNode } from "./recompile-node";
 
 export const SetLabelsInput = z.strictObject({ id: z.uuid(), labels: Labels });
 
@@ -15,7 +15,7 @@ export async function setLabels(deps: Deps, opts: { actor: string; input: z.infe
     const [node] = await tx.update(nodes).set({ labels: opts.input.labels, updatedAt: sql`now()` }).where(eq(nodes.id, opts.input.id)).returning({ id: nodes.id, labels: nodes.labels });
     if (!node) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
     await recordEvent(tx, { actor: opts.actor, action: "node.set-labels", nodeId: node.id, data: { labels: node.labels } });
-    await lockCompiler(tx);
+    await lockCompilerShared(tx);
     const result = await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor: opts.actor, grants: deps.grants });
     return { id: node.id, labels: node.labels, declaredVersion: result.version, conflicts: result.conflicts };
   });

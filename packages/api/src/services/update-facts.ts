@@ -6,7 +6,7 @@ import type { Inventory, Profile } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { recordEvent } from "./record-event";
-import { loadRoles, lockCompiler, recompileNode } from "./recompile-node";
+import { loadRoles, lockCompilerShared, recompileNode } from "./recompile-node";
 import { currentDeclaration } from "./declaration-store";
 
 /**
@@ -79,7 +79,7 @@ export async function recompileForFacts(deps: Pick<Deps, "db" | "grants">, nodeI
 }
 
 async function recompileInTx(tx: DbOrTx, deps: Pick<Deps, "grants">, nodeId: string, audit: AuditSlot): Promise<boolean> {
-  await lockCompiler(tx);
+  await lockCompilerShared(tx);
   const before = (await currentDeclaration(tx, nodeId))?.roles ?? [];
   const result = await recompileNode(tx, nodeId, { roles: await loadRoles(tx), actor: `node:${nodeId}`, grants: deps.grants });
   if (!result.changed) return false;

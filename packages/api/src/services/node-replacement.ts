@@ -26,6 +26,8 @@ async function lockPending(tx: DbOrTx, id: string) {
 export async function approveReplacement(deps: Deps, opts: { actor: string; input: ReplacementInput }) {
   const { id } = ReplacementInput.parse(opts.input);
   return deps.db.transaction(async (tx) => {
+    // The compiler lock before any node row: a role change takes them in this order (no deadlock).
+    await lockCompilerShared(tx);
     const pending = await lockPending(tx, id);
     const [target] = await tx.select().from(nodes).where(eq(nodes.id, pending.replacesNodeId)).for("update");
     if (!target || (target.state !== "enrolled" && target.state !== "disconnected")) {
@@ -52,7 +54,6 @@ export async function approveReplacement(deps: Deps, opts: { actor: string; inpu
     await recordEvent(tx, { actor: opts.actor, action: "node.replacement-approved", nodeId: target.id, target: pending.id, data });
     await recordEvent(tx, { actor: opts.actor, action: "node.replacement-approved", nodeId: pending.id, target: target.id, data: { replaced: target.id } });
     await closeLink(tx, target.id, "replaced");
-    await lockCompilerShared(tx);
     await recompileNode(tx, target.id, { roles: await loadRoles(tx), actor: opts.actor, grants: deps.grants });
     await notify(tx, CHANNELS.node, target.id);
     await notify(tx, CHANNELS.node, pending.id);

@@ -12,10 +12,11 @@ export const SetLabelsInput = z.strictObject({ id: z.uuid(), labels: Labels });
 
 export async function setLabels(deps: Deps, opts: { actor: string; input: z.infer<typeof SetLabelsInput> }) {
   return deps.db.transaction(async (tx) => {
+    // The compiler lock before any node row: a role change takes them in this order (no deadlock).
+    await lockCompilerShared(tx);
     const [node] = await tx.update(nodes).set({ labels: opts.input.labels, updatedAt: sql`now()` }).where(eq(nodes.id, opts.input.id)).returning({ id: nodes.id, labels: nodes.labels });
     if (!node) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
     await recordEvent(tx, { actor: opts.actor, action: "node.set-labels", nodeId: node.id, data: { labels: node.labels } });
-    await lockCompilerShared(tx);
     const result = await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor: opts.actor, grants: deps.grants });
     return { id: node.id, labels: node.labels, declaredVersion: result.version, conflicts: result.conflicts };
   });

@@ -41,6 +41,8 @@ export async function updateFacts(deps: Pick<Deps, "db" | "grants">, nodeId: str
   const audit = opts.audit ?? always;
   const inventoryHash = contentHash(facts.inventory);
   return deps.db.transaction(async (tx) => {
+    // A recompile here takes the compiler lock: before any node row, the order a role change takes them in.
+    if (opts.recompile !== false) await lockCompilerShared(tx);
     const [node] = await tx
       .select({ profile: nodes.profile, inventoryHash: nodes.inventoryHash, machineId: nodes.machineId })
       .from(nodes)

@@ -6,14 +6,17 @@ import type { PGlite } from "@electric-sql/pglite";
 import type { DbOrTx } from "./client";
 import { queueNotification } from "./bus-outbox";
 
+/** The payload on `declaration` and `node` that means "any number of nodes": each listener compares what it holds with the database. */
+export const MANY_NODES = "*";
+
 export const CHANNELS = {
   /**
-   * payload: a node id = that one node's current declaration changed; "*" = any number of
+   * payload: a node id = that one node's current declaration changed; MANY_NODES ("*") = any number of
    * nodes' declarations changed (a fleet compile sends one notification for the whole change):
    * each gateway compares the declared versions of the links it holds with the database.
    */
   declaration: "mesh_declaration",
-  /** payload: node id whose record changed (state, report, labels), or "*" for many nodes at once (views reload) */
+  /** payload: node id whose record changed (state, report, labels), or MANY_NODES ("*") for many nodes at once (views reload) */
   node: "mesh_node",
   /** payload: "<node id> <reason>": close that node's link at once (revoked, retired, re-enrolled) */
   link: "mesh_link",

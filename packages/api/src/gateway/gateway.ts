@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
-import { CHANNELS, type ChangeBus } from "@mesh/db";
+import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
 import { CloseCode, HostFrame, LIMITS, describeZodError, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
@@ -80,7 +80,6 @@ const SWEEP_BEATS = 6;
 const MIN_STALE_MS = 30_000;
 const hardBytesInFlight = (frames: number) => 2 * frames * LIMITS.hostFrameBytes;
 /** The declaration channel's payload for "any number of nodes changed". */
-export const FLEET_CHANGED = "*";
 
 interface Link extends PushLink {
   nodeId: string;
@@ -393,7 +392,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // A node id: that node changed. "*": any number changed; the links held are compared with the database.
   let fleetPush: Promise<unknown> = Promise.resolve();
   const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (payload) => {
-    if (payload === FLEET_CHANGED) {
+    if (payload === MANY_NODES) {
       // One at a time: a burst of changes is caught up by the next one, which reads after the last commit.
       fleetPush = fleetPush.then(() => pusher.pushChanged([...links.values()])).catch((err) => log.error({ err }, "fleet push failed"));
       return;

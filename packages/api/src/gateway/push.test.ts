@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
 import { eq, inArray } from "drizzle-orm";
-import { CHANNELS, nodes, notify, type ChangeBus } from "@mesh/db";
+import { CHANNELS, MANY_NODES, nodes, notify, type ChangeBus } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
@@ -18,7 +18,7 @@ import { enrolNode } from "../services/enrol-node";
 import { deleteRole, upsertRole } from "../services/roles";
 import { retireNode } from "../services/lifecycle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
-import { createGateway, FLEET_CHANGED, type Gateway } from "./gateway";
+import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
 
 /** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
@@ -60,7 +60,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     const bus: ChangeBus = {
       subscribe: (channel, listener) =>
         real.subscribe(channel, (payload) => {
-          if (channel === CHANNELS.declaration && onlyFleetChanges && payload !== FLEET_CHANGED) return;
+          if (channel === CHANNELS.declaration && onlyFleetChanges && payload !== MANY_NODES) return;
           listener(payload);
         }),
     };
@@ -138,7 +138,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     try {
       const queriesBefore = gatewayDb.count();
       await upsertRole(deps, { actor: "test", input: { name: role, selector: {}, resources: [file("motd", "x".repeat(2048))] } });
-      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+      await notify(deps.db, CHANNELS.declaration, MANY_NODES);
       const after = await declaredVersions(linked.map((h) => h.nodeId));
       await Promise.all(linked.map((h, i) => h.until(after[i]!)));
       // Versions read, then bodies: two statements for 200 nodes (the old gateway read each node's declaration).
@@ -173,7 +173,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     for (let round = 0; round < rounds; round++) {
       await upsertRole(deps, { actor: "test", input: big(round) });
       // The fleet-wide path meets the same bound.
-      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+      await notify(deps.db, CHANNELS.declaration, MANY_NODES);
     }
     const current = await declaredVersion(host.nodeId);
     // Wait until the gateway has left the host behind (the pushes arrive through the bus).
@@ -198,7 +198,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     onlyFleetChanges = true;
     try {
       await retireNode(deps, { actor: "test", input: { id: retiring.nodeId } });
-      await notify(deps.db, CHANNELS.declaration, FLEET_CHANGED);
+      await notify(deps.db, CHANNELS.declaration, MANY_NODES);
       const final = await declaredVersion(retiring.nodeId);
       await retiring.until(final);
       expect(retiring.received.at(-1)).toEqual({ version: final, hash: expect.any(String), resources: [], final: "remove" });

@@ -4,7 +4,7 @@
 // locking SELECT (rows in id order, the order a fleet compile locks them in: no deadlock), one UPDATE
 // for the disconnects, one for the connects, one multi-row INSERT of audit events, one NOTIFY.
 import { sql } from "drizzle-orm";
-import { events, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
+import { events, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
 
 /** How a link change is audited: not at all once a node spent its budget (a host reconnecting in a loop). */
@@ -29,9 +29,6 @@ export interface DisconnectRequest {
   linkId: string | null;
   audit?: LinkAudit;
 }
-
-/** The payload told on the node channel for a batch: "something about nodes changed" (one wake-up per batch). */
-export const ANY_NODE = "*";
 
 /** States from which a node may not link (a revoke, retirement or pending claim that committed first wins). */
 const NO_LINK = new Set(["revoked", "retired", "pending"]);
@@ -109,7 +106,7 @@ export async function writeTransitions(deps: Pick<Deps, "db">, gatewayId: string
     }
 
     if (audit.length > 0) await tx.insert(events).values(audit);
-    if (gone.length > 0 || taken.length > 0) await notify(tx, CHANNELS.node, ANY_NODE);
+    if (gone.length > 0 || taken.length > 0) await notify(tx, CHANNELS.node, MANY_NODES);
   });
   return accepted;
 }

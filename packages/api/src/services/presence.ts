@@ -2,9 +2,9 @@
 // (presence-batch.ts batches them); nothing is written while a link is idle: a connected node's last
 // seen is its gateway's heartbeat (last-seen.ts). Unchanged reports only batch a "last checked" time.
 import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
-import { gateways, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
+import { gateways, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
-import { ANY_NODE, recordReleases, writeTransitions, type LinkAudit } from "./presence-batch";
+import { recordReleases, writeTransitions, type LinkAudit } from "./presence-batch";
 
 export type { LinkAudit } from "./presence-batch";
 
@@ -79,7 +79,7 @@ export async function reassertLinks(deps: Pick<Deps, "db">, gatewayId: string, h
       .set({ state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`, gatewayId, linkId: sql`${byNode}::jsonb ->> ${nodes.id}::text`, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
       .where(and(inArray(nodes.id, released), isNull(nodes.gatewayId)))
       .returning({ id: nodes.id });
-    if (rows.length > 0) await notify(tx, CHANNELS.node, ANY_NODE);
+    if (rows.length > 0) await notify(tx, CHANNELS.node, MANY_NODES);
     return rows.map((r) => r.id);
   });
 }
@@ -122,7 +122,7 @@ async function releaseNodes(tx: DbOrTx, lastBeats: Record<string, string | null>
     .returning({ id: nodes.id });
   const ids = orphaned.map((n) => n.id);
   await recordReleases(tx, ids, reason);
-  if (ids.length > 0) await notify(tx, CHANNELS.node, ANY_NODE);
+  if (ids.length > 0) await notify(tx, CHANNELS.node, MANY_NODES);
   return ids;
 }
 

@@ -2,7 +2,7 @@
 // distinct set of matched roles, and the writes are a handful of statements whatever the
 // number of nodes (issue 11). Single-node paths keep recompileNode (recompile-node.ts).
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import { declarations, grants as grantsTable, nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
+import { declarations, grants as grantsTable, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type CompiledDeclaration, type Conflict } from "../compile/compile-declaration";
 import { matchesSelector } from "../compile/selector";
@@ -129,7 +129,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
       });
     }
     // Wakes views only; "*" = any number of nodes changed (bus.ts).
-    await notify(tx, CHANNELS.node, conflictChanges.length === 1 ? conflictChanges[0]!.id : "*");
+    await notify(tx, CHANNELS.node, conflictChanges.length === 1 ? conflictChanges[0]!.id : MANY_NODES);
   }
 
   const byHash = new Map<string, { hash: string; roles: string[]; nodes: number }>();
@@ -163,7 +163,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
       },
     });
     // One notification for the whole change: a node id when one node changed, else "*" (bus.ts).
-    await notify(tx, CHANNELS.declaration, newRows.length === 1 ? newRows[0]!.nodeId : "*");
+    await notify(tx, CHANNELS.declaration, newRows.length === 1 ? newRows[0]!.nodeId : MANY_NODES);
   }
   return { changed: newRows.length, unchanged, conflicts: inConflict, bodies: byHash.size };
 }

@@ -106,6 +106,7 @@ async function main() {
       heartbeatMs: config.gatewayHeartbeatMs,
       connectsPerMinute: config.linkConnectsPerMinute,
       admissionsPerSecond: config.linkAdmissionsPerSecond,
+      admissionsPerAddressPerSecond: config.linkAdmissionsPerAddressPerSecond,
     });
   }
 

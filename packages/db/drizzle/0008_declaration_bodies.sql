@@ -7,9 +7,11 @@ CREATE TABLE IF NOT EXISTS "declaration_bodies" (
 );
 --> statement-breakpoint
 -- A hash that names two different bodies (migration 0005 rewrote grant contents under their old
--- hash) gives each body a name of its own, so no row changes content on the way.
-UPDATE "declarations" AS d SET "hash" = 'legacy:' || md5(d."resources"::text)
-WHERE EXISTS (SELECT 1 FROM "declarations" o WHERE o."hash" = d."hash" AND o."resources" <> d."resources");
+-- hash) gives each body a name of its own, so no row changes content on the way: the sha256 of the
+-- body's text (hosts take a declaration hash as 64 hex digits; they do not recompute it). Colliding
+-- hashes are found by grouping first, so a large history is not compared row against row.
+UPDATE "declarations" SET "hash" = encode(sha256(convert_to("resources"::text, 'UTF8')), 'hex')
+WHERE "hash" IN (SELECT "hash" FROM "declarations" GROUP BY "hash" HAVING count(DISTINCT md5("resources"::text)) > 1);
 --> statement-breakpoint
 INSERT INTO "declaration_bodies" ("hash", "resources")
 SELECT DISTINCT ON ("hash") "hash", "resources" FROM "declarations" ORDER BY "hash"

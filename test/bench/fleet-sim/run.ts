@@ -47,6 +47,8 @@ const limits: Record<string, string> = {
   MESH_ENROL_LIMIT_PER_ADDRESS: "1000000",
   MESH_ENROL_LIMIT_PER_TOKEN: "1000000",
   MESH_LINK_CONNECTS_PER_MINUTE: "1000",
+  // thousands of simulated hosts share each source address: one address's share is the whole rate
+  MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND: "1000",
   // production timings, not the test harness's fast ones
   MESH_PING_INTERVAL_MS: "15000",
   MESH_LAST_CHECKED_FLUSH_MS: "60000",

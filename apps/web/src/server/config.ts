@@ -26,6 +26,7 @@ const Env = z.object({
   MESH_LINK_CONNECTS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   /** Link handshakes the gateway starts per second (unset: the gateway's default, admission.ts). */
   MESH_LINK_ADMISSIONS_PER_SECOND: z.coerce.number().int().min(1).optional(),
+  MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND: z.coerce.number().int().min(1).optional(),
   MESH_ARTIFACTS_DIR: z.string().optional(),
   MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),
   MESH_TLS_CERT: z.string().optional(),
@@ -67,6 +68,8 @@ export interface Config {
   /** Authenticated link connects one node may make per minute (per gateway instance); past it 503 + Retry-After. */
   linkConnectsPerMinute: number;
   linkAdmissionsPerSecond?: number;
+  /** What one client address may start of those per second (default a quarter; set it to the rate behind one balancer address). */
+  linkAdmissionsPerAddressPerSecond?: number;
   /** The first node's one-time secret (decision 0008); unset: no bootstrap endpoint. */
   bootstrapSecretFile?: string;
   /** Where `npm run package` put the host's artifacts, served at /download. */
@@ -110,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     gatewayHeartbeatMs: e.MESH_GATEWAY_HEARTBEAT_MS,
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
     linkAdmissionsPerSecond: e.MESH_LINK_ADMISSIONS_PER_SECOND,
+    linkAdmissionsPerAddressPerSecond: e.MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
     tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },

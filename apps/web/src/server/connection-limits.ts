@@ -42,12 +42,16 @@ class Counter {
   }
 }
 
-function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string) {
+function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string, retryAfterSeconds?: number) {
   const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "TIMEOUT", message });
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const retryAfter = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   // end() waits for the peer; a client that never reads must not keep the socket.
   setTimeout(() => socket.destroy(), 1000).unref();
 }
+
+/** What a host refused for too many handshakes in progress is told: they finish within a second or two. */
+const HANDSHAKES_BUSY_RETRY_SECONDS = 2;
 
 export interface ConnectionLimits {
   /** Reserves a pending agent handshake for the request's peer; null (and the socket answered with 503) when over a limit. */
@@ -133,7 +137,8 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
       const key = addressKey(peer);
       if (handshakes.total >= opts.pendingHandshakes || handshakes.get(key) >= opts.pendingHandshakesPerAddress) {
         socket.on("error", () => {});
-        refuseRaw(socket, 503, "Service Unavailable", "too many agent handshakes in progress; retry later");
+        // A host told when to come back (it adds its own jitter) does not retry on its backoff's short first steps.
+        refuseRaw(socket, 503, "Service Unavailable", "too many agent handshakes in progress; retry later", HANDSHAKES_BUSY_RETRY_SECONDS);
         return null;
       }
       handshakes.add(key);

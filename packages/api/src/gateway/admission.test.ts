@@ -1,7 +1,7 @@
 // The admission bucket: a bounded rate admitted, the rest given places in a queue drained at
 // that rate (Retry-After growing with how many wait ahead), and a quiet gateway admits again.
 import { describe, expect, it } from "vitest";
-import { LinkAdmission, MAX_RETRY_AFTER_SECONDS } from "./admission";
+import { FairLinkAdmission, LinkAdmission, MAX_RETRY_AFTER_SECONDS } from "./admission";
 
 const clock = () => {
   let t = 1_000_000;
@@ -52,5 +52,24 @@ describe("LinkAdmission", () => {
     let last = a.admit();
     for (let i = 0; i < 1000; i++) last = a.admit();
     expect(last).toMatchObject({ admitted: false, retryAfterSeconds: MAX_RETRY_AFTER_SECONDS });
+  });
+});
+
+describe("FairLinkAdmission", () => {
+  it("one address flooding without credentials does not take the other hosts' turns", () => {
+    const c = clock();
+    const a = new FairLinkAdmission({ perSecond: 100, burst: 10, perAddress: 25, now: c.now });
+    // The flood: thousands of upgrades a second from one address.
+    let flooded = 0;
+    for (let i = 0; i < 5_000; i++) if (a.admit("203.0.113.9").admitted) flooded++;
+    expect(flooded).toBeLessThanOrEqual(10 + 1);
+    // Another address is admitted at once, and when refused is told a short wait, not the flood's queue.
+    c.advance(100);
+    const other = a.admit("198.51.100.7");
+    expect(other.admitted).toBe(true);
+    for (let i = 0; i < 50; i++) {
+      const turn = a.admit("198.51.100.7");
+      if (!turn.admitted) expect(turn.retryAfterSeconds).toBeLessThanOrEqual(3);
+    }
   });
 });

@@ -55,3 +55,41 @@ export class LinkAdmission {
     return { admitted: false, retryAfterSeconds, waiting: Math.ceil(this.queued) };
   }
 }
+
+/**
+ * The admission, shared fairly: each address key (an IPv4 address, an IPv6 /64) may start at most
+ * `perAddress` handshakes a second before the shared bucket is asked. Anyone can send upgrades
+ * without credentials, and the shared bucket is checked before any signature: without a share per
+ * address one client could take every token and push real hosts' Retry-After to the cap. A host
+ * over its address's share is told its turn in its address's own queue and costs the others nothing.
+ * Behind one balancer address (no client address reaches the gateway), set the share to the rate.
+ */
+export class FairLinkAdmission {
+  private readonly byAddress = new Map<string, { admission: LinkAdmission; lastUsed: number }>();
+  private readonly shared: LinkAdmission;
+
+  constructor(private readonly opts: LinkAdmissionOptions & { perAddress?: number } = {}) {
+    this.shared = new LinkAdmission(opts);
+  }
+
+  admit(addressKey: string): Admission {
+    const now = (this.opts.now ?? Date.now)();
+    let entry = this.byAddress.get(addressKey);
+    if (!entry) {
+      if (this.byAddress.size >= 10_000) this.prune(now);
+      const perSecond = this.opts.perAddress ?? Math.max(1, Math.ceil(this.shared.perSecond / 4));
+      // The same burst as the shared bucket: a site's hosts coming back together are not split up; a
+      // flood still gets at most the burst and then its share of the rate.
+      entry = { admission: new LinkAdmission({ perSecond, burst: this.opts.burst ?? Math.ceil(this.shared.perSecond / 10), now: this.opts.now }), lastUsed: now };
+      this.byAddress.set(addressKey, entry);
+    }
+    entry.lastUsed = now;
+    const own = entry.admission.admit();
+    return own.admitted ? this.shared.admit() : own;
+  }
+
+  /** Forgets addresses quiet for a minute (their queues have drained by then at any useful rate). */
+  private prune(now: number) {
+    for (const [key, entry] of this.byAddress) if (now - entry.lastUsed > 60_000) this.byAddress.delete(key);
+  }
+}

@@ -24,7 +24,7 @@ import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink, batchedNodeLookup } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
-import { LinkAdmission } from "./admission";
+import { FairLinkAdmission } from "./admission";
 import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
 
@@ -53,6 +53,8 @@ export interface GatewayOptions {
   connectsPerMinute?: number;
   /** Link handshakes started per second; the rest are answered 503 with a Retry-After that spreads them (admission.ts). */
   admissionsPerSecond?: number;
+  /** Of those, what one address key may start per second (default a quarter of the rate; admission.ts). */
+  admissionsPerAddressPerSecond?: number;
 }
 
 /** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
@@ -100,6 +102,8 @@ interface Link extends PushLink {
   reportedVersion: number;
   /** The hash of the report this link last stored or found stored: one equal to it is acked without a database call. */
   storedReport?: string;
+  /** Its connect was accepted (the node may still link with this key): only then do fleet-wide pushes reach it. */
+  ready: boolean;
 }
 
 export interface Gateway {
@@ -142,7 +146,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const errorLines = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const refusedLinks = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const connects = new ConnectLimit(options.connectsPerMinute ?? 10, 60_000);
-  const admission = new LinkAdmission({ perSecond: options.admissionsPerSecond });
+  const admission = new FairLinkAdmission({ perSecond: options.admissionsPerSecond, perAddress: options.admissionsPerAddressPerSecond });
   const factsAudit =
     (nodeId: string): AuditSlot =>
     (action, detail) => {
@@ -289,7 +293,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket };
+    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -343,7 +347,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (link.audited) suppressedLinkEvents.delete(nodeId);
     else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      const connected = await presence.connect({ nodeId, hostVersion, audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, linkId: link.id });
+      const connected = await presence.connect({ nodeId, hostVersion, audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, linkId: link.id }).catch((err) => {
+        // The database could not take it (after retries): the host links again later, rather than being
+        // held here while its node says it is not.
+        log.warn({ err, nodeId }, "could not mark the node connected; closing its link");
+        link.ws.close(1013, "try again later");
+        return null;
+      });
+      if (connected === null) return;
       if (!connected) {
         // Revoked, retired or re-keyed between the handshake and now: its close notice may have come before this link existed.
         log.info({ nodeId }, "node revoked or re-keyed while its link came up; closing it");
@@ -351,6 +362,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         setTimeout(() => link.ws.terminate(), 1000).unref();
         return;
       }
+      link.ready = true;
       await pusher.pushNode(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
@@ -394,7 +406,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (payload) => {
     if (payload === MANY_NODES) {
       // One at a time: a burst of changes is caught up by the next one, which reads after the last commit.
-      fleetPush = fleetPush.then(() => pusher.pushChanged([...links.values()])).catch((err) => log.error({ err }, "fleet push failed"));
+      fleetPush = fleetPush.then(() => pusher.pushChanged([...links.values()].filter((l) => l.ready))).catch((err) => log.error({ err }, "fleet push failed"));
       return;
     }
     const link = links.get(payload);
@@ -457,7 +469,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     handleUpgrade(req, socket, head, onSettled) {
       socket.on("error", () => {});
       // Past the admission rate a host is told when to come back, before any signature check or query.
-      const turn = admission.admit();
+      const turn = admission.admit(addressKey(req.socket.remoteAddress));
       if (!turn.admitted) {
         onSettled?.();
         refuseUpgrade(socket, 503, "the gateway is admitting links at its rate; try again later", turn.retryAfterSeconds);

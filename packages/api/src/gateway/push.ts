@@ -6,7 +6,8 @@ import type { WebSocket } from "ws";
 import type { Logger } from "pino";
 import type { Declaration, Resource } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { currentDeclaration, currentDeclarations, loadBodies } from "../services/declaration-store";
+import { currentDeclarations, loadBodies, type DeclarationRow } from "../services/declaration-store";
+import { KeyBatcher } from "../batching/key-batcher";
 import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { parseGrantReference } from "../grants/grant-reference";
 
@@ -64,7 +65,28 @@ function frameTail(version: number, final?: Declaration["final"]): Buffer {
   return Buffer.from(`,"version":${version}${final ? `,"final":${JSON.stringify(final)}` : ""}}}`);
 }
 
+/** Serialised heads kept for per-node pushes (link-up, resync), newest last: a fleet linking at once shares a few bodies. */
+const RECENT_HEADS = 16;
+const MAX_CACHED_HEAD_BYTES = 256 * 1024;
+
 export function createPusher(deps: Deps, log: Logger): Pusher {
+  // Per-node pushes arriving together (a fleet linking after a restart) read their versions and bodies
+  // in one query each, not one per link; a load made after a commit always reads after it (key-batcher.ts).
+  const declarationRows = new KeyBatcher<string, DeclarationRow>(async (ids) => new Map((await currentDeclarations(deps.db, ids)).map((r) => [r.nodeId, r])));
+  const bodies = new KeyBatcher<string, Resource[]>((hashes) => loadBodies(deps.db, hashes));
+  const recentHeads = new Map<string, Buffer>();
+  /** The serialised head of a body without grant references: made once while it is recent, shared by every link. */
+  function sharedHead(hash: string, resources: Resource[]): Buffer {
+    const cached = recentHeads.get(hash);
+    if (cached) return cached;
+    const head = frameHead(hash, resources);
+    if (head.length <= MAX_CACHED_HEAD_BYTES) {
+      recentHeads.set(hash, head);
+      if (recentHeads.size > RECENT_HEADS) recentHeads.delete(recentHeads.keys().next().value!);
+    }
+    return head;
+  }
+
   /**
    * Sends head and tail as ONE text message in two websocket fragments. ws writes an unmasked
    * Buffer to the socket as it is (frame header, then the Buffer itself), so a head shared by
@@ -100,7 +122,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
   }
 
   async function pushNode(link: PushLink, hostHas?: number, resync = false) {
-    const current = await currentDeclaration(deps.db, link.nodeId);
+    const current = await declarationRows.load(link.nodeId);
     if (!current) return;
     // Written before the host fell behind: it is in the socket already.
     if (resync && current.version === link.sentVersion) return;
@@ -111,14 +133,22 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     if (hostHas !== undefined && link.knownVersion !== hostHas && current.version <= link.knownVersion) return;
     if (hostHas === undefined && current.version < link.knownVersion) return;
     link.knownVersion = Math.max(link.knownVersion, current.version);
-    // The stored declaration holds grant references; the host gets the credentials themselves.
-    const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, current.resources as Resource[]);
-    if (!revealed.ok) {
-      log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
-      return;
-    }
-    if (write(link, frameHead(current.hash, revealed.resources), frameTail(current.version, current.final ?? undefined))) {
-      link.sentVersion = current.version;
+    const resources = await bodies.load(current.hash);
+    if (!resources) return;
+    let head: Buffer;
+    if (holdsGrant(resources)) {
+      // The stored declaration holds grant references; the host gets the credentials themselves.
+      const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, resources);
+      if (!revealed.ok) {
+        log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
+        return;
+      }
+      head = frameHead(current.hash, revealed.resources);
+    } else head = sharedHead(current.hash, resources);
+    // A fleet-wide push may have sent a newer version while this one read its body: never send an older one.
+    if (link.knownVersion > current.version) return;
+    if (write(link, head, frameTail(current.version, current.final ?? undefined))) {
+      link.sentVersion = Math.max(link.sentVersion ?? 0, current.version);
       log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
     }
   }

@@ -79,6 +79,9 @@ describe.each(testEngines())("grant secrets from an older version (%s)", (engine
       .where(eq(declarations.nodeId, nodeId))
       .orderBy(declarations.version);
     expect(JSON.stringify(rows)).not.toMatch(/password/);
+    // The one hash that named two bodies became two names a host accepts (64 hex digits, migration 0008).
+    expect(rows.map((r) => r.hash)).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), expect.stringMatching(/^[0-9a-f]{64}$/)]);
+    expect(rows[0]!.hash).not.toBe(rows[1]!.hash);
     expect(rows[1]!.resources).toEqual([expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:[0-9a-f]{64}$/) }), motd]);
     expect(rows[0]!.resources).toEqual([motd, expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:/) })]);
 

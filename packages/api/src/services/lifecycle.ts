@@ -9,6 +9,7 @@ import type { Deps } from "../deps";
 import { declarationHash } from "../compile/compile-declaration";
 import { recordEvent } from "./record-event";
 import { appendDeclaration } from "./declaration-store";
+import { lockCompilerShared } from "./recompile-node";
 import { revokeNodeGrants } from "../grants/revoke-node-grants";
 
 export const RetireInput = z.strictObject({ id: z.uuid(), keepResources: z.boolean().default(false) });
@@ -28,6 +29,9 @@ export async function closeLink(tx: DbOrTx, nodeId: string, reason: "revoked" | 
 export async function retireNode(deps: Deps, opts: { actor: string; input: RetireInput }) {
   const input = RetireInput.parse(opts.input);
   return deps.db.transaction(async (tx) => {
+    // Shared compiler lock first, as every declaration writer takes it: a fleet compile pruning the
+    // empty body this appends cannot run in between (and the lock order stays compiler, then node row).
+    await lockCompilerShared(tx);
     const node = await lockNode(tx, input.id);
     if (node.state !== "enrolled" && node.state !== "disconnected") {
       throw new MeshError("CONFLICT", `node ${node.name} is ${node.state}; only an enrolled or disconnected node can be retired`);

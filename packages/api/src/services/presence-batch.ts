@@ -121,7 +121,18 @@ interface Waiting<R, T> {
   request: R;
   resolve: (value: T) => void;
   reject: (err: unknown) => void;
+  /** Batches this transition was in that failed. */
+  failures: number;
 }
+
+/**
+ * A failed batch is written again after a pause (both kinds are safe to repeat: connects are
+ * guarded by state and key, disconnects by link id). A connect gives up after CONNECT_TRIES
+ * (its caller closes the link, so the host links again later); a disconnect keeps trying, or
+ * a dead host would look connected, its last seen the gateway's beat, until this gateway stops.
+ */
+const CONNECT_TRIES = 3;
+const retryDelayMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1));
 
 export interface PresenceBatcherOptions {
   /** How long the first transition of a batch waits for others (default 100 ms). */
@@ -132,8 +143,8 @@ export interface PresenceBatcherOptions {
 
 /**
  * One gateway's transitions, batched. Each caller awaits its own result; one batch is written
- * at a time (under load the next one grows while the last one commits). A failed batch fails
- * every caller in it, as the single write failed its one caller before.
+ * at a time (under load the next one grows while the last one commits). A failed batch is
+ * written again after a pause (see retryDelayMs); a connect that failed CONNECT_TRIES times fails.
  */
 export class PresenceBatcher {
   private connects: Array<Waiting<ConnectRequest, boolean>> = [];
@@ -157,7 +168,7 @@ export class PresenceBatcher {
   /** Marks a node connected through this link; false when it may not link (close the link). */
   connect(request: ConnectRequest): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.connects.push({ request, resolve, reject });
+      this.connects.push({ request, resolve, reject, failures: 0 });
       this.schedule();
     });
   }
@@ -165,7 +176,7 @@ export class PresenceBatcher {
   /** Marks a node gone when this link (the one that connected it) closed. */
   disconnect(request: DisconnectRequest): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.disconnects.push({ request, resolve, reject });
+      this.disconnects.push({ request, resolve, reject, failures: 0 });
       this.schedule();
     });
   }
@@ -187,6 +198,16 @@ export class PresenceBatcher {
     else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);
   }
 
+  /** Puts a failed batch's transitions back, ahead of newer ones, and writes them after a pause. */
+  private retry(connects: Array<Waiting<ConnectRequest, boolean>>, disconnects: Array<Waiting<DisconnectRequest, void>>, failures: number) {
+    if (connects.length + disconnects.length === 0) return;
+    setTimeout(() => {
+      this.connects.unshift(...connects);
+      this.disconnects.unshift(...disconnects);
+      void this.flush();
+    }, retryDelayMs(failures)).unref();
+  }
+
   /** Writes what is pending when its turn comes, in batches of at most maxItems. */
   private async drain(): Promise<void> {
     while (this.pending() > 0) {
@@ -203,7 +224,10 @@ export class PresenceBatcher {
         for (const w of connects) w.resolve(accepted.has(w.request.nodeId));
         for (const w of disconnects) w.resolve();
       } catch (err) {
-        for (const w of [...connects, ...disconnects]) w.reject(err);
+        const failures = Math.max(0, ...[...connects, ...disconnects].map((w) => ++w.failures));
+        const retried = connects.filter((w) => w.failures < CONNECT_TRIES);
+        for (const w of connects) if (w.failures >= CONNECT_TRIES) w.reject(err);
+        this.retry(retried, disconnects, failures);
       }
     }
   }

@@ -157,4 +157,22 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => false));
     expect(batcher.batches).toBe(1);
   });
+
+  it("bounds a batch by bytes as well as by count; a report larger than the bound goes alone", async () => {
+    const ids = await enrol(6);
+    const report = (descriptionBytes: number): Report => ({
+      declarationVersion: 1,
+      owned: [],
+      drift: [{ id: "big", type: "file", declared: sha(1), observed: sha(2), description: "x".repeat(descriptionBytes), corrected: true }],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    });
+    const batcher = new ReportBatcher(deps, { windowMs: 600_000, maxBytes: 2_000 });
+    // 5 x ~700 bytes: two per batch; then one of ~3,000 alone.
+    const written = await Promise.all([...ids.slice(0, 5).map((nodeId) => batcher.write({ nodeId, report: report(400) })), batcher.write({ nodeId: ids[5]!, report: report(3_000) })]);
+    expect(written).toEqual(ids.map(() => true));
+    expect(batcher.batches).toBe(4);
+  });
 });

@@ -46,12 +46,13 @@ export function reportHash(report: Report): string {
   return contentHash(rest);
 }
 
-/** One report to store; hash is reportHash(report), passed when the caller has it already. */
+/** One report to store; hash is reportHash(report) and json its JSON text, passed when the caller has them already. */
 export interface ReportItem {
   nodeId: string;
   report: Report;
   opts?: RecordReportOptions;
   hash?: string;
+  json?: string;
 }
 
 /** Drift a replaced report saw must be told even when the state it ended in is stored already. */
@@ -88,7 +89,8 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   const state = new Map(locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost }]));
 
   const written: boolean[] = [];
-  const reports: Array<{ i: number; node_id: string; declaration_version: number; hash: string; body: Report }> = [];
+  // The stored rows as JSON text, each report's body spliced in as serialised once (ids are uuids, hashes hex).
+  const reports: string[] = [];
   const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean }>();
   const audit: EventRow[] = [];
   items.forEach((item, i) => {
@@ -103,7 +105,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     }
     written.push(true);
     held.hash = hash;
-    reports.push({ i, node_id: nodeId, declaration_version: report.declarationVersion, hash, body: report });
+    reports.push(`{"i":${i},"node_id":${JSON.stringify(nodeId)},"declaration_version":${report.declarationVersion},"hash":${JSON.stringify(hash)},"body":${item.json ?? JSON.stringify(report)}}`);
     // The applied version only ever rises (greatest below), so the highest of a node's reports is the one that counts.
     const version = Math.max(report.declarationVersion, figures.get(nodeId)?.version ?? -1);
     figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: report.storeLost });
@@ -122,7 +124,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     // History in the batch's order (ids ascend as one-by-one writes made them); latest: each node's last.
     await tx.execute(sql`
       with v as (
-        select * from jsonb_to_recordset(${JSON.stringify(reports)}::jsonb)
+        select * from jsonb_to_recordset(${`[${reports.join(",")}]`}::jsonb)
           as v(i int, node_id uuid, declaration_version int, hash text, body jsonb)
       ), history as (
         insert into report_history (node_id, declaration_version, hash, body)
@@ -191,6 +193,8 @@ export interface ReportBatcherOptions {
   windowMs?: number;
   /** A batch this large is written at once (default 1,000). */
   maxItems?: number;
+  /** ...or this many bytes of reports (default 16 MiB: a report may be up to a frame, 1 MiB). */
+  maxBytes?: number;
 }
 
 /**
@@ -201,10 +205,12 @@ export interface ReportBatcherOptions {
  */
 export class ReportBatcher {
   private waiting: Waiting[] = [];
+  private waitingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private readonly windowMs: number;
   private readonly maxItems: number;
+  private readonly maxBytes: number;
   /** Transactions written, for tests and logs. */
   batches = 0;
 
@@ -214,13 +220,16 @@ export class ReportBatcher {
   ) {
     this.windowMs = opts.windowMs ?? 50;
     this.maxItems = opts.maxItems ?? 1000;
+    this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
   }
 
   /** Stores one report with the others of its batch; false when it equals the stored one (nothing written). */
   write(item: ReportItem): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report) }, resolve, reject });
-      if (this.waiting.length >= this.maxItems) void this.flush();
+      const json = item.json ?? JSON.stringify(item.report);
+      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), json }, resolve, reject });
+      this.waitingBytes += json.length;
+      if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) void this.flush();
       else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);
     });
   }
@@ -235,7 +244,15 @@ export class ReportBatcher {
 
   private async drain(): Promise<void> {
     while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxItems);
+      // At most maxItems and maxBytes (at least one report, however large).
+      let count = 0;
+      let bytes = 0;
+      while (count < this.waiting.length && count < this.maxItems && (count === 0 || bytes + this.waiting[count]!.item.json!.length <= this.maxBytes)) {
+        bytes += this.waiting[count]!.item.json!.length;
+        count++;
+      }
+      const batch = this.waiting.splice(0, count);
+      this.waitingBytes -= bytes;
       try {
         const items = batch.map((w) => w.item);
         const unchanged = await unchangedReports(this.deps.db, items);

@@ -9,6 +9,10 @@ import { testEngines } from "@mesh/db/testing";
 import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
+import { upsertRole } from "./roles";
+import { touchLastChecked } from "./presence";
+import { writeTransitions } from "./presence-batch";
+import { recordReport } from "./record-report";
 import { enrolNode } from "./enrol-node";
 import { REPORT_HISTORY_PER_NODE, ReportBatcher, writeReports, type RecordReportOptions, type ReportItem } from "./report-batch";
 import { recordReportOneByOne } from "../testing/report-oracle";
@@ -137,6 +141,32 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
       expect(await rowsOf(batched)).toEqual(expected);
     });
   }
+
+  it("stores batches while fleet recompiles, presence batches and the checked flush run, many times, without a deadlock", async () => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: 40, labels: { tier: "reporting" } } });
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push((await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId);
+    const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
+    const report = (round: number, i: number): Report => ({ declarationVersion: round, owned: [], drift: drift(i % 3, `r${round}`), errors: [], skipped: [], storeLost: i % 4 === round % 4, reconciledAt: new Date().toISOString() });
+    for (let round = 1; round <= 12; round++) {
+      const recompile = upsertRole(deps, {
+        actor: "test",
+        input: { name: "reporting", selector: { labels: { tier: "reporting" } }, resources: [{ type: "file", id: "f", path: "/etc/reporting", content: `round ${round}\n` }] },
+      });
+      const order = shuffled();
+      const results = await Promise.all([
+        recompile,
+        deps.db.transaction((tx) => writeReports(tx, order.slice(0, 25).map((nodeId, i) => ({ nodeId, report: report(round, i) })))),
+        deps.db.transaction((tx) => writeReports(tx, order.slice(15).map((nodeId, i) => ({ nodeId, report: report(round, i + 1) })))),
+        ...order.slice(0, 3).map((nodeId, i) => recordReport(deps, nodeId, report(round, i + 2))),
+        writeTransitions(deps, "gw-a", order.slice(20).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })), []),
+        touchLastChecked(deps, [...order].reverse()),
+      ]);
+      expect(results[0]).toBeTruthy();
+    }
+    const [stored] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
+    expect(stored!.n).toBe(40);
+  });
 
   it("writes nothing for a node that is gone, and the rest of its batch all the same", async () => {
     const [nodeId] = await enrol(1);

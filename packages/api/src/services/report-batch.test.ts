@@ -188,6 +188,28 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     expect(batcher.batches).toBe(1);
   });
 
+  it("writes a failed batch again after a pause, and fails its callers only after the last try", async () => {
+    const ids = await enrol(3);
+    const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    // The database refuses the first `failing` transactions (a deadlock, a lost connection), then works.
+    const flaky = (failing: number) => {
+      let refused = 0;
+      const db = new Proxy(deps.db, {
+        get(target, prop, receiver) {
+          if (prop === "transaction" && refused < failing) return async () => Promise.reject(new Error(`refused ${++refused}`));
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      return { db, log: deps.log };
+    };
+    const once = new ReportBatcher(flaky(1), { windowMs: 1 });
+    expect(await Promise.all(ids.map((nodeId) => once.write({ nodeId, report })))).toEqual([true, true, true]);
+    expect(once.batches).toBe(1);
+    const always = new ReportBatcher(flaky(100), { windowMs: 1 });
+    await expect(always.write({ nodeId: ids[0]!, report: { ...report, declarationVersion: 2 } })).rejects.toThrow("refused 3");
+  });
+
   it("bounds a batch by bytes as well as by count; a report larger than the bound goes alone", async () => {
     const ids = await enrol(6);
     const report = (descriptionBytes: number): Report => ({

@@ -186,7 +186,18 @@ interface Waiting {
   item: ReportItem;
   resolve: (written: boolean) => void;
   reject: (err: unknown) => void;
+  /** Batches this report was in that failed. */
+  failures: number;
 }
+
+/**
+ * A failed batch (a deadlock, a lost connection) is written again after a pause: a host does not
+ * send an unacknowledged report again before its next timer, and one batch holds up to a thousand
+ * hosts' reports. Safe to repeat (the transaction rolled back; an equal hash is not written twice).
+ * After REPORT_TRIES the callers fail, as the single write failed its one caller before.
+ */
+const REPORT_TRIES = 3;
+const retryDelayMs = (failures: number) => 200 * 2 ** (failures - 1);
 
 export interface ReportBatcherOptions {
   /** How long the first report of a batch waits for others (default 50 ms). */
@@ -201,7 +212,7 @@ export interface ReportBatcherOptions {
  * One gateway's reports, batched. Each caller awaits whether its report was written; one batch
  * is written at a time (under load the next one grows while the last one commits). Reports equal
  * to the stored ones are answered after one read, without a transaction (a reconnecting fleet).
- * A failed batch fails every caller in it, as the single write failed its one caller before.
+ * A failed batch is written again after a pause (REPORT_TRIES in all).
  */
 export class ReportBatcher {
   private waiting: Waiting[] = [];
@@ -227,7 +238,7 @@ export class ReportBatcher {
   write(item: ReportItem): Promise<boolean> {
     return new Promise((resolve, reject) => {
       const json = item.json ?? JSON.stringify(item.report);
-      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), json }, resolve, reject });
+      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), json }, resolve, reject, failures: 0 });
       this.waitingBytes += json.length;
       if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) void this.flush();
       else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);
@@ -265,8 +276,21 @@ export class ReportBatcher {
         }
         batch.forEach((w, i) => w.resolve(written[i]!));
       } catch (err) {
-        for (const w of batch) w.reject(err);
+        for (const w of batch) w.failures++;
+        const retried = batch.filter((w) => w.failures < REPORT_TRIES);
+        for (const w of batch) if (w.failures >= REPORT_TRIES) w.reject(err);
+        this.retry(retried);
       }
     }
+  }
+
+  /** Puts a failed batch's reports back, ahead of newer ones, and writes them after a pause. */
+  private retry(batch: Waiting[]) {
+    if (batch.length === 0) return;
+    setTimeout(() => {
+      this.waiting.unshift(...batch);
+      this.waitingBytes += batch.reduce((n, w) => n + w.item.json!.length, 0);
+      void this.flush();
+    }, retryDelayMs(Math.max(...batch.map((w) => w.failures)))).unref();
   }
 }

@@ -10,7 +10,7 @@ import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
 import { CloseCode, HostFrame, LIMITS, describeZodError, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
-import { recordReport, reportHash } from "../services/record-report";
+import { ReportBatcher, reportHash } from "../services/report-batch";
 import { RateLimiter } from "../http/rate-limiter";
 import { createReportPacer } from "./report-pacer";
 import { Pacer } from "./pacer";
@@ -43,6 +43,10 @@ export interface GatewayOptions {
   heartbeatMs?: number;
   /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
   reportIntervalMs?: number;
+  /** How long a changed report waits for others to share its transaction (default 50 ms)... */
+  reportWindowMs?: number;
+  /** ...or until this many are waiting (default 1,000). */
+  reportBatchItems?: number;
   /** Frames one link may have waiting to be handled before its socket is paused (default 8). */
   framesInFlight?: number;
   /** A node's changed facts are stored at most once per this interval (default 5 s). */
@@ -181,6 +185,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
   const pusher = createPusher(deps, log);
+  // Changed reports of all links written together: a fleet reporting at once is a few transactions, not one per host.
+  const reports = new ReportBatcher(deps, { windowMs: options.reportWindowMs, maxItems: options.reportBatchItems });
 
   /** Acks and notices; declarations go through the pusher, which leaves a slow host behind instead of queueing. */
   function send(link: Link, frame: ServerFrame | Buffer) {
@@ -257,19 +263,25 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     log.info({ nodeId, changed }, "recompiled for facts");
   }
 
-  /** Stores one report; its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
+  /** Stores one report (with the others of its batch); its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
   async function writeReport(nodeId: string, frame: ReportFrame, carriedDrift: Drift[] = []) {
     const hasDrift = frame.report.drift.length > 0 || carriedDrift.length > 0;
     const driftEvent = hasDrift && driftEvents.take(nodeId);
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
     const writer = links.get(nodeId);
+    const hash = reportHash(frame.report);
     let written: boolean;
     try {
-      written = await recordReport(deps, nodeId, frame.report, {
-        driftEvent,
-        suppressedDriftEvents: suppressed,
-        carriedDrift,
-        storeLostEvent: () => hostEvents.take(`${nodeId}\u0000node.store-lost`),
+      written = await reports.write({
+        nodeId,
+        report: frame.report,
+        hash,
+        opts: {
+          driftEvent,
+          suppressedDriftEvents: suppressed,
+          carriedDrift,
+          storeLostEvent: () => hostEvents.take(`${nodeId}\u0000node.store-lost`),
+        },
       });
     } catch (err) {
       pacer.forget(nodeId);
@@ -277,7 +289,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       throw err;
     }
     // Stored now, or found stored: what the database holds for this node (while this link is its link).
-    if (writer && links.get(nodeId) === writer) writer.storedReport = reportHash(frame.report);
+    if (writer && links.get(nodeId) === writer) writer.storedReport = hash;
     // A stored report wrote its own "last checked"; one found unchanged waits for the batched write.
     if (!written) checked.add(nodeId);
     if (hasDrift) {
@@ -520,6 +532,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const closing = [...links.values()].map((l) => l.queue);
       for (const link of links.values()) link.ws.close(1001, "control plane shutting down");
       await Promise.allSettled(closing);
+      // Reports released by the pacers after their link closed are written before the gateway goes.
+      await reports.flush().catch((err) => log.warn({ err }, "could not write reports"));
       await presence.flush().catch((err) => log.warn({ err }, "could not write link transitions"));
       await flushChecked();
       await retireGateway(deps, id).catch((err) => log.warn({ err }, "could not hand back nodes"));

@@ -1,0 +1,146 @@
+// Reports of many hosts arriving at once are stored together (issue 11), through a real gateway, a
+// real database and ws clients speaking the real protocol: 200 hosts reporting at once share a few
+// transactions (rows written by one transaction share its xmin), and each host gets its own ack.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { sign } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import WebSocket from "ws";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { createDb, events, latestReports, nodes, reportHistory, type Database } from "@mesh/db";
+import { migrate } from "@mesh/db/migrate";
+import { createPostgresDatabase, createTestDatabase, testEngines } from "@mesh/db/testing";
+import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { createToken } from "../services/create-token";
+import { enrolNode } from "../services/enrol-node";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { createGateway, type Gateway } from "./gateway";
+
+describe.each(testEngines())("reports through the gateway on %s", (engine) => {
+  let t: { database: Database; drop(): Promise<void> };
+  let deps: Deps;
+  let gateway: Gateway | undefined;
+  let server: http.Server | undefined;
+  let base: string;
+
+  beforeAll(async () => {
+    // A small pool on Postgres: the server is shared, and 200 links must not need 200 connections.
+    if (engine === "pglite") t = await createTestDatabase(engine);
+    else {
+      const pg = await createPostgresDatabase();
+      const database = await createDb({ url: pg.url, maxConnections: 8 });
+      await migrate(database);
+      t = { database, drop: async () => (await database.close(), await pg.drop()) };
+    }
+    deps = { db: t.database.db, log: pino({ level: "silent" }) };
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const start = async (options: { reportWindowMs?: number; reportBatchItems?: number }) => {
+    gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-reports", reportIntervalMs: 0, admissionsPerSecond: 100_000, ...options });
+    const g = gateway;
+    server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? g.handleChallenge(req, res) : res.writeHead(404).end()));
+    server.on("upgrade", (req, socket, head) => g.handleUpgrade(req, socket, head));
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  const stop = async () => {
+    await gateway?.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  };
+
+  const enrol = async (count: number) => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
+    const hosts = [];
+    for (let i = 0; i < count; i++) {
+      const keys = testKeyPair();
+      const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+      hosts.push({ nodeId, ...keys });
+    }
+    return hosts;
+  };
+  type Host = Awaited<ReturnType<typeof enrol>>[number];
+  const open = async (host: Host): Promise<WebSocket> => {
+    const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
+    const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
+    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 1, hostVersion: "0.1.0" })).toString("base64url");
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
+      ws.once("open", () => resolve(ws));
+      ws.once("error", reject);
+    });
+  };
+  let seq = 0;
+  /** Sends a report and resolves with its ack's seq. */
+  const report = (ws: WebSocket, body: Report) =>
+    new Promise<number>((resolve) => {
+      const mine = ++seq;
+      const onMessage = (data: WebSocket.RawData) => {
+        const frame = JSON.parse(String(data));
+        if (frame.type === "ack" && frame.seq === mine) (ws.off("message", onMessage), resolve(frame.seq));
+      };
+      ws.on("message", onMessage);
+      ws.send(JSON.stringify({ type: "report", seq: mine, report: body }));
+    });
+  const body = (i: number, driftCount: number): Report => ({
+    declarationVersion: 1,
+    owned: [],
+    drift: Array.from({ length: driftCount }, (_, k) => ({ id: `r${k}`, type: "file" as const, declared: "a".repeat(64), observed: "b".repeat(64), description: `host ${i}`, corrected: false })),
+    errors: [],
+    skipped: [],
+    storeLost: false,
+    reconciledAt: new Date().toISOString(),
+  });
+  const versions = async (ids: string[]) =>
+    deps.db.select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
+
+  it("stores 200 hosts' reports, sent at once, in a handful of transactions, and acks each", { timeout: 180_000 }, async () => {
+    // No window: a batch is written when its 100th report arrives, so 200 reports are exactly two batches.
+    await start({ reportWindowMs: 600_000, reportBatchItems: 100 });
+    try {
+      const hosts = await enrol(200);
+      const ids = hosts.map((h) => h.nodeId);
+      const sockets = await Promise.all(hosts.map(open));
+      // Every other host reports drift: its event is written with the batch.
+      const acks = await Promise.all(sockets.map((ws, i) => report(ws, body(i, i % 2))));
+      expect(new Set(acks).size).toBe(200);
+      const stored = await versions(ids);
+      expect(stored).toHaveLength(200);
+      expect(new Set(stored.map((r) => r.xmin)).size).toBeLessThanOrEqual(2);
+      const [history] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(reportHistory).where(inArray(reportHistory.nodeId, ids));
+      expect(history!.n).toBe(200);
+      const drift = await deps.db.select({ nodeId: events.nodeId }).from(events).where(and(eq(events.action, "node.drift"), inArray(events.nodeId, ids)));
+      expect(drift).toHaveLength(100);
+      const figures = await deps.db.select({ drift: nodes.driftCount, checked: nodes.lastCheckedAt }).from(nodes).where(inArray(nodes.id, ids));
+      expect(figures.filter((n) => n.drift === 1)).toHaveLength(100);
+      expect(figures.every((n) => n.checked !== null)).toBe(true);
+      for (const ws of sockets) ws.close();
+    } finally {
+      await stop();
+    }
+  });
+
+  it("with the default window, a burst of changed reports shares few transactions; unchanged ones after a reconnect write nothing", { timeout: 180_000 }, async () => {
+    await start({});
+    try {
+      const hosts = await enrol(50);
+      const ids = hosts.map((h) => h.nodeId);
+      let sockets = await Promise.all(hosts.map(open));
+      await Promise.all(sockets.map((ws, i) => report(ws, body(i, 0))));
+      const first = await versions(ids);
+      expect(new Set(first.map((r) => r.xmin)).size).toBeLessThan(10);
+      // Reconnected links know nothing stored: their equal reports are compared in one read and write nothing.
+      for (const ws of sockets) ws.close();
+      sockets = await Promise.all(hosts.map(open));
+      await Promise.all(sockets.map((ws, i) => report(ws, body(i, 0))));
+      expect(await versions(ids)).toEqual(first);
+      for (const ws of sockets) ws.close();
+    } finally {
+      await stop();
+    }
+  });
+});

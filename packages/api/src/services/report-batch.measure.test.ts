@@ -1,0 +1,84 @@
+// Measurement, not a test (skipped unless MESH_MEASURE_REPORTS=1, Postgres only): N changed reports
+// (one per node, as after a fleet-wide change) stored one transaction per report, the old way (in
+// sequence, and all at once through the pool as the gateway's links did), then through the ReportBatcher.
+// Prints reports per second. Figures go to the report-batch decision note.
+// Run: cd packages/api && MESH_MEASURE_REPORTS=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
+//        MEASURE_REPORTS=2000 npx vitest run src/services/report-batch.measure.test.ts
+import { describe, expect, it } from "vitest";
+import pino from "pino";
+import { createDb } from "@mesh/db";
+import { migrate } from "@mesh/db/migrate";
+import { createPostgresDatabase } from "@mesh/db/testing";
+import type { Report } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { createToken } from "./create-token";
+import { enrolNode } from "./enrol-node";
+import { ReportBatcher } from "./report-batch";
+import { recordReportOneByOne } from "../testing/report-oracle";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+
+const N = Number(process.env.MEASURE_REPORTS ?? 2000);
+const run = process.env.MESH_MEASURE_REPORTS === "1" && !!process.env.DATABASE_URL;
+/** MEASURE_BASELINE=0 skips the one-by-one runs (at 10,000 they take a minute). */
+const baseline = process.env.MEASURE_BASELINE !== "0";
+
+/** A host's report after a role change that placed 10 files: 10 owned resources, no drift. */
+const reportOf = (version: number, i: number): Report => ({
+  declarationVersion: version,
+  owned: Array.from({ length: 10 }, (_, k) => ({ id: `file:/etc/app/${k}.conf`, type: "file", path: `/etc/app/${k}.conf`, hash: (i + version + k).toString(16).padStart(64, "0") })) as unknown as Report["owned"],
+  drift: [],
+  errors: [],
+  skipped: [],
+  storeLost: false,
+  reconciledAt: new Date().toISOString(),
+});
+
+describe.runIf(run)("report write throughput", () => {
+  it(`stores ${N} changed reports one by one and in batches`, { timeout: 1_800_000 }, async () => {
+    const pg = await createPostgresDatabase("mesh_measure");
+    const database = await createDb({ url: pg.url });
+    try {
+      await migrate(database);
+      const deps: Deps = { db: database.db, log: pino({ level: "silent" }) };
+      const { token } = await createToken(deps, { actor: "measure", publicUrl: "http://cp", input: { maxUses: N } });
+      const ids: string[] = [];
+      for (let i = 0; i < N; i += 20) {
+        const chunk = await Promise.all(
+          Array.from({ length: Math.min(20, N - i) }, () => enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })),
+        );
+        ids.push(...chunk.map((c) => c.nodeId));
+      }
+      const figures: Array<{ how: string; seconds: number; perSecond: number }> = [];
+      const measure = async (how: string, fn: () => Promise<unknown>) => {
+        const t0 = performance.now();
+        await fn();
+        const seconds = (performance.now() - t0) / 1000;
+        figures.push({ how, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(N / seconds) });
+      };
+      let version = 1;
+      if (baseline) await measure("one transaction per report, in sequence", async () => {
+        version++;
+        for (const [i, id] of ids.entries()) expect(await recordReportOneByOne(deps, id, reportOf(version, i))).toBe(true);
+      });
+      if (baseline) await measure("one transaction per report, all at once (the pool)", async () => {
+        version++;
+        await Promise.all(ids.map((id, i) => recordReportOneByOne(deps, id, reportOf(version, i))));
+      });
+      const batcher = new ReportBatcher(deps);
+      await measure("ReportBatcher, all at once", async () => {
+        version++;
+        const written = await Promise.all(ids.map((id, i) => batcher.write({ nodeId: id, report: reportOf(version, i) })));
+        expect(written.every(Boolean)).toBe(true);
+      });
+      const batches = batcher.batches;
+      await measure("ReportBatcher, all unchanged (one read per batch)", async () => {
+        await Promise.all(ids.map((id, i) => batcher.write({ nodeId: id, report: reportOf(version, i) })));
+      });
+      console.table(figures);
+      console.log(`${N} reports, ${batches} transactions through the batcher`);
+    } finally {
+      await database.close();
+      await pg.drop();
+    }
+  });
+});

@@ -1,0 +1,230 @@
+// Reports stored in batches leave exactly the rows that storing them one by one leaves: the old
+// per-report recordReport (kept as the oracle in testing/report-oracle.ts) against writeReports and the ReportBatcher,
+// over random batches (several nodes, drift, repeats, store lost turning on and off, carried drift,
+// spent budgets, more than REPORT_HISTORY_PER_NODE reports per node, several reports of a node in one batch).
+import { describe, expect, it } from "vitest";
+import { and, asc, inArray, sql } from "drizzle-orm";
+import { events, latestReports, nodes, reportHistory } from "@mesh/db";
+import { testEngines } from "@mesh/db/testing";
+import type { Drift, Report } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { createToken } from "./create-token";
+import { upsertRole } from "./roles";
+import { touchLastChecked } from "./presence";
+import { writeTransitions } from "./presence-batch";
+import { recordReport } from "./record-report";
+import { enrolNode } from "./enrol-node";
+import { REPORT_HISTORY_PER_NODE, ReportBatcher, writeReports, type RecordReportOptions, type ReportItem } from "./report-batch";
+import { recordReportOneByOne } from "../testing/report-oracle";
+import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { useServiceDeps } from "../testing/service-deps";
+
+/** A small seeded generator, so a failing case can be replayed. */
+function random(seed: number) {
+  let s = seed >>> 0;
+  const next = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]! };
+}
+
+const sha = (n: number) => n.toString(16).padStart(64, "0");
+const drift = (n: number, tag: string): Drift[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `${tag}${i}`, type: "file" as const, declared: sha(i), observed: sha(i + 1), description: `differs ${tag}`, corrected: i % 2 === 0 }));
+
+/** One planned report of logical node `node`, written alike to both fleets. */
+interface Step {
+  node: number;
+  report: Report;
+  opts: Omit<RecordReportOptions, "storeLostEvent">;
+  budget: boolean;
+}
+
+/** Few distinct states, so repeats (unchanged reports) are common; every option a gateway passes varies. */
+function plan(rng: ReturnType<typeof random>, nodeCount: number, length: number, clock: { t: number }): Step[] {
+  return Array.from({ length }, () => {
+    const report: Report = {
+      declarationVersion: rng.int(4),
+      owned: rng.next() < 0.5 ? [] : ([{ id: "f", type: "file", path: "/f" }] as unknown as Report["owned"]),
+      drift: drift(rng.pick([0, 0, 1, 3]), "d"),
+      errors: rng.next() < 0.8 ? [] : [{ id: null, message: "boom" }],
+      skipped: [],
+      storeLost: rng.next() < 0.3,
+      reconciledAt: new Date(++clock.t).toISOString(),
+    };
+    const opts: Step["opts"] = {};
+    if (rng.next() < 0.2) opts.carriedDrift = drift(1 + rng.int(2), "c");
+    if (rng.next() < 0.2) opts.driftEvent = false;
+    if (rng.next() < 0.3) opts.suppressedDriftEvents = rng.int(3);
+    return { node: rng.int(nodeCount), report, opts, budget: rng.next() < 0.5 };
+  });
+}
+
+/** A per-node store-lost budget with a fixed pattern: both fleets call it in the same order if they behave alike. */
+function budgets() {
+  const calls = new Map<number, number>();
+  return (node: number) => () => {
+    const n = calls.get(node) ?? 0;
+    calls.set(node, n + 1);
+    return n % 3 === 2 ? null : { suppressed: n % 2 };
+  };
+}
+
+describe.each(testEngines())("reports stored in batches on %s", (engine) => {
+  let deps: Deps;
+  useServiceDeps(engine, (d) => (deps = d));
+
+  const enrol = async (count: number) => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      ids.push((await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId);
+    }
+    return ids;
+  };
+
+  /** Everything a report write leaves about these nodes, with node ids replaced by their index. */
+  const rowsOf = async (ids: string[]) => {
+    const index = new Map(ids.map((id, i) => [id, i]));
+    const latest = await deps.db.select().from(latestReports).where(inArray(latestReports.nodeId, ids));
+    const history = await deps.db.select().from(reportHistory).where(inArray(reportHistory.nodeId, ids)).orderBy(asc(reportHistory.id));
+    const figures = await deps.db.select().from(nodes).where(inArray(nodes.id, ids));
+    const audit = await deps.db
+      .select()
+      .from(events)
+      .where(and(inArray(events.nodeId, ids), inArray(events.action, ["node.drift", "node.store-lost"])))
+      .orderBy(asc(events.id));
+    return {
+      latest: latest.map((r) => ({ node: index.get(r.nodeId), version: r.declarationVersion, hash: r.hash, body: r.body })).sort((a, b) => a.node! - b.node!),
+      history: ids.map((id) => history.filter((h) => h.nodeId === id).map((h) => ({ version: h.declarationVersion, hash: h.hash, body: h.body }))),
+      nodes: figures
+        .map((n) => ({ node: index.get(n.id), applied: n.appliedVersion, owned: n.ownedCount, drift: n.driftCount, errors: n.errorCount, storeLost: n.storeLost, checked: n.lastCheckedAt !== null }))
+        .sort((a, b) => a.node! - b.node!),
+      events: audit.map((e) => ({ node: index.get(e.nodeId!), actor: e.actor.replace(e.nodeId!, "N"), action: e.action, result: e.result, target: e.target, data: e.data })),
+    };
+  };
+
+  for (const seed of [1, 2, 3]) {
+    it(`leaves the same rows as one-by-one writes (seed ${seed})`, async () => {
+      const rng = random(seed);
+      const nodeCount = 5;
+      const oracle = await enrol(nodeCount);
+      const batched = await enrol(nodeCount);
+      const clock = { t: Date.UTC(2026, 0, 1) };
+      const oracleBudget = budgets();
+      const batchBudget = budgets();
+      const oracleWritten: boolean[] = [];
+      const batchWritten: boolean[] = [];
+      // Enough rounds that every node passes REPORT_HISTORY_PER_NODE; a node may report several times in one batch.
+      for (let round = 0; round < 8; round++) {
+        const steps = plan(rng, nodeCount, 25, clock);
+        for (const s of steps) {
+          oracleWritten.push(await recordReportOneByOne(deps, oracle[s.node]!, s.report, { ...s.opts, ...(s.budget ? { storeLostEvent: oracleBudget(s.node) } : {}) }));
+        }
+        const items: ReportItem[] = steps.map((s) => ({ nodeId: batched[s.node]!, report: s.report, opts: { ...s.opts, ...(s.budget ? { storeLostEvent: batchBudget(s.node) } : {}) } }));
+        if (round % 2 === 0) batchWritten.push(...(await deps.db.transaction((tx) => writeReports(tx, items))));
+        else {
+          // Through the batcher: one read for the unchanged ones, the rest in one transaction.
+          const batcher = new ReportBatcher(deps, { windowMs: 5 });
+          batchWritten.push(...(await Promise.all(items.map((item) => batcher.write(item)))));
+        }
+      }
+      expect(batchWritten).toEqual(oracleWritten);
+      expect(oracleWritten.filter((w) => !w).length).toBeGreaterThan(0);
+      const expected = await rowsOf(oracle);
+      expect(expected.history.every((h) => h.length === REPORT_HISTORY_PER_NODE)).toBe(true);
+      expect(expected.events.some((e) => e.action === "node.store-lost")).toBe(true);
+      expect(await rowsOf(batched)).toEqual(expected);
+    });
+  }
+
+  it("stores batches while fleet recompiles, presence batches and the checked flush run, many times, without a deadlock", async () => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: 40, labels: { tier: "reporting" } } });
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push((await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId);
+    const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
+    const report = (round: number, i: number): Report => ({ declarationVersion: round, owned: [], drift: drift(i % 3, `r${round}`), errors: [], skipped: [], storeLost: i % 4 === round % 4, reconciledAt: new Date().toISOString() });
+    for (let round = 1; round <= 12; round++) {
+      const recompile = upsertRole(deps, {
+        actor: "test",
+        input: { name: "reporting", selector: { labels: { tier: "reporting" } }, resources: [{ type: "file", id: "f", path: "/etc/reporting", content: `round ${round}\n` }] },
+      });
+      const order = shuffled();
+      const results = await Promise.all([
+        recompile,
+        deps.db.transaction((tx) => writeReports(tx, order.slice(0, 25).map((nodeId, i) => ({ nodeId, report: report(round, i) })))),
+        deps.db.transaction((tx) => writeReports(tx, order.slice(15).map((nodeId, i) => ({ nodeId, report: report(round, i + 1) })))),
+        ...order.slice(0, 3).map((nodeId, i) => recordReport(deps, nodeId, report(round, i + 2))),
+        writeTransitions(deps, "gw-a", order.slice(20).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })), []),
+        touchLastChecked(deps, [...order].reverse()),
+      ]);
+      expect(results[0]).toBeTruthy();
+    }
+    const [stored] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
+    expect(stored!.n).toBe(40);
+  });
+
+  it("writes nothing for a node that is gone, and the rest of its batch all the same", async () => {
+    const [nodeId] = await enrol(1);
+    const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const written = await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: crypto.randomUUID(), report }, { nodeId: nodeId!, report }]));
+    expect(written).toEqual([false, true]);
+  });
+
+  it("stores a batch of reports in one transaction and answers each caller", async () => {
+    const ids = await enrol(30);
+    const batcher = new ReportBatcher(deps, { windowMs: 20 });
+    const report = (v: number): Report => ({ declarationVersion: v, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+    expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => true));
+    expect(batcher.batches).toBe(1);
+    const xmins = await deps.db.select({ xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
+    expect(new Set(xmins.map((x) => x.xmin)).size).toBe(1);
+    // The same reports again: found unchanged with one read, no transaction.
+    expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => false));
+    expect(batcher.batches).toBe(1);
+  });
+
+  it("writes a failed batch again after a pause, and fails its callers only after the last try", async () => {
+    const ids = await enrol(3);
+    const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    // The database refuses the first `failing` transactions (a deadlock, a lost connection), then works.
+    const flaky = (failing: number) => {
+      let refused = 0;
+      const db = new Proxy(deps.db, {
+        get(target, prop, receiver) {
+          if (prop === "transaction" && refused < failing) return async () => Promise.reject(new Error(`refused ${++refused}`));
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      return { db, log: deps.log };
+    };
+    const once = new ReportBatcher(flaky(1), { windowMs: 1 });
+    expect(await Promise.all(ids.map((nodeId) => once.write({ nodeId, report })))).toEqual([true, true, true]);
+    expect(once.batches).toBe(1);
+    const always = new ReportBatcher(flaky(100), { windowMs: 1 });
+    await expect(always.write({ nodeId: ids[0]!, report: { ...report, declarationVersion: 2 } })).rejects.toThrow("refused 3");
+  });
+
+  it("bounds a batch by bytes as well as by count; a report larger than the bound goes alone", async () => {
+    const ids = await enrol(6);
+    const report = (descriptionBytes: number): Report => ({
+      declarationVersion: 1,
+      owned: [],
+      drift: [{ id: "big", type: "file", declared: sha(1), observed: sha(2), description: "x".repeat(descriptionBytes), corrected: true }],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    });
+    const batcher = new ReportBatcher(deps, { windowMs: 600_000, maxBytes: 2_000 });
+    // 5 x ~700 bytes: two per batch; then one of ~3,000 alone.
+    const written = await Promise.all([...ids.slice(0, 5).map((nodeId) => batcher.write({ nodeId, report: report(400) })), batcher.write({ nodeId: ids[5]!, report: report(3_000) })]);
+    expect(written).toEqual(ids.map(() => true));
+    expect(batcher.batches).toBe(4);
+  });
+});

@@ -1,0 +1,58 @@
+// The per-report write as it was before reports were batched (one transaction per report, several
+// statements each): the oracle report-batch.test.ts compares writeReports with, and the baseline
+// report-batch.measure.test.ts measures it against. Not used by the product.
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { latestReports, nodes, notify, reportHistory, CHANNELS } from "@mesh/db";
+import type { Report } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { recordEvent } from "../services/record-event";
+import { REPORT_HISTORY_PER_NODE, driftSummary, reportHash, type RecordReportOptions } from "../services/report-batch";
+
+export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: string, report: Report, opts: RecordReportOptions = {}): Promise<boolean> {
+  const hash = reportHash(report);
+  const carriesDrift = (opts.carriedDrift?.length ?? 0) > 0 && opts.driftEvent !== false;
+  if (!carriesDrift) {
+    const [stored] = await deps.db.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId));
+    if (stored?.hash === hash) return false;
+  }
+  return deps.db.transaction(async (tx) => {
+    const [latest] = await tx.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId)).for("update");
+    if (latest?.hash === hash) {
+      if ((opts.carriedDrift?.length ?? 0) > 0 && opts.driftEvent !== false) {
+        await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
+      }
+      return false;
+    }
+    const row = { nodeId, declarationVersion: report.declarationVersion, hash, body: report };
+    await tx
+      .insert(latestReports)
+      .values(row)
+      .onConflictDoUpdate({ target: latestReports.nodeId, set: { declarationVersion: row.declarationVersion, hash, body: report, receivedAt: sql`now()` } });
+    await tx.insert(reportHistory).values(row);
+    const keep = tx.select({ id: reportHistory.id }).from(reportHistory).where(eq(reportHistory.nodeId, nodeId)).orderBy(desc(reportHistory.id)).limit(REPORT_HISTORY_PER_NODE);
+    const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));
+    if (oldestKept?.id) await tx.delete(reportHistory).where(and(eq(reportHistory.nodeId, nodeId), lt(reportHistory.id, Number(oldestKept.id))));
+    const [before] = report.storeLost ? await tx.select({ storeLost: nodes.storeLost }).from(nodes).where(eq(nodes.id, nodeId)).for("update") : [];
+    await tx
+      .update(nodes)
+      .set({
+        appliedVersion: sql`greatest(${nodes.appliedVersion}, least(${report.declarationVersion}, ${nodes.declaredVersion}))`,
+        ownedCount: report.owned.length,
+        driftCount: report.drift.filter((d) => !d.corrected).length,
+        errorCount: report.errors.length,
+        storeLost: report.storeLost,
+        lastCheckedAt: sql`now()`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(nodes.id, nodeId));
+    if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
+      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
+    }
+    if (report.storeLost && before && !before.storeLost) {
+      const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };
+      if (slot) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId, ...(slot.suppressed > 0 ? { data: { suppressedEvents: slot.suppressed } } : {}) });
+    }
+    await notify(tx, CHANNELS.node, nodeId);
+    return true;
+  });
+}

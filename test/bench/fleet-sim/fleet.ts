@@ -15,6 +15,8 @@ export class Fleet {
   /** Latest declaration version each node received, and when. */
   readonly received = new Map<string, { version: number; at: number }>();
   attempts = 0;
+  /** Attempts that did not become a link, by reason. */
+  readonly failures = new Map<string, number>();
   /** When each link opened (wall-clock ms), in arrival order. */
   readonly linkTimes: number[] = [];
   private waiters: (() => void)[] = [];
@@ -58,6 +60,12 @@ export class Fleet {
     });
   }
 
+  /** The failures counted since `since` (a copy of `failures` taken earlier), most frequent first. */
+  failuresSince(since: Map<string, number> = new Map()): string {
+    const rows = [...this.failures].map(([r, n]) => [r, n - (since.get(r) ?? 0)] as const).filter(([, n]) => n > 0);
+    return rows.sort((a, b) => b[1] - a[1]).map(([r, n]) => `${r} ${n.toLocaleString("en")}`).join(", ") || "none";
+  }
+
   /** Total RSS of the worker processes, in KiB. */
   async rssKb(): Promise<number> {
     const replies = this.workers.map(() => new Promise<number>((r) => this.rssReplies.push(r)));
@@ -76,6 +84,7 @@ export class Fleet {
 
   private apply(e: FromWorker): void {
     if (e.type === "attempt") this.attempts++;
+    else if (e.type === "failure") this.failures.set(e.reason, (this.failures.get(e.reason) ?? 0) + 1);
     else if (e.type === "linked") {
       this.linked.add(e.nodeId);
       this.linkTimes.push(e.at);

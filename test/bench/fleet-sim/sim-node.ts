@@ -14,6 +14,7 @@ export interface SimEvents {
   linked(nodeId: string, at: number): void;
   unlinked(nodeId: string): void;
   attempt(nodeId: string): void;
+  failure(nodeId: string, reason: string): void;
 }
 
 /** mesh-host reconciles (and reports) every 300 s; BENCH_REPORT_S overrides it, 0 turns timer reports off. */
@@ -50,6 +51,7 @@ export class SimNode {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let waitMs: number | undefined;
+      let reason = "challenge";
       try {
         this.events.attempt(this.nodeId);
         const res = await this.challenge();
@@ -57,11 +59,14 @@ export class SimNode {
           waitMs = res.retryAfter;
           throw new Error(`challenge ${res.status}`);
         }
+        reason = "upgrade";
         const challenge = JSON.parse(res.body) as { nonce: string };
         const auth = signChallenge({ nodeId: this.nodeId, nonce: challenge.nonce, privateKey: this.key, declarationVersion: this.version, hostVersion: "0.0.0-sim" });
         await this.hold(authHeaderValue(auth), (ms) => (waitMs = ms));
-      } catch {
+      } catch (err) {
         // refused or dropped: back off as the host does
+        const message = (err as Error).message ?? String(err);
+        this.events.failure(this.nodeId, /^(challenge|upgrade) \d+/.test(message) ? message : `${reason}: ${/timeout|timed out/i.test(message) ? "timeout" : /ECONNREFUSED/.test(message) ? "refused" : /ECONNRESET|socket hang up/.test(message) ? "reset" : message.slice(0, 40)}`);
       }
       if (this.stopped) return;
       // The host's own rule: its backoff, or the server's Retry-After with the host's jitter.
@@ -98,9 +103,19 @@ export class SimNode {
       ws.on("error", (err) => (opened ? undefined : reject(err)));
       ws.once("unexpected-response", (_req, res) => {
         retryAfter(retryAfterMs(res.headers["retry-after"]));
-        res.resume();
-        ws.terminate();
-        reject(new Error(`upgrade ${res.statusCode}`));
+        // The refusal's own words (which bound refused it) go into the failure's reason.
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (body.length < 512 ? (body += d) : undefined));
+        res.on("end", () => {
+          ws.terminate();
+          let message = "";
+          try {
+            message = String((JSON.parse(body) as { message?: unknown }).message ?? "").slice(0, 48);
+          } catch {}
+          reject(new Error(`upgrade ${res.statusCode}${message ? ` (${message})` : ""}`));
+        });
+        res.on("error", () => reject(new Error(`upgrade ${res.statusCode}`)));
       });
       ws.once("open", () => {
         opened = true;

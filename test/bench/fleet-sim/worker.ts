@@ -26,6 +26,7 @@ process.on("message", (msg: ToWorker) => {
         linked: (nodeId, at) => send({ type: "linked", nodeId, at }),
         unlinked: (nodeId) => send({ type: "unlinked", nodeId }),
         attempt: (nodeId) => send({ type: "attempt", nodeId }),
+        failure: (nodeId, reason) => send({ type: "failure", nodeId, reason }),
       });
       nodes.set(n.nodeId, node);
       node.start();

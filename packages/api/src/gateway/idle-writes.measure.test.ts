@@ -1,7 +1,7 @@
-// Measurement, not a test (skipped unless MESH_MEASURE_IDLE=1, Postgres only): N raw hosts speaking the
+// Measurement, not a test (not collected by `npm test`; run with MESH_MEASURE=1 and MESH_MEASURE_IDLE=1, Postgres only): N raw hosts speaking the
 // real protocol hold links to one in-process gateway and sit idle; prints the database writes the idle
 // fleet costs (pg_stat_user_tables / pg_stat_database deltas). Figures go to docs/decisions (liveness).
-// Run: cd packages/api && MESH_MEASURE_IDLE=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
+// Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_IDLE=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        MEASURE_HOSTS=2000 MEASURE_IDLE_S=60 npx vitest run src/gateway/idle-writes.measure.test.ts
 import http from "node:http";
 import type { AddressInfo } from "node:net";

@@ -1,8 +1,8 @@
-// Measurement, not a test (skipped unless MESH_MEASURE_LIST=1, Postgres only): node.list's first page at
+// Measurement, not a test (not collected by `npm test`; run with MESH_MEASURE=1 and MESH_MEASURE_LIST=1, Postgres only): node.list's first page at
 // 10,000 nodes sorted by last seen, now derived (a connected node's is its gateway's heartbeat), against
 // the stored column it replaced and the default sort. Seeds like test/bench/fleet-page.ts, half the
 // enrolled nodes held by one of two gateways.
-// Run: cd packages/api && MESH_MEASURE_LIST=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
+// Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_LIST=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/services/list-nodes.measure.test.ts
 import { describe, it } from "vitest";
 import postgres from "postgres";

@@ -1,8 +1,8 @@
-// Measurement, not a test (skipped unless MESH_MEASURE_REPORTS=1, Postgres only): N changed reports
+// Measurement, not a test (not collected by `npm test`; run with MESH_MEASURE=1 and MESH_MEASURE_REPORTS=1, Postgres only): N changed reports
 // (one per node, as after a fleet-wide change) stored one transaction per report, the old way (in
 // sequence, and all at once through the pool as the gateway's links did), then through the ReportBatcher.
 // Prints reports per second. Figures go to the report-batch decision note.
-// Run: cd packages/api && MESH_MEASURE_REPORTS=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
+// Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_REPORTS=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        MEASURE_REPORTS=2000 npx vitest run src/services/report-batch.measure.test.ts
 import { describe, expect, it } from "vitest";
 import pino from "pino";

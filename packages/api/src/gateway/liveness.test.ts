@@ -2,9 +2,6 @@
 // ws clients speaking the real protocol: idle links and unchanged reports write no node row (a row's
 // xmin changes with every write to it), a connected node's last seen is its gateway's heartbeat, and
 // links coming up together share a few transactions (rows written by one transaction share its xmin).
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
@@ -13,19 +10,16 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { createDb, events, gateways, latestReports, nodes, reportHistory, type Database } from "@mesh/db";
 import { migrate } from "@mesh/db/migrate";
 import { createPostgresDatabase, createTestDatabase, testEngines } from "@mesh/db/testing";
-import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, CloseCode, challengeMessage } from "@mesh/protocol";
+import { CloseCode } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
-import { enrolNode } from "../services/enrol-node";
 import { getNode } from "../services/get-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } from "../testing/raw-hosts";
 import { createGateway, type Gateway } from "./gateway";
 
 describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
   let t: { database: Database; url?: string; drop(): Promise<void> };
   let deps: Deps;
   let gateway: Gateway | undefined;
-  let server: http.Server | undefined;
   let base: string;
 
   beforeAll(async () => {
@@ -43,53 +37,24 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
     await t?.drop();
   });
 
+  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   const start = async (options: { pingIntervalMs?: number; presenceWindowMs?: number; presenceBatchItems?: number; gatewayId: string }) => {
     gateway = await createGateway({ deps, bus: t.database.bus, reportIntervalMs: 0, ...options });
-    const g = gateway;
-    server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? g.handleChallenge(req, res) : res.writeHead(404).end()));
-    server.on("upgrade", (req, socket, head) => g.handleUpgrade(req, socket, head));
-    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveGateway(gateway);
+    base = served.base;
   };
   const stop = async () => {
     await gateway?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await served?.close();
   };
-
-  const enrol = async (count: number) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
-    const hosts = [];
-    for (let i = 0; i < count; i++) {
-      const keys = testKeyPair();
-      const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
-      hosts.push({ nodeId, ...keys });
-    }
-    return hosts;
-  };
-  type Host = Awaited<ReturnType<typeof enrol>>[number];
-  const open = async (host: Host): Promise<WebSocket> => {
-    const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
-    const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 1, hostVersion: "0.1.0" })).toString("base64url");
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
-      ws.once("open", () => resolve(ws));
-      ws.once("error", reject);
-    });
-  };
+  const enrol = (count: number) => enrolRawHosts(deps, count);
+  const open = (host: RawHost) => openRawLink(base, host);
   let seq = 0;
-  const report = (ws: WebSocket) =>
-    new Promise<void>((resolve) => {
-      const mine = ++seq;
-      const onMessage = (data: WebSocket.RawData) => {
-        const frame = JSON.parse(String(data));
-        if (frame.type === "ack" && frame.seq === mine) (ws.off("message", onMessage), resolve());
-      };
-      ws.on("message", onMessage);
-      // The same state every time; only the reconcile time moves, as a host's timer report does.
-      const body = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date(Date.now() + seq).toISOString() };
-      ws.send(JSON.stringify({ type: "report", seq: mine, report: body }));
-    });
+  // The same state every time; only the reconcile time moves, as a host's timer report does.
+  const report = async (ws: WebSocket) => {
+    const mine = ++seq;
+    await sendReport(ws, mine, { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date(Date.now() + mine).toISOString() });
+  };
   const pings = (ws: WebSocket, count: number) =>
     new Promise<void>((resolve, reject) => {
       let n = 0;

@@ -1,9 +1,6 @@
 // Reports of many hosts arriving at once are stored together (issue 11), through a real gateway, a
 // real database and ws clients speaking the real protocol: 200 hosts reporting at once share a few
 // transactions (rows written by one transaction share its xmin), and each host gets its own ack.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
@@ -11,18 +8,15 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { createDb, events, latestReports, nodes, reportHistory, type Database } from "@mesh/db";
 import { migrate } from "@mesh/db/migrate";
 import { createPostgresDatabase, createTestDatabase, testEngines } from "@mesh/db/testing";
-import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report } from "@mesh/protocol";
+import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
-import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } from "../testing/raw-hosts";
 import { createGateway, type Gateway } from "./gateway";
 
 describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   let t: { database: Database; drop(): Promise<void> };
   let deps: Deps;
   let gateway: Gateway | undefined;
-  let server: http.Server | undefined;
   let base: string;
 
   beforeAll(async () => {
@@ -40,52 +34,21 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
     await t?.drop();
   });
 
+  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   const start = async (options: { reportWindowMs?: number; reportBatchItems?: number }) => {
     gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-reports", reportIntervalMs: 0, admissionsPerSecond: 100_000, ...options });
-    const g = gateway;
-    server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? g.handleChallenge(req, res) : res.writeHead(404).end()));
-    server.on("upgrade", (req, socket, head) => g.handleUpgrade(req, socket, head));
-    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveGateway(gateway);
+    base = served.base;
   };
   const stop = async () => {
     await gateway?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await served?.close();
   };
-
-  const enrol = async (count: number) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
-    const hosts = [];
-    for (let i = 0; i < count; i++) {
-      const keys = testKeyPair();
-      const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
-      hosts.push({ nodeId, ...keys });
-    }
-    return hosts;
-  };
-  type Host = Awaited<ReturnType<typeof enrol>>[number];
-  const open = async (host: Host): Promise<WebSocket> => {
-    const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
-    const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 1, hostVersion: "0.1.0" })).toString("base64url");
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
-      ws.once("open", () => resolve(ws));
-      ws.once("error", reject);
-    });
-  };
+  const enrol = (count: number) => enrolRawHosts(deps, count);
+  const open = (host: RawHost) => openRawLink(base, host);
   let seq = 0;
   /** Sends a report and resolves with its ack's seq. */
-  const report = (ws: WebSocket, body: Report) =>
-    new Promise<number>((resolve) => {
-      const mine = ++seq;
-      const onMessage = (data: WebSocket.RawData) => {
-        const frame = JSON.parse(String(data));
-        if (frame.type === "ack" && frame.seq === mine) (ws.off("message", onMessage), resolve(frame.seq));
-      };
-      ws.on("message", onMessage);
-      ws.send(JSON.stringify({ type: "report", seq: mine, report: body }));
-    });
+  const report = (ws: WebSocket, body: Report) => sendReport(ws, ++seq, body);
   const body = (i: number, driftCount: number): Report => ({
     declarationVersion: 1,
     owned: [],

@@ -1,0 +1,66 @@
+// Test support for gateway tests that need many links: a gateway behind a bare HTTP server, and
+// hosts enrolled through the real service that link and report over raw ws clients speaking the
+// real protocol (challenge, signed auth frame, reports answered by acks).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { sign, type KeyObject } from "node:crypto";
+import WebSocket from "ws";
+import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import type { Gateway } from "../gateway/gateway";
+import { createToken } from "../services/create-token";
+import { enrolNode } from "../services/enrol-node";
+import { emptyInventory, testKeyPair, testProfile } from "./host-facts";
+
+export interface RawHost {
+  nodeId: string;
+  publicKey: string;
+  privateKey: KeyObject;
+}
+
+/** Serves the gateway's challenge and upgrade on a loopback port; `base` is its http URL. */
+export async function serveGateway(gateway: Gateway): Promise<{ base: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
+  server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Enrols `count` hosts with one token, each with its own key. */
+export async function enrolRawHosts(deps: Deps, count: number): Promise<RawHost[]> {
+  const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
+  const hosts: RawHost[] = [];
+  for (let i = 0; i < count; i++) {
+    const keys = testKeyPair();
+    const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    hosts.push({ nodeId, ...keys });
+  }
+  return hosts;
+}
+
+/** Links a host: fetches a challenge, signs it, opens the websocket stating `declarationVersion`. */
+export async function openRawLink(base: string, host: RawHost, declarationVersion = 1): Promise<WebSocket> {
+  const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
+  const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
+  const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion, hostVersion: "0.1.0" })).toString("base64url");
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
+    ws.once("open", () => resolve(ws));
+    ws.once("error", reject);
+  });
+}
+
+/** Sends one report with this seq and resolves when its ack comes. */
+export function sendReport(ws: WebSocket, seq: number, report: Report): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (data: WebSocket.RawData) => {
+      const frame = JSON.parse(String(data));
+      if (frame.type === "ack" && frame.seq === seq) (ws.off("message", onMessage), resolve(frame.seq));
+    };
+    ws.on("message", onMessage);
+    ws.send(JSON.stringify({ type: "report", seq, report }));
+  });
+}

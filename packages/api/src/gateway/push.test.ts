@@ -65,7 +65,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
         }),
     };
     // No heartbeat or flush in the measured windows; a host that does not read is not dropped mid-test.
-    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000 });
+    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000, admissionsPerSecond: 100_000 });
     server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
     server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -299,7 +299,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const link = links.get(nodeId);
     if (link) send(link, { type: "ack", seq: frame.seq });
     log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
-    if (written && frame.report.owned.length === 0) await completeRetirement(deps, nodeId, frame.report);
+    // Only a retiring node can complete its retirement: asking for every report owning nothing was a
+    // transaction per report of every node with an empty declaration. Without its link (the report was
+    // flushed after the close) the gateway does not know, and asks.
+    if (written && frame.report.owned.length === 0 && (!link || link.retiring)) await completeRetirement(deps, nodeId, frame.report);
   }
 
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {

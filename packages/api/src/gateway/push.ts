@@ -29,6 +29,8 @@ export interface PushLink {
   behind?: boolean;
   /** The last version written to this link's socket (a resync does not send it twice). */
   sentVersion?: number;
+  /** Its current declaration is a retiring node's final one: a report owning nothing may complete the retirement. */
+  retiring?: boolean;
   /** Frames from one host and pushes to it run in order on this chain. */
   queue: Promise<void>;
 }
@@ -124,6 +126,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
   async function pushNode(link: PushLink, hostHas?: number, resync = false) {
     const current = await declarationRows.load(link.nodeId);
     if (!current) return;
+    link.retiring = Boolean(current.final);
     // Written before the host fell behind: it is in the socket already.
     if (resync && current.version === link.sentVersion) return;
     if (hostHas !== undefined && current.version === hostHas) return;

@@ -35,14 +35,18 @@ export async function createPostgresDatabase(prefix = "mesh_test"): Promise<{ ur
   };
 }
 
-export async function createTestDatabase(engine: "postgres" | "pglite"): Promise<TestDatabase> {
+/**
+ * maxConnections: the Postgres pool (60 by default). Suites that open hundreds of links keep it small:
+ * the server is shared by every suite running at once, and a burst of links must not take 60 connections.
+ */
+export async function createTestDatabase(engine: "postgres" | "pglite", opts: { maxConnections?: number } = {}): Promise<TestDatabase> {
   if (engine === "pglite") {
     const database = await createDb({ dataDir: "memory://" });
     await migrate(database);
     return { database, drop: () => database.close() };
   }
   const pg = await createPostgresDatabase();
-  const database = await createDb({ url: pg.url, maxConnections: 60 });
+  const database = await createDb({ url: pg.url, maxConnections: opts.maxConnections ?? 60 });
   await migrate(database);
   return {
     database,

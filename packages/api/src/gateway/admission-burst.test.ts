@@ -2,8 +2,6 @@
 // every one is answered at once (admitted, or 503 with a Retry-After), none is left to time
 // out, the waits are spread by place in the queue, and a refusal comes before any signature
 // check (a garbage credential past the rate gets 503, not 401).
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
@@ -15,6 +13,7 @@ import { createToken } from "../services/create-token";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";
+import { serveGateway } from "../testing/raw-hosts";
 
 const RATE = 5;
 const BURST = 40;
@@ -23,21 +22,19 @@ describe.each(testEngines())("link admission on %s", (engine) => {
   let t: TestDatabase;
   let deps: Deps;
   let gateway: Gateway;
-  let server: http.Server;
+  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   let base: string;
 
   beforeAll(async () => {
     t = await createTestDatabase(engine);
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
     gateway = await createGateway({ deps, bus: t.database.bus, admissionsPerSecond: RATE });
-    server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
-    server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveGateway(gateway);
+    base = served.base;
   });
   afterAll(async () => {
     await gateway?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await served?.close();
     await t?.drop();
   });
 

@@ -7,9 +7,8 @@ import pino from "pino";
 import WebSocket from "ws";
 import postgres from "postgres";
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { createDb, events, gateways, latestReports, nodes, reportHistory, type Database } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase, createTestDatabase, testEngines } from "@mesh/db/testing";
+import { events, gateways, latestReports, nodes, reportHistory } from "@mesh/db";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { CloseCode } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { getNode } from "../services/get-node";
@@ -17,20 +16,14 @@ import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } fr
 import { createGateway, type Gateway } from "./gateway";
 
 describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
-  let t: { database: Database; url?: string; drop(): Promise<void> };
+  let t: TestDatabase;
   let deps: Deps;
   let gateway: Gateway | undefined;
   let base: string;
 
   beforeAll(async () => {
-    // A small pool on Postgres: the server is shared, and a burst of links must not need 60 connections.
-    if (engine === "pglite") t = await createTestDatabase(engine);
-    else {
-      const pg = await createPostgresDatabase();
-      const database = await createDb({ url: pg.url, maxConnections: 8 });
-      await migrate(database);
-      t = { database, url: pg.url, drop: async () => (await database.close(), await pg.drop()) };
-    }
+    // A small pool on Postgres (see createTestDatabase).
+    t = await createTestDatabase(engine, { maxConnections: 8 });
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
   });
   afterAll(async () => {

@@ -1,8 +1,6 @@
 // Declarations pushed once per hash and never queued behind a host that does not read: a real
 // gateway, a real database and raw ws hosts speaking the real protocol (frames checked with the
 // host's own schema, ServerFrame).
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +18,7 @@ import { retireNode } from "../services/lifecycle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
+import { serveGateway } from "../testing/raw-hosts";
 
 /** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
 function countingDb(db: Deps["db"]): { db: Deps["db"]; count: () => number } {
@@ -45,7 +44,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   let deps: Deps;
   let gatewayDb: ReturnType<typeof countingDb>;
   let gateway: Gateway;
-  let server: http.Server;
+  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   let base: string;
   const logLines: string[] = [];
   /** While set, the gateway hears only "*" on the declaration channel (whatever compile notifies per node). */
@@ -66,14 +65,12 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     };
     // No heartbeat or flush in the measured windows; a host that does not read is not dropped mid-test.
     gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000, admissionsPerSecond: 100_000 });
-    server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
-    server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveGateway(gateway);
+    base = served.base;
   });
   afterAll(async () => {
     await gateway?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await served?.close();
     await t?.drop();
   });
 
@@ -213,11 +210,9 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     // A gateway of its own, with a faster heartbeat: slow enough that the pushes below leave the host
     // behind before its first missed pong (a link is dropped at the second ping it did not answer).
     const fast = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-fast-pings", pingIntervalMs: 5_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000 });
-    const fastServer = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? fast.handleChallenge(req, res) : res.writeHead(404).end()));
-    fastServer.on("upgrade", (req, socket, head) => fast.handleUpgrade(req, socket, head));
-    await new Promise<void>((resolve) => fastServer.listen(0, "127.0.0.1", resolve));
+    const fastServed = await serveGateway(fast);
     try {
-      const host = await link(await enrol("stuck"), `http://127.0.0.1:${(fastServer.address() as AddressInfo).port}`);
+      const host = await link(await enrol("stuck"), fastServed.base);
       await host.until(await declaredVersion(host.nodeId));
       host.ws.pause();
       for (let round = 0; round < 4; round++) {
@@ -231,7 +226,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
       host.ws.terminate();
     } finally {
       await fast.close();
-      fastServer.close();
+      await fastServed.close();
     }
   }, 60_000);
 });

@@ -5,29 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import WebSocket from "ws";
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { createDb, events, latestReports, nodes, reportHistory, type Database } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase, createTestDatabase, testEngines } from "@mesh/db/testing";
+import { events, latestReports, nodes, reportHistory } from "@mesh/db";
+import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } from "../testing/raw-hosts";
 import { createGateway, type Gateway } from "./gateway";
 
 describe.each(testEngines())("reports through the gateway on %s", (engine) => {
-  let t: { database: Database; drop(): Promise<void> };
+  let t: TestDatabase;
   let deps: Deps;
   let gateway: Gateway | undefined;
   let base: string;
 
   beforeAll(async () => {
-    // A small pool on Postgres: the server is shared, and 200 links must not need 200 connections.
-    if (engine === "pglite") t = await createTestDatabase(engine);
-    else {
-      const pg = await createPostgresDatabase();
-      const database = await createDb({ url: pg.url, maxConnections: 8 });
-      await migrate(database);
-      t = { database, drop: async () => (await database.close(), await pg.drop()) };
-    }
+    // A small pool on Postgres (see createTestDatabase).
+    t = await createTestDatabase(engine, { maxConnections: 8 });
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
   });
   afterAll(async () => {

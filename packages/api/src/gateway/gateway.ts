@@ -164,9 +164,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (link) link.queue = link.queue.then(write).catch(fail);
     else write().catch(fail);
   };
+  /** A report frame's hash, computed once: the fast path, the pacer and the writer each ask for it. */
+  const reportHashes = new WeakMap<ReportFrame, string>();
+  const hashOf = (frame: ReportFrame) => {
+    let hash = reportHashes.get(frame);
+    if (hash === undefined) reportHashes.set(frame, (hash = reportHash(frame.report)));
+    return hash;
+  };
   const pacer = createReportPacer({
     intervalMs: options.reportIntervalMs ?? 2_000,
-    hash: (frame) => reportHash(frame.report),
+    hash: hashOf,
     release: (nodeId, frame, carriedDrift) => onLinkQueue(nodeId, () => writeReport(nodeId, frame, carriedDrift)),
   });
   const factsPacer = new Pacer<FactsFrame>({
@@ -228,7 +235,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }
       // Equal to what is stored, and no other report of this node waits to replace it: no database
       // call at all, only "checked" (a timer report, every few minutes from every host).
-      if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && reportHash(frame.report) === link.storedReport) {
+      if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && hashOf(frame) === link.storedReport) {
         checked.add(link.nodeId);
         send(link, { type: "ack", seq: frame.seq });
         return;
@@ -269,7 +276,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const driftEvent = hasDrift && driftEvents.take(nodeId);
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
     const writer = links.get(nodeId);
-    const hash = reportHash(frame.report);
+    const hash = hashOf(frame);
     let written: boolean;
     try {
       written = await reports.write({

@@ -19,7 +19,8 @@ import { beatGateway, reassertLinks, retireGateway, sweepDeadGateways, touchLast
 import { PresenceBatcher } from "../services/presence-batch";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
-import { createPusher, type PushLink } from "./push";
+import { createPusher, pushRetryDelayMs, type PushLink } from "./push";
+import { DeclarationCatchUp } from "./catch-up";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
 import { authenticateLink, batchedNodeLookup } from "./link-auth";
@@ -55,6 +56,8 @@ export interface GatewayOptions {
   factsRecompileIntervalMs?: number;
   /** Authenticated connects one node may make per minute; past it the upgrade is answered 503 with Retry-After (default 10). */
   connectsPerMinute?: number;
+  /** How long a report's comparison with the node's current declaration waits for others to share it (default 1 s). */
+  reportCheckWindowMs?: number;
   /** Link handshakes started per second; the rest are answered 503 with a Retry-After that spreads them (admission.ts). */
   admissionsPerSecond?: number;
   /** Of those, what one address key may start per second (default a quarter of the rate; admission.ts). */
@@ -192,6 +195,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
 
   const pusher = createPusher(deps, log);
+  // Delivery never rests on one notification: bus gaps and hosts' reports compare links with the database.
+  const catchUp = new DeclarationCatchUp(pusher, log, {
+    links: () => [...links.values()].filter((l) => l.ready && l.ws.readyState === l.ws.OPEN),
+    holds: (l) => links.get(l.nodeId) === l && (l as Link).ready && l.ws.readyState === l.ws.OPEN,
+    reportWindowMs: options.reportCheckWindowMs,
+  });
   // Changed reports of all links written together: a fleet reporting at once is a few transactions, not one per host.
   const reports = new ReportBatcher(deps, { windowMs: options.reportWindowMs, maxItems: options.reportBatchItems });
 
@@ -233,11 +242,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         await writeReport(link.nodeId, frame, [...(pacer.take(link.nodeId, frame)?.values() ?? [])]);
         return;
       }
+      // Not the first report of a version it was just sent: the host may be behind a change whose
+      // notification this gateway never heard. Compared with the database in a batch, at most one a window.
+      if (link.ready) catchUp.reported(link);
       // Equal to what is stored, and no other report of this node waits to replace it: no database
       // call at all, only "checked" (a timer report, every few minutes from every host).
       if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && hashOf(frame) === link.storedReport) {
         checked.add(link.nodeId);
         send(link, { type: "ack", seq: frame.seq });
+        await finishRetirement(link.nodeId, frame);
         return;
       }
       const offer = pacer.offer(link.nodeId, frame);
@@ -245,6 +258,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       else if (offer === "unchanged") {
         checked.add(link.nodeId);
         send(link, { type: "ack", seq: frame.seq });
+        await finishRetirement(link.nodeId, frame);
       }
     } else if (frame.type === "facts") {
       if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
@@ -306,10 +320,31 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const link = links.get(nodeId);
     if (link) send(link, { type: "ack", seq: frame.seq });
     log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
-    // Only a retiring node can complete its retirement: asking for every report owning nothing was a
-    // transaction per report of every node with an empty declaration. Without its link (the report was
-    // flushed after the close) the gateway does not know, and asks.
-    if (written && frame.report.owned.length === 0 && (!link || link.retiring)) await completeRetirement(deps, nodeId, frame.report);
+    await finishRetirement(nodeId, frame);
+  }
+
+  /**
+   * Completes a retirement on any report that qualifies (owning nothing), stored or found unchanged: a
+   * failed attempt is retried with backoff while the node's link is held, and by its next report.
+   * Only a retiring node can complete its retirement: asking for every report owning nothing was a
+   * transaction per report of every node with an empty declaration. Without its link (the report was
+   * flushed after the close) the gateway does not know, and asks.
+   */
+  async function finishRetirement(nodeId: string, frame: ReportFrame, failures = 0): Promise<void> {
+    const link = links.get(nodeId);
+    if (frame.report.owned.length > 0 || (link && !link.retiring)) return;
+    try {
+      await completeRetirement(deps, nodeId, frame.report);
+    } catch (err) {
+      const delayMs = pushRetryDelayMs(failures + 1);
+      log.warn({ err, nodeId, failures: failures + 1, retryInMs: delayMs }, "could not complete the retirement; will retry");
+      // Retried while this link is the node's (a later link's reports carry it on); a report flushed after the close is retried a few times.
+      const retry = () => {
+        const now = links.get(nodeId);
+        if (link ? now === link : failures < 5) onLinkQueue(nodeId, () => finishRetirement(nodeId, frame, failures + 1));
+      };
+      setTimeout(retry, delayMs).unref();
+    }
   }
 
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {
@@ -385,7 +420,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         return;
       }
       link.ready = true;
-      await pusher.pushNode(link, hostHas);
+      // Retried until it is sent or the link goes: a database error here must not leave the host behind.
+      pusher.pushNodeQueued(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
   }
@@ -424,17 +460,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   flush.unref();
 
   // A node id: that node changed. "*": any number changed; the links held are compared with the database.
-  let fleetPush: Promise<unknown> = Promise.resolve();
-  const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (payload) => {
-    if (payload === MANY_NODES) {
+  // After a gap (the bus's connection was lost and is back) every link is compared: what was missed is made up.
+  const unsubscribeDeclarations = await bus.subscribe(
+    CHANNELS.declaration,
+    (payload) => {
       // One at a time: a burst of changes is caught up by the next one, which reads after the last commit.
-      fleetPush = fleetPush.then(() => pusher.pushChanged([...links.values()].filter((l) => l.ready))).catch((err) => log.error({ err }, "fleet push failed"));
-      return;
-    }
-    const link = links.get(payload);
-    if (!link) return;
-    link.queue = link.queue.then(() => pusher.pushNode(link)).catch((err) => log.error({ err, nodeId: payload }, "push failed"));
-  });
+      if (payload === MANY_NODES) return catchUp.all();
+      const link = links.get(payload);
+      if (link) pusher.pushNodeQueued(link);
+    },
+    {
+      onGap: () => {
+        log.warn({ links: links.size }, "the change bus may have missed notifications; comparing every link with the database");
+        catchUp.all();
+      },
+    },
+  );
   // Revoked, retired or re-enrolled: whichever instance holds the link closes it now.
   const unsubscribeLinks = await bus.subscribe(CHANNELS.link, (payload) => {
     const [nodeId, reason] = payload.split(" ");
@@ -534,7 +575,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(flush);
       clearInterval(gatewayBeat);
       await unsubscribeDeclarations();
-      await fleetPush;
+      await catchUp.close();
       await unsubscribeLinks();
       factsPacer.flushAll();
       recompilePacer.flushAll();

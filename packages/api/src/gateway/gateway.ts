@@ -23,7 +23,7 @@ import { createPusher, pushRetryDelayMs, type PushLink } from "./push";
 import { DeclarationCatchUp } from "./catch-up";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
-import { authenticateLink, batchedNodeLookup } from "./link-auth";
+import { authenticateLink, batchedNodeLookup, REFUSED_STATES } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
 import { FairLinkAdmission } from "./admission";
 import { EventBudget } from "../http/event-budget";
@@ -111,6 +111,8 @@ interface Link extends PushLink {
   storedReport?: string;
   /** Its connect was accepted (the node may still link with this key): only then do fleet-wide pushes reach it. */
   ready: boolean;
+  /** The key it authenticated with: a node re-keyed since closes this link. */
+  publicKey: string;
 }
 
 export interface Gateway {
@@ -350,7 +352,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false };
+    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false, publicKey };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -477,10 +479,39 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
   );
   // Revoked, retired or re-enrolled: whichever instance holds the link closes it now.
-  const unsubscribeLinks = await bus.subscribe(CHANNELS.link, (payload) => {
-    const [nodeId, reason] = payload.split(" ");
-    const link = nodeId ? links.get(nodeId) : undefined;
-    if (!link) return;
+  const unsubscribeLinks = await bus.subscribe(
+    CHANNELS.link,
+    (payload) => {
+      const [nodeId, reason] = payload.split(" ");
+      const link = nodeId ? links.get(nodeId) : undefined;
+      if (link) closeHeldLink(link, reason);
+    },
+    // A close notice missed while the bus was away: every held link is checked against its node.
+    { onGap: () => recheckLinks() },
+  );
+
+  /** After a gap on the link channel: links of nodes revoked, retired or re-keyed meanwhile are closed (lookups batched). */
+  function recheckLinks(failures = 0) {
+    const held = [...links.values()];
+    Promise.all(held.map(async (link) => [link, await lookupNode(link.nodeId)] as const))
+      .then((found) => {
+        let closed = 0;
+        for (const [link, node] of found) {
+          if (links.get(link.nodeId) !== link) continue;
+          const reason = !node || REFUSED_STATES.has(node.state) ? (node?.state === "retired" ? "retired" : "revoked") : node.publicKey !== link.publicKey ? "replaced" : null;
+          if (reason) (closeHeldLink(link, reason), closed++);
+        }
+        log.info({ links: held.length, closed }, "links checked after a gap on the change bus");
+      })
+      .catch((err) => {
+        const delayMs = pushRetryDelayMs(failures + 1);
+        log.warn({ err, retryInMs: delayMs }, "could not check links after a gap on the change bus; will retry");
+        setTimeout(() => recheckLinks(failures + 1), delayMs).unref();
+      });
+  }
+
+  function closeHeldLink(link: Link, reason: string | undefined) {
+    const nodeId = link.nodeId;
     log.info({ nodeId, reason }, "closing link");
     if (reason === "retired") {
       link.queue = link.queue.then(() => {
@@ -494,7 +525,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // A revoked host gets no grace: drop the socket even if it does not answer the close.
       setTimeout(() => link.ws.terminate(), 1000).unref();
     }
-  });
+  }
 
   const heartbeatMs = options.heartbeatMs ?? 5_000;
   // A gateway is dead after this much silence: many beats, and never under 30 s, so a

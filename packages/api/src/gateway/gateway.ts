@@ -423,7 +423,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }
       link.ready = true;
       // Retried until it is sent or the link goes: a database error here must not leave the host behind.
-      pusher.pushNodeQueued(link, hostHas);
+      await pusher.pushNodeOrRetry(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
   }

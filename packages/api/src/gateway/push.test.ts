@@ -19,25 +19,7 @@ import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts"
 import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
 import { serveGateway } from "../testing/raw-hosts";
-
-/** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
-function countingDb(db: Deps["db"]): { db: Deps["db"]; count: () => number } {
-  let n = 0;
-  const counted = new Set(["select", "selectDistinct", "insert", "update", "delete", "execute", "transaction"]);
-  const proxy = new Proxy(db, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof prop === "string" && counted.has(prop) && typeof value === "function") {
-        return (...args: unknown[]) => {
-          n++;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      }
-      return value;
-    },
-  });
-  return { db: proxy, count: () => n };
-}
+import { countingDb } from "../testing/counting-db";
 
 describe.each(testEngines())("declaration push on %s", (engine) => {
   let t: TestDatabase;

@@ -47,6 +47,8 @@ export interface Pusher {
    * a grant could not be revealed) until it succeeds or the link closes.
    */
   pushNodeQueued(link: PushLink, hostHas?: number): void;
+  /** pushNode run now (the caller is on the link's queue); a failure is retried on the queue as pushNodeQueued does. */
+  pushNodeOrRetry(link: PushLink, hostHas?: number): Promise<void>;
   /** A change to any number of nodes: every link whose host is behind the database gets its declaration. */
   pushChanged(links: PushLink[]): Promise<PushSummary>;
 }
@@ -135,14 +137,21 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
 
   /** Runs a push on the link's queue; a failure is logged and the push retried after a pause while the link is open. */
   function queue(link: PushLink, push: () => Promise<void>, failures = 0) {
-    link.queue = link.queue.then(push).catch((err) => {
-      if (!linkOpen(link)) return;
-      const delayMs = pushRetryDelayMs(failures + 1);
-      log.warn({ err, nodeId: link.nodeId, failures: failures + 1, retryInMs: delayMs }, "push failed; will retry");
-      setTimeout(() => {
-        if (linkOpen(link)) queue(link, push, failures + 1);
-      }, delayMs).unref();
-    });
+    link.queue = link.queue.then(push).catch((err) => retryLater(link, push, err, failures + 1));
+  }
+
+  function retryLater(link: PushLink, push: () => Promise<void>, err: unknown, failures: number) {
+    if (!linkOpen(link)) return;
+    const delayMs = pushRetryDelayMs(failures);
+    log.warn({ err, nodeId: link.nodeId, failures, retryInMs: delayMs }, "push failed; will retry");
+    setTimeout(() => {
+      if (linkOpen(link)) queue(link, push, failures);
+    }, delayMs).unref();
+  }
+
+  async function pushNodeOrRetry(link: PushLink, hostHas?: number) {
+    const push = () => pushNode(link, hostHas);
+    await push().catch((err) => retryLater(link, push, err, 1));
   }
 
   function pushNodeQueued(link: PushLink, hostHas?: number) {
@@ -239,6 +248,6 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     return summary;
   }
 
-  return { pushNode, pushNodeQueued, pushChanged };
+  return { pushNode, pushNodeQueued, pushNodeOrRetry, pushChanged };
 }
 

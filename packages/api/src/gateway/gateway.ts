@@ -490,8 +490,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     { onGap: () => recheckLinks() },
   );
 
+  let shuttingDown = false;
   /** After a gap on the link channel: links of nodes revoked, retired or re-keyed meanwhile are closed (lookups batched). */
   function recheckLinks(failures = 0) {
+    if (shuttingDown) return;
     const held = [...links.values()];
     Promise.all(held.map(async (link) => [link, await lookupNode(link.nodeId)] as const))
       .then((found) => {
@@ -605,6 +607,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(heartbeat);
       clearInterval(flush);
       clearInterval(gatewayBeat);
+      shuttingDown = true;
       await unsubscribeDeclarations();
       await catchUp.close();
       await unsubscribeLinks();

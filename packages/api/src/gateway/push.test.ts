@@ -11,6 +11,7 @@ import { CHANNELS, MANY_NODES, nodes, notify, type ChangeBus } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
+import { countingDb } from "../testing/counting-db";
 import { createToken } from "../services/create-token";
 import { enrolNode } from "../services/enrol-node";
 import { deleteRole, upsertRole } from "../services/roles";
@@ -21,24 +22,6 @@ import { BEHIND_BYTES } from "./push";
 import { serveGateway } from "../testing/raw-hosts";
 
 /** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
-function countingDb(db: Deps["db"]): { db: Deps["db"]; count: () => number } {
-  let n = 0;
-  const counted = new Set(["select", "selectDistinct", "insert", "update", "delete", "execute", "transaction"]);
-  const proxy = new Proxy(db, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof prop === "string" && counted.has(prop) && typeof value === "function") {
-        return (...args: unknown[]) => {
-          n++;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      }
-      return value;
-    },
-  });
-  return { db: proxy, count: () => n };
-}
-
 describe.each(testEngines())("declaration push on %s", (engine) => {
   let t: TestDatabase;
   let deps: Deps;

@@ -12,36 +12,16 @@ import { enrolNode } from "../services/enrol-node";
 import { upsertRole } from "../services/roles";
 import { revokeNode } from "../services/lifecycle";
 import { createSecretBox } from "../secrets/secret-box";
-import type { GrantProvider } from "./provider";
+import { memoryGrantProvider } from "../testing/memory-grant-provider";
 import { settleGrants } from "./settle-grants";
-
-/** Holds principal -> credential, like a database holds roles; fails while `down`. */
-function memoryProvider() {
-  const held = new Map<string, string>();
-  let down = false;
-  const provider: GrantProvider = {
-    name: "postgres",
-    mint: (principal) => `DATABASE_URL=postgres://${principal}:${randomBytes(24).toString("base64url")}@db/app\n`,
-    async issue(principal, _grant, credential) {
-      if (down) throw new Error("provider unreachable");
-      held.set(principal, credential);
-    },
-    async revoke(principal) {
-      if (down) throw new Error("provider unreachable");
-      held.delete(principal);
-    },
-    list: async () => [...held.keys()],
-  };
-  return { provider, held, setDown: (d: boolean) => (down = d) };
-}
 
 describe.each(testEngines())("settling grants (%s)", (engine) => {
   let t: TestDatabase;
   let deps: Deps;
-  let mem: ReturnType<typeof memoryProvider>;
+  let mem: ReturnType<typeof memoryGrantProvider>;
   beforeAll(async () => {
     t = await createTestDatabase(engine);
-    mem = memoryProvider();
+    mem = memoryGrantProvider();
     deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { providers: { postgres: mem.provider }, secrets: createSecretBox(randomBytes(32)) } };
   });
   afterAll(() => t?.drop());

@@ -6,10 +6,11 @@
 // Set-based: a fleet compile passes every node that declares or holds a grant at once, and
 // pays one read, one delete, one insert, one update, one event per kind and one notification,
 // whatever the number of nodes (issue 11: nothing once per node on a fleet-wide path).
-import { and, inArray, isNull, sql } from "drizzle-orm";
+import { and, isNull, sql } from "drizzle-orm";
 import { grants, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import { canonicalJson, type GrantDeclaration, type Resource } from "@mesh/protocol";
 import { MeshError } from "../errors";
+import { uuidSet } from "../sql/uuid-set";
 import { recordEvents, type EventInput } from "../services/record-event";
 import { grantReference } from "./grant-reference";
 import { principalFor, type Grants } from "./provider";
@@ -29,7 +30,7 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
   const held = await tx
     .select()
     .from(grants)
-    .where(and(inArray(grants.nodeId, [...new Set(wanted.map((w) => w.nodeId))]), isNull(grants.revokedAt)));
+    .where(and(sql`${grants.nodeId} in ${uuidSet(new Set(wanted.map((w) => w.nodeId)))}`, isNull(grants.revokedAt)));
   const heldBy = new Map<string, typeof held>();
   for (const h of held) heldBy.set(h.nodeId, [...(heldBy.get(h.nodeId) ?? []), h]);
   // jsonb reorders keys: compare specs canonically, or every recompile would re-issue every grant.
@@ -73,7 +74,7 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
     await tx
       .update(grants)
       .set({ revokedAt: sql`now()`, secret: null, settledAt: null })
-      .where(inArray(grants.id, revoked.map((h) => h.id)));
+      .where(sql`${grants.id} in ${uuidSet(revoked.map((h) => h.id))}`);
     changed.push(...revoked.map((h) => h.id));
   }
   if (changed.length === 0) return files;

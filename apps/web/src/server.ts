@@ -104,6 +104,7 @@ async function main() {
       pingIntervalMs: config.pingIntervalMs,
       lastCheckedFlushMs: config.lastCheckedFlushMs,
       heartbeatMs: config.gatewayHeartbeatMs,
+      staleMs: config.gatewayStaleMs,
       connectsPerMinute: config.linkConnectsPerMinute,
       admissionsPerSecond: config.linkAdmissionsPerSecond,
       admissionsPerAddressPerSecond: config.linkAdmissionsPerAddressPerSecond,

@@ -97,6 +97,8 @@ export interface Config {
 export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== "")));
   if (!!e.MESH_TLS_CERT !== !!e.MESH_TLS_KEY) throw new Error("set both MESH_TLS_CERT and MESH_TLS_KEY, or neither");
+  // Shorter, and an instance whose beat is merely on its way would be taken for dead.
+  if (e.MESH_GATEWAY_STALE_MS !== undefined && e.MESH_GATEWAY_STALE_MS < 3 * e.MESH_GATEWAY_HEARTBEAT_MS) throw new Error("MESH_GATEWAY_STALE_MS must be at least three times MESH_GATEWAY_HEARTBEAT_MS");
   const trustedProxies = (e.MESH_TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   for (const entry of trustedProxies) {
     if (!isAddressOrCidr(entry)) throw new Error(`MESH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR`);

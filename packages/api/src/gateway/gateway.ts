@@ -15,7 +15,8 @@ import { RateLimiter } from "../http/rate-limiter";
 import { createReportPacer } from "./report-pacer";
 import { Pacer } from "./pacer";
 import { contentHash } from "../compile/hash";
-import { beatGateway, reassertLinks, retireGateway, sweepDeadGateways, touchLastChecked } from "../services/presence";
+import { retireGateway, touchLastChecked } from "../services/presence";
+import { startGatewayBeat } from "./gateway-beat";
 import { PresenceBatcher } from "../services/presence-batch";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
@@ -39,8 +40,10 @@ export interface GatewayOptions {
   presenceWindowMs?: number;
   /** ...or until this many are waiting (default 500). */
   presenceBatchItems?: number;
-  /** How often this instance says it is alive; three missed beats and others take over. */
+  /** How often this instance says it is alive (default 5 s). */
   heartbeatMs?: number;
+  /** Silence after which another instance is dead and its nodes are released (default max(6 beats, 30 s)). */
+  staleMs?: number;
   /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
   reportIntervalMs?: number;
   /** How long a changed report waits for others to share its transaction (default 50 ms)... */
@@ -458,33 +461,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const heartbeatMs = options.heartbeatMs ?? 5_000;
   // A gateway is dead after this much silence: many beats, and never under 30 s, so a
   // busy event loop or a slow pool (a large push) on the other instance is not death.
-  const staleMs = Math.max(heartbeatMs * SWEEP_BEATS, MIN_STALE_MS);
-  await beatGateway(deps, id);
-  let beating = false;
-  let lastTick = Date.now();
-  const gatewayBeat = setInterval(() => {
-    const now = Date.now();
-    const late = now - lastTick > 2 * heartbeatMs;
-    lastTick = now;
-    // One beat at a time: beats queued behind a slow database do not pile up.
-    if (beating) return;
-    beating = true;
-    (async () => {
-      const kept = await beatGateway(deps, id);
-      if (!kept) {
-        // Another instance took us for dead and released our nodes: claim back the links we hold.
-        const held = [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id }));
-        const reasserted = await reassertLinks(deps, id, held);
-        log.warn({ held: held.length, reasserted: reasserted.length }, "gateway was swept as dead by another instance; links reasserted");
-      }
-      // This loop itself ran late: it is no judge of others being late.
-      if (late) log.warn({ heartbeatMs }, "gateway heartbeat ran late; not sweeping others this beat");
-      else await sweepDeadGateways(deps, staleMs);
-    })()
-      .catch((err) => log.warn({ err }, "gateway heartbeat failed"))
-      .finally(() => (beating = false));
-  }, heartbeatMs);
-  gatewayBeat.unref();
+  const staleMs = options.staleMs ?? Math.max(heartbeatMs * SWEEP_BEATS, MIN_STALE_MS);
+  const stopBeat = await startGatewayBeat({ deps, log, gatewayId: id, heartbeatMs, staleMs, heldLinks: () => [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id })) });
 
   return {
     id,
@@ -532,7 +510,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async close() {
       clearInterval(heartbeat);
       clearInterval(flush);
-      clearInterval(gatewayBeat);
+      stopBeat();
       await unsubscribeDeclarations();
       await fleetPush;
       await unsubscribeLinks();

@@ -32,7 +32,8 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
     const keep = tx.select({ id: reportHistory.id }).from(reportHistory).where(eq(reportHistory.nodeId, nodeId)).orderBy(desc(reportHistory.id)).limit(REPORT_HISTORY_PER_NODE);
     const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));
     if (oldestKept?.id) await tx.delete(reportHistory).where(and(eq(reportHistory.nodeId, nodeId), lt(reportHistory.id, Number(oldestKept.id))));
-    const [before] = await tx.select({ storeLost: nodes.storeLost, storeGeneration: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)).for("update");
+    const asks = report.storeLost || report.storeGeneration !== undefined;
+    const [before] = asks ? await tx.select({ storeLost: nodes.storeLost, storeGeneration: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)).for("update") : [];
     const next = nextStoreGeneration(Number(before?.storeGeneration ?? 0), report);
     if (next.behind) opts.storeBehind?.(Number(before!.storeGeneration));
     const storeLost = report.storeLost || next.behind;
@@ -44,7 +45,7 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
         driftCount: report.drift.filter((d) => !d.corrected).length,
         errorCount: report.errors.length,
         storeLost,
-        storeGeneration: next.generation,
+        ...(before ? { storeGeneration: next.generation } : {}),
         lastCheckedAt: sql`now()`,
         updatedAt: sql`now()`,
       })

@@ -31,7 +31,7 @@ async function enrolledStore<S extends Store>(store: S): Promise<S> {
   return store;
 }
 
-function startHost(cp: FakeControlPlane, store: Store, rootDir: string, privateKey: KeyObject): Host {
+function startHost(cp: FakeControlPlane, store: Store, rootDir: string, privateKey: KeyObject, intervalMs = 60_000): Host {
   const host = new Host({
     store,
     root: new Root(rootDir),
@@ -45,7 +45,7 @@ function startHost(cp: FakeControlPlane, store: Store, rootDir: string, privateK
       enrolledAt: new Date().toISOString(),
     },
     privateKey,
-    intervalMs: 60_000,
+    intervalMs,
     linkTimeoutMs: 45_000,
     hostVersion: "test",
     log: silentLogger(),
@@ -83,11 +83,21 @@ describe("host: a store rolled back to an older copy", () => {
     const acknowledged = cp.storeGeneration;
     expect(acknowledged).toBeGreaterThan(JSON.parse(backup.toString()).generation);
 
-    // An operator restores last week's backup of the state dir's store.
+    // An operator restores last week's backup of the state dir's store; the host starts while its
+    // control plane is away, and its first reconciles write the old store up to the acknowledged generation.
     writeFileSync(join(stateDir, "store.json"), backup);
+    cp.refuse = 503;
     const before = cp.reports.length;
-    const second = startHost(cp, store, rootDir, privateKey);
+    const second = startHost(cp, store, rootDir, privateKey, 100);
     await second.start();
+    // Drift corrected offline: more writes of the old store, until its generation reaches the acknowledged one.
+    const generation = () => JSON.parse(readFileSync(join(stateDir, "store.json"), "utf8")).generation as number;
+    while (generation() < acknowledged) {
+      const was = generation();
+      writeFileSync(join(rootDir, "a"), "changed by hand\n");
+      await waitFor("the drift corrected", () => generation() > was && readFileSync(join(rootDir, "a"), "utf8") === "a\n");
+    }
+    cp.refuse = null;
     const lost = await waitFor("a report saying the store was lost", () => cp.reports.slice(before).find((r) => r.storeLost));
     expect(lost.storeGeneration).toBeGreaterThan(acknowledged);
     expect(readdirSync(stateDir).filter((n) => n.startsWith("store.json.rolled-back-"))).toHaveLength(1);

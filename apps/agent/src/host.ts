@@ -60,6 +60,16 @@ export class Host {
    * control plane acknowledged: a store read back older than it was rolled back, so it is lost.
    */
   private knownGeneration = 0;
+  /** The control plane said this store is older than the one it stored: the next reconcile takes it as lost. */
+  private storeRolledBack = false;
+  /**
+   * The store's generation as this process first read it. Until the control plane has accepted a
+   * report carrying it, reports carry it instead of the current one: a restored backup caught up by
+   * the writes made since the start (before the link was up) would otherwise pass for the real store.
+   */
+  private baseGeneration: number | null = null;
+  private generationAccepted = false;
+  private baseSent = false;
   /** A declaration received but not yet kept in the state dir (a full disk): applied once kept. */
   private pending: Declaration | null = null;
   /** Writes of the host's own state that failed, by what was written: said in every report and in status. */
@@ -127,12 +137,14 @@ export class Host {
         onAck: (seq, storeGeneration) => {
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
-          if (storeGeneration !== undefined && storeGeneration > this.knownGeneration) {
+          // A report sent before this store was found lost says nothing about the store made since.
+          if (storeGeneration !== undefined && (this.lostSeq === null || seq >= this.lostSeq)) {
             // The control plane stored a newer store than the one that made this report: ours was rolled back.
-            this.log.warn({ storeGeneration, held: this.knownGeneration }, "the control plane acknowledged a newer store generation than this store's");
-            this.knownGeneration = storeGeneration;
+            if (!this.storeRolledBack) this.log.warn({ storeGeneration, base: this.baseGeneration }, "the control plane stored a newer store generation than this store's: it was rolled back");
+            this.knownGeneration = Math.max(this.knownGeneration, storeGeneration);
+            this.storeRolledBack = true;
             this.loop.trigger("store");
-          }
+          } else if (storeGeneration === undefined && this.baseSent && !this.storeRolledBack) this.generationAccepted = true;
         },
         onRevoked: (reason) => {
           if (!this.revoked) this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
@@ -290,6 +302,7 @@ export class Host {
       await this.declarationWrites;
     }
     const rejected = this.rejected;
+    const rolledBack = this.storeRolledBack;
     try {
       const outcome = await reconcile(
         { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
@@ -302,12 +315,16 @@ export class Host {
           rejectedVersion: rejected?.version,
           clearLost,
           acknowledgedGeneration: this.knownGeneration,
+          storeRolledBack: rolledBack,
           // Retired with keepResources: drop ownership, leave the machine as it is.
           forget: this.held?.final === "forget",
         },
       );
       const { report } = outcome;
       this.knownGeneration = Math.max(this.knownGeneration, report.storeGeneration ?? 0);
+      if (rolledBack) this.storeRolledBack = false;
+      // A store found lost starts again: its first generation is the one to vouch for.
+      if (this.baseGeneration === null || outcome.lostNow) this.baseGeneration = outcome.loadedGeneration;
       this.lastReport = report;
       this.lastResult = report.errors.length ? "errors" : "ok";
       if (clearLost && !report.storeLost) {
@@ -326,7 +343,7 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
-      const seq = this.link ? this.link.send(report) : null;
+      const seq = this.link ? this.link.send(this.forSending(report)) : null;
       if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
       if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(seq);
     } catch (err) {
@@ -356,7 +373,16 @@ export class Host {
       ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
       reconciledAt: new Date().toISOString(),
     };
-    this.link?.send(report);
+    this.link?.send(this.forSending(report));
+  }
+
+  /** Until the control plane accepted the generation this process started from, reports carry that one. */
+  private forSending(report: Report): Report {
+    if (this.generationAccepted || this.baseGeneration === null || report.storeGeneration === undefined) return report;
+    this.baseSent = this.link?.connected ?? false;
+    // A lost store starts a new line of generations: the control plane takes its current one.
+    if (report.storeLost) return report;
+    return { ...report, storeGeneration: Math.min(this.baseGeneration, report.storeGeneration) };
   }
 
   /** The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits. */

@@ -87,11 +87,12 @@ export interface LoadedOwnership {
  * Read store.json. A missing file is a fresh host unless the host is enrolled
  * (enrolment writes an empty store, so then it was lost). An empty, truncated or
  * unparseable file is lost: kept aside, and an empty store with `lostAt` replaces it.
- * So is a valid store older than `acknowledged` (the newest generation the control
- * plane acknowledged, or this process saw): a rolled back store no longer lists what
- * was made since, and acting on it would remove and restore from a past that is gone.
+ * So is a valid store older than `acknowledged` (the newest generation this process
+ * wrote or the control plane acknowledged), or one the control plane found older than
+ * the one it stored (`rolledBack`): it no longer lists what was made since, and acting
+ * on it would remove and restore from a past that is gone.
  */
-export async function loadOwnership(store: Store, opts: { enrolled: boolean; now?: Date; acknowledged?: number }): Promise<LoadedOwnership> {
+export async function loadOwnership(store: Store, opts: { enrolled: boolean; now?: Date; acknowledged?: number; rolledBack?: boolean }): Promise<LoadedOwnership> {
   const now = opts.now ?? new Date();
   const acknowledged = opts.acknowledged ?? 0;
   const stamp = now.toISOString().replace(/[-:.]/g, "");
@@ -99,7 +100,7 @@ export async function loadOwnership(store: Store, opts: { enrolled: boolean; now
   if (raw) {
     const parsed = parseOwnership(raw);
     const found = parsed?.generation ?? 0;
-    if (parsed && (found >= acknowledged || parsed.lostAt)) return { ownership: parsed, lostNow: false };
+    if (parsed && !opts.rolledBack && (found >= acknowledged || parsed.lostAt)) return { ownership: parsed, lostNow: false };
     const keptAs = `${OWNERSHIP_KEY}.${parsed ? "rolled-back" : "lost"}-${stamp}`;
     await store.setAside(OWNERSHIP_KEY, keptAs);
     const fresh = await saveLost(store, now, Math.max(acknowledged, found));

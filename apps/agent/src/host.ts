@@ -18,6 +18,7 @@ import { Backoff } from "./link/backoff";
 import { KEYS } from "./state-dir/keys";
 import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
 import { OWNERSHIP_KEY } from "./store/ownership";
+import { GenerationCheck } from "./store/generation-check";
 import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
 
 /** How long an upgraded host waits for the control plane to acknowledge its last report before it exits anyway. */
@@ -55,21 +56,8 @@ export class Host {
   private readonly loop: ReconcileLoop;
   private readonly link: Link | null;
   private readonly log: Logger;
-  /**
-   * The newest store generation this process knows was written (the last reconcile's) or that the
-   * control plane acknowledged: a store read back older than it was rolled back, so it is lost.
-   */
-  private knownGeneration = 0;
-  /** The control plane said this store is older than the one it stored: the next reconcile takes it as lost. */
-  private storeRolledBack = false;
-  /**
-   * The store's generation as this process first read it. Until the control plane has accepted a
-   * report carrying it, reports carry it instead of the current one: a restored backup caught up by
-   * the writes made since the start (before the link was up) would otherwise pass for the real store.
-   */
-  private baseGeneration: number | null = null;
-  private generationAccepted = false;
-  private baseSent = false;
+  /** Whether the store acted on is the one the control plane last acknowledged (a restored backup is not). */
+  private readonly generations = new GenerationCheck();
   /** A declaration received but not yet kept in the state dir (a full disk): applied once kept. */
   private pending: Declaration | null = null;
   /** Writes of the host's own state that failed, by what was written: said in every report and in status. */
@@ -137,14 +125,10 @@ export class Host {
         onAck: (seq, storeGeneration) => {
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
-          // A report sent before this store was found lost says nothing about the store made since.
-          if (storeGeneration !== undefined && (this.lostSeq === null || seq >= this.lostSeq)) {
-            // The control plane stored a newer store than the one that made this report: ours was rolled back.
-            if (!this.storeRolledBack) this.log.warn({ storeGeneration, base: this.baseGeneration }, "the control plane stored a newer store generation than this store's: it was rolled back");
-            this.knownGeneration = Math.max(this.knownGeneration, storeGeneration);
-            this.storeRolledBack = true;
+          if (this.generations.acknowledged(seq, storeGeneration, this.lostSeq)) {
+            this.log.warn({ storeGeneration }, "the control plane stored a newer store generation than this store's: it was rolled back");
             this.loop.trigger("store");
-          } else if (storeGeneration === undefined && this.baseSent && !this.storeRolledBack) this.generationAccepted = true;
+          }
         },
         onRevoked: (reason) => {
           if (!this.revoked) this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
@@ -302,7 +286,7 @@ export class Host {
       await this.declarationWrites;
     }
     const rejected = this.rejected;
-    const rolledBack = this.storeRolledBack;
+    const generations = this.generations.input();
     try {
       const outcome = await reconcile(
         { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
@@ -314,17 +298,13 @@ export class Host {
           ],
           rejectedVersion: rejected?.version,
           clearLost,
-          acknowledgedGeneration: this.knownGeneration,
-          storeRolledBack: rolledBack,
+          ...generations,
           // Retired with keepResources: drop ownership, leave the machine as it is.
           forget: this.held?.final === "forget",
         },
       );
       const { report } = outcome;
-      this.knownGeneration = Math.max(this.knownGeneration, report.storeGeneration ?? 0);
-      if (rolledBack) this.storeRolledBack = false;
-      // A store found lost starts again: its first generation is the one to vouch for.
-      if (this.baseGeneration === null || outcome.lostNow) this.baseGeneration = outcome.loadedGeneration;
+      this.generations.reconciled(generations, outcome);
       this.lastReport = report;
       this.lastResult = report.errors.length ? "errors" : "ok";
       if (clearLost && !report.storeLost) {
@@ -343,7 +323,7 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
-      const seq = this.link ? this.link.send(this.forSending(report)) : null;
+      const seq = this.link ? this.link.send(this.generations.forSending(report, this.connected)) : null;
       if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
       if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(seq);
     } catch (err) {
@@ -373,16 +353,7 @@ export class Host {
       ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
       reconciledAt: new Date().toISOString(),
     };
-    this.link?.send(this.forSending(report));
-  }
-
-  /** Until the control plane accepted the generation this process started from, reports carry that one. */
-  private forSending(report: Report): Report {
-    if (this.generationAccepted || this.baseGeneration === null || report.storeGeneration === undefined) return report;
-    this.baseSent = this.link?.connected ?? false;
-    // A lost store starts a new line of generations: the control plane takes its current one.
-    if (report.storeLost) return report;
-    return { ...report, storeGeneration: Math.min(this.baseGeneration, report.storeGeneration) };
+    this.link?.send(this.generations.forSending(report, this.connected));
   }
 
   /** The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits. */

@@ -91,7 +91,7 @@ describe(`a host's own state under faults (${engine})`, () => {
 
   it("a damaged identity on a host that owns resources: never hosted, keeps reconciling, says what is damaged and how to recover", async () => {
     await client().mutate("role.upsert", role("damaged", ["damaged"]));
-    const { host } = await enrolled("damaged");
+    const { host, nodeId } = await enrolled("damaged");
     await waitFor("applied", () => fs.existsSync(host.file("/etc/damaged.conf")));
     await host.stop();
     fs.writeFileSync(path.join(host.stateDir, "identity.json"), '{"nodeId": "trunc');
@@ -108,6 +108,18 @@ describe(`a host's own state under faults (${engine})`, () => {
     expect(text).toMatch(/^state: enrolled, but its identity is DAMAGED: identity.json is not JSON$/m);
     expect(text).toMatch(/to recover: re-enrol with a new token/);
     expect(host.output).toMatch(/identity damaged/);
+
+    // The recovery it names: re-enrol (no --force over a damaged identity); the store is kept. Without the
+    // old key's proof the control plane asks an admin to approve this machine as the node's replacement.
+    const { token } = await client().mutate("token.create", { labels: { scenario: "damaged" } });
+    const again = host.enrol(cp.url, token);
+    expect(again.code, again.stderr).toBe(0);
+    const [claim] = (await node(nodeId)).claims;
+    await client().mutate("node.approveReplacement", { id: claim.id });
+    await waitFor("linked again by itself, owning what it owned, its store not lost", async () => {
+      const n = await node(nodeId);
+      return n.state === "enrolled" && n.owned.length === 1 && !n.storeLost && host.status().state === "enrolled";
+    });
   });
 
   it("a store replaced by an older copy is a store loss: found by its generation, kept aside and reported as lost", async () => {

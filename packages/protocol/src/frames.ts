@@ -68,6 +68,11 @@ export type ReportFrame = z.infer<typeof ReportFrame>;
 export const AckFrame = z.strictObject({
   type: z.literal("ack"),
   seq: z.number().int().min(0),
+  /**
+   * Set when the report's storeGeneration is older than the newest this control plane stored for the
+   * node: the host's store was rolled back (a restored backup), and the host handles it as lost.
+   */
+  storeGeneration: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 export type AckFrame = z.infer<typeof AckFrame>;
 

@@ -48,6 +48,11 @@ export const Report = z.strictObject({
   /** Resources not attempted because one they depend on failed. */
   skipped: z.array(SkippedResource).max(LIMITS.resources).default([]),
   storeLost: z.boolean().default(false),
+  /**
+   * The generation of the host's store (bumped on every write of it). The control plane keeps the
+   * newest it stored; a report from an older store is a store rolled back, so lost (DESIGN invariant 11).
+   */
+  storeGeneration: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   reconciledAt: z.iso.datetime(),
 });
 export type Report = z.infer<typeof Report>;

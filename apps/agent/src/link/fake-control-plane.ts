@@ -20,13 +20,15 @@ export interface FakeControlPlane {
   /** Where the bootstrap secret is read when POST /api/bootstrap/token comes (accepted once); unset: 404. */
   bootstrapSecretFile?: string;
   bootstrapTokens: number;
+  /** The newest store generation acknowledged, kept as the real control plane keeps it (report-batch.ts). */
+  storeGeneration: number;
   close(): Promise<void>;
 }
 
 export async function startControlPlane(publicKey: KeyObject | null, onConnect: (ws: WebSocket, auth: AuthFrame) => void): Promise<FakeControlPlane> {
   const nonces = new Set<string>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0 };
+  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0, storeGeneration: 0 };
   let bootstrapUsed = false;
   let key = publicKey;
   const server: Server = createServer((req, res) => {
@@ -102,7 +104,10 @@ export async function startControlPlane(publicKey: KeyObject | null, onConnect: 
         const frame = HostFrame.parse(JSON.parse(data.toString()));
         if (frame.type === "report") {
           cp.reports!.push(frame.report);
-          ws.send(JSON.stringify({ type: "ack", seq: frame.seq }));
+          const g = frame.report.storeGeneration;
+          const behind = g !== undefined && !frame.report.storeLost && g < cp.storeGeneration!;
+          if (g !== undefined && !behind) cp.storeGeneration = frame.report.storeLost ? g : Math.max(cp.storeGeneration!, g);
+          ws.send(JSON.stringify({ type: "ack", seq: frame.seq, ...(behind ? { storeGeneration: cp.storeGeneration } : {}) }));
         }
       });
       onConnect(ws, auth);

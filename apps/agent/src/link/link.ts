@@ -20,7 +20,8 @@ export interface LinkEvents {
   onDeclaration(declaration: Declaration): void;
   /** A declaration frame that failed validation; version when it could be read. */
   onRejectedDeclaration(version: number | undefined, reason: string): void;
-  onAck(seq: number): void;
+  /** storeGeneration: the control plane holds a newer store generation than the report's (see AckFrame). */
+  onAck(seq: number, storeGeneration?: number): void;
   /** The control plane revoked this node: its key is refused from now on. */
   onRevoked(reason: string): void;
   /** The node was retired: the host forgets its identity. */
@@ -235,7 +236,7 @@ export class Link {
         this.events.onDeclaration(frame.declaration);
         return;
       case "ack":
-        this.events.onAck(frame.seq);
+        this.events.onAck(frame.seq, frame.storeGeneration);
         return;
       case "error":
         log.warn({ code: frame.code, message: frame.message }, "control plane reported an error");

@@ -41,19 +41,36 @@ export interface ReconcileInput {
   rejectedVersion?: number;
   /** The control plane acknowledged a report saying the store was lost: stop saying it. */
   clearLost?: boolean;
+  /** The newest store generation known to be acknowledged or seen: a store older than it was rolled back. */
+  acknowledgedGeneration?: number;
+  /** The control plane found the store older than the one it stored: lost, whatever its generation now. */
+  storeRolledBack?: boolean;
+  /** Retired with keepResources: drop ownership, leave the machine as it is. */
+  forget?: boolean;
 }
 
 export interface ReconcileOutcome {
   report: Report;
+  /** The store's generation as read (or made again, when lost) before this reconcile wrote it. */
+  loadedGeneration: number;
+  /** This reconcile found the store lost (missing, unreadable or rolled back). */
+  lostNow: boolean;
   changes: Change[];
   unchanged: number;
 }
 
 export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Promise<ReconcileOutcome> {
   const now = deps.now ?? (() => new Date());
-  const loaded = await loadOwnership(deps.store, { enrolled: deps.enrolled, now: now() });
-  if (loaded.lostNow) deps.log.warn({ keptAs: loaded.keptAs }, "store lost: what was owned before can no longer be removed");
+  const loaded = await loadOwnership(deps.store, { enrolled: deps.enrolled, now: now(), acknowledged: input.acknowledgedGeneration, rolledBack: input.storeRolledBack });
+  if (loaded.rolledBack) {
+    deps.log.warn({ keptAs: loaded.keptAs, ...loaded.rolledBack }, "store lost: it is older than the generation acknowledged (rolled back); what it does not list can no longer be removed");
+  } else if (loaded.lostNow) deps.log.warn({ keptAs: loaded.keptAs }, "store lost: what was owned before can no longer be removed");
   const ownership = loaded.ownership;
+  const loadedGeneration = ownership.generation ?? 0;
+  if (input.forget && ownership.records.length > 0) {
+    ownership.records.length = 0;
+    await saveOwnership(deps.store, ownership);
+  }
   if (input.clearLost && !loaded.lostNow && ownership.lostAt) {
     delete ownership.lostAt;
     await saveOwnership(deps.store, ownership);
@@ -89,7 +106,8 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     errors: [...(input.extraErrors ?? []), ...run.errors].slice(0, LIMITS.reportErrors),
     skipped: run.skipped.slice(0, LIMITS.resources),
     storeLost: ownership.lostAt !== undefined,
+    storeGeneration: ownership.generation ?? 0,
     reconciledAt: now().toISOString(),
   };
-  return { report, changes: run.changes, unchanged: run.unchanged };
+  return { report, changes: run.changes, unchanged: run.unchanged, loadedGeneration, lostNow: loaded.lostNow };
 }

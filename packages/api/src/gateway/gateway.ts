@@ -281,6 +281,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const writer = links.get(nodeId);
     const hash = hashOf(frame);
     let written: boolean;
+    // Set when the report came from a store older than the one stored: the ack tells the host.
+    let storeBehind: number | undefined;
     try {
       written = await reports.write({
         nodeId,
@@ -291,6 +293,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           suppressedDriftEvents: suppressed,
           carriedDrift,
           storeLostEvent: () => hostEvents.take(`${nodeId}\u0000node.store-lost`),
+          storeBehind: (generation) => (storeBehind = generation),
         },
       });
     } catch (err) {
@@ -307,7 +310,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       else suppressedDrift.set(nodeId, suppressed + 1);
     }
     const link = links.get(nodeId);
-    if (link) send(link, { type: "ack", seq: frame.seq });
+    if (link) send(link, { type: "ack", seq: frame.seq, ...(storeBehind !== undefined ? { storeGeneration: storeBehind } : {}) });
+    if (storeBehind !== undefined) log.warn({ nodeId, reported: frame.report.storeGeneration, stored: storeBehind }, "report from a store older than the one stored: rolled back, so lost");
     log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
     // Only a retiring node can complete its retirement: asking for every report owning nothing was a
     // transaction per report of every node with an empty declaration. Without its link (the report was

@@ -80,6 +80,30 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(written.map((e) => e.data)).toContainEqual({ suppressedEvents: 1 });
   });
 
+  it("takes a report from a store older than the generation stored as a store rolled back, so lost (issue 12)", async () => {
+    const nodeId = await enrol();
+    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    const node = async () => (await deps.db.select({ lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;
+    const behind: number[] = [];
+    const opts = { storeBehind: (g: number) => behind.push(g) };
+    expect(await recordReport(deps, nodeId, { ...report(0), storeGeneration: 9 }, opts)).toBe(true);
+    expect(await node()).toEqual({ lost: false, generation: 9 });
+    // A restored backup: generation 4, the report itself says nothing is wrong.
+    expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 4 }, opts)).toBe(true);
+    expect(behind).toEqual([9]);
+    expect(await node()).toEqual({ lost: true, generation: 9 });
+    expect((await storeLostEvents()).map((e) => e.data)).toEqual([{ rolledBack: { storeGeneration: 4, acknowledged: 9 } }]);
+    // The host handles it as lost: its new store starts past the acknowledged generation, and says so once acknowledged.
+    expect(await recordReport(deps, nodeId, { ...report(0), storeLost: true, storeGeneration: 11 }, opts)).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(0), storeGeneration: 12 }, opts)).toBe(true);
+    expect(await node()).toEqual({ lost: false, generation: 12 });
+    expect(await storeLostEvents()).toHaveLength(1);
+    // A report without a generation (a host from before) changes nothing.
+    expect(await recordReport(deps, nodeId, report(2, "older host"), opts)).toBe(true);
+    expect(await node()).toEqual({ lost: false, generation: 12 });
+    expect(behind).toEqual([9]);
+  });
+
   it("stores the applied version the host reports only up to the declared one, and never lower than before", async () => {
     const nodeId = await enrol();
     const applied = async () => (await deps.db.select({ v: nodes.appliedVersion, d: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;

@@ -18,6 +18,7 @@ import { KEYS } from "./state-dir/keys";
 import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
 import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "./store/ownership";
 import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
+import { ReportOutbox } from "./reports/outbox";
 
 /** How long an upgraded host waits for the control plane to acknowledge its last report before it exits anyway. */
 const UPGRADE_ACK_WAIT_MS = 5_000;
@@ -61,6 +62,8 @@ export class Host {
   /** Resolves after a self-upgrade was reported: the daemon exits 0 and the supervisor starts the new binary. */
   readonly upgraded = new Promise<void>((resolve) => (this.onUpgradedDone = resolve));
   private ackWaiter: { seq: number; resolve: () => void } | null = null;
+  /** Reports kept until the control plane says it stored them (opened by start). */
+  private outbox: ReportOutbox | null = null;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
@@ -104,6 +107,7 @@ export class Host {
           this.loop.trigger("rejected");
         },
         onAck: (seq) => {
+          this.outbox?.acknowledge(seq).catch((err) => this.log.warn({ seq, reason: reasonOf(err) }, "could not drop acknowledged reports"));
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
         },
@@ -121,6 +125,9 @@ export class Host {
 
   async start(): Promise<void> {
     this.held = await loadHeldDeclaration(this.opts.store, this.log);
+    this.outbox = await ReportOutbox.open(this.opts.store, this.log);
+    const waiting = this.outbox.pending().length;
+    if (waiting > 0) this.log.info({ reports: waiting }, "reports not yet acknowledged; sent again once linked");
     this.log.info({ hostVersion: this.opts.hostVersion, declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity.controlPlaneUrl }, "host starting");
     this.loop.start();
     this.link.start();
@@ -155,7 +162,7 @@ export class Host {
     await this.declarationWrites;
     await this.loop.stop();
     await this.statusWrites;
-    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, OWNERSHIP_KEY]) await this.opts.store.remove(key);
+    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY]) await this.opts.store.remove(key);
     this.onRetiredDone?.();
   }
 
@@ -244,9 +251,12 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
-      const seq = this.link.send(report);
-      if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
-      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(seq);
+      // Kept (durably) before it is sent; sent with every older one the control plane has not acknowledged.
+      const item = await this.outbox!.add(report);
+      let sent = false;
+      for (const waiting of this.outbox!.pending()) sent = this.link.send(waiting);
+      if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
+      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(sent ? item.sequence : null);
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");

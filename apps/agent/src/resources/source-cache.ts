@@ -81,14 +81,19 @@ export class SourceCache {
     const part = `${done}.part`;
     let lastError: unknown;
     for (let connection = 0; connection < CONNECTIONS_PER_SOURCE; connection++) {
-      const have = await sizeOf(part);
       let sha: string;
       try {
-        const { body, start } = await this.open(source, have);
-        // A server that sent it whole (no Range) starts the file again.
-        const fh = await fs.open(part, start === 0 ? "w" : "a", 0o600);
+        // What an earlier connection brought is hashed first, so the new one only appends.
+        const fh = await fs.open(part, "a+", 0o600);
         try {
-          const hash = start === 0 ? createHash("sha256") : await hashOf(fh, start);
+          const have = (await fh.stat()).size;
+          let hash = await hashOf(fh, have);
+          const { body, start } = await this.open(source, have);
+          if (start === 0 && have > 0) {
+            // The server sent it whole (no Range): start the file again.
+            await fh.truncate(0);
+            hash = createHash("sha256");
+          }
           sha = await copyCapped(body, fh, this.maxBytes, source.url, hash, start);
           await fh.sync();
         } finally {
@@ -96,9 +101,10 @@ export class SourceCache {
         }
       } catch (err) {
         lastError = err;
-        // Only a cut connection is worth another: a refusal, a cap or a wrong sha256 stay what they are.
-        if (!/download failed|cannot fetch it/.test((err as Error).message)) break;
-        continue;
+        // Only a cut connection is worth another (resumed): a refusal or the cap stay what they are.
+        if (/download failed|cannot fetch it/.test((err as Error).message)) continue;
+        await fs.rm(part, { force: true });
+        break;
       }
       if (sha !== source.sha256) {
         await fs.rm(part, { force: true });
@@ -115,13 +121,6 @@ async function exists(path: string): Promise<boolean> {
   return fs.stat(path).then(
     () => true,
     () => false,
-  );
-}
-
-async function sizeOf(path: string): Promise<number> {
-  return fs.stat(path).then(
-    (s) => s.size,
-    () => 0,
   );
 }
 

@@ -2,14 +2,16 @@
 // server that answers late, sends slowly and cuts the first connection of some files halfway.
 // Every file lands whole and right, downloads overlap (bounded), and a cut one is resumed (Range).
 import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SOURCE_CONCURRENCY } from "./source-cache";
+import { open } from "node:fs/promises";
+import { SOURCE_CONCURRENCY, SourceCache } from "./source-cache";
+import { sourceOpener } from "./file-source";
 import { serveSlowly, type SlowServer } from "./slow-source-server.fixture";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
@@ -72,4 +74,32 @@ describe("sources over a slow link that drops connections", () => {
     const downloads = join(state, "downloads");
     expect(existsSync(downloads) ? readdirSync(downloads) : []).toEqual([]);
   }, 60_000);
+
+  it("resumes the control plane's own sources too (signed requests with a Range)", async () => {
+    const cut = serveSlowly(contents.slice(0, 2), { latencyMs: 10, chunkBytes: 8 * 1024, chunkDelayMs: 1, cut: (_i, attempt) => attempt === 0 });
+    const cpServer = createServer(cut.handler);
+    await new Promise<void>((r) => cpServer.listen(0, "127.0.0.1", r));
+    try {
+      const cp = { url: `http://127.0.0.1:${(cpServer.address() as AddressInfo).port}`, nodeId: "00000000-0000-4000-8000-000000000001", privateKey: generateKeyPairSync("ed25519").privateKey };
+      const dir = join(base, "cp-downloads");
+      const cache = new SourceCache(dir, sourceOpener(cp), 1024 * 1024);
+      const sources = [0, 1].map((i) => ({ url: `/f/${i}`, sha256: createHash("sha256").update(contents[i]!).digest("hex") }));
+      await cache.prefetch(sources);
+      expect(cut.requests.map((q) => q.from > 0)).toEqual([false, false, true, true]);
+      const into = join(base, "cp-file");
+      const fh = await open(into, "w");
+      try {
+        expect(await cache.fetcher()(sources[1]!, fh)).toBe(sources[1]!.sha256);
+      } finally {
+        await fh.close();
+      }
+      expect(readFileSync(into).equals(contents[1]!)).toBe(true);
+      // Read from what was downloaded ahead: no request more.
+      expect(cut.requests).toHaveLength(4);
+      await cache.settle([]);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      await new Promise((r) => cpServer.close(r));
+    }
+  });
 });

@@ -65,6 +65,9 @@ describe("reports across a database outage", () => {
     expect(await driftEvents("conf")).toHaveLength(1);
     const motdEvent = (await driftEvents("motd"))[0];
     expect(motdEvent.data.entries.find((d: any) => d.id === "motd").corrected).toBe(true);
+    // The host numbers its reports (this control plane said it reads that): how a report sent again is known.
+    const node = await client().query("node.get", { id: nodeId });
+    expect(node.report.origin).toEqual({ stream: expect.stringMatching(/^[0-9a-f]{32}$/), sequence: expect.any(Number) });
   });
 
   it("sends a report it holds again after a restart of the host, and the control plane stores it once", async () => {

@@ -20,6 +20,7 @@ import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/f
 import { OWNERSHIP_KEY } from "./store/ownership";
 import { GenerationCheck } from "./store/generation-check";
 import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
+import { ReportOutbox, type OutboxSend } from "./reports/outbox";
 
 /** How long an upgraded host waits for the control plane to acknowledge its last report before it exits anyway. */
 const UPGRADE_ACK_WAIT_MS = 5_000;
@@ -75,6 +76,8 @@ export class Host {
   /** Resolves after a self-upgrade was reported: the daemon exits 0 and the supervisor starts the new binary. */
   readonly upgraded = new Promise<void>((resolve) => (this.onUpgradedDone = resolve));
   private ackWaiter: { seq: number; resolve: () => void } | null = null;
+  /** Reports kept until the control plane says it stored them (opened by start). */
+  private outbox: ReportOutbox | null = null;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
@@ -123,6 +126,7 @@ export class Host {
           this.loop.trigger("rejected");
         },
         onAck: (seq, storeGeneration) => {
+          this.outbox?.acknowledge(seq).catch((err) => this.log.warn({ seq, reason: reasonOf(err) }, "could not drop acknowledged reports"));
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
           if (this.generations.acknowledged(seq, storeGeneration, this.lostSeq)) {
@@ -144,6 +148,9 @@ export class Host {
 
   async start(): Promise<void> {
     this.held = await loadHeldDeclaration(this.opts.store, this.log);
+    this.outbox = await ReportOutbox.open(this.opts.store, this.log);
+    const waiting = this.outbox.pending().length;
+    if (waiting > 0) this.log.info({ reports: waiting }, "reports not yet acknowledged; sent again once linked");
     if (this.opts.damaged) {
       this.log.error(
         { problem: this.opts.damaged, declarationVersion: this.held?.version ?? 0 },
@@ -189,7 +196,7 @@ export class Host {
     await this.declarationWrites;
     await this.loop.stop();
     await this.statusWrites;
-    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, OWNERSHIP_KEY]) await this.opts.store.remove(key);
+    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY]) await this.opts.store.remove(key);
     this.onRetiredDone?.();
   }
 
@@ -323,9 +330,9 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
-      const seq = this.link ? this.link.send(this.generations.forSending(report, this.connected)) : null;
-      if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
-      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(seq);
+      const { item, sent } = await this.sendReport(report);
+      if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
+      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(sent ? item.sequence : null);
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");
@@ -353,7 +360,18 @@ export class Host {
       ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
       reconciledAt: new Date().toISOString(),
     };
-    this.link?.send(this.generations.forSending(report, this.connected));
+    void this.sendReport(report).catch((err) => this.log.warn({ reason: reasonOf(err) }, "could not send the failure report"));
+  }
+
+  /**
+   * Kept (durably) before it is sent, then sent with every older one the control plane has not
+   * acknowledged (reports/outbox.ts); each carries the store generation this process vouches for.
+   */
+  private async sendReport(report: Report): Promise<{ item: OutboxSend; sent: boolean }> {
+    const item = await this.outbox!.add(report);
+    let sent = false;
+    if (this.link) for (const waiting of this.outbox!.pending()) sent = this.link.send({ ...waiting, report: this.generations.forSending(waiting.report, this.connected) });
+    return { item, sent };
   }
 
   /** The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits. */

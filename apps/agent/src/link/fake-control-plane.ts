@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { AuthFrame, EnrolRequest, HostFrame, challengeMessage, type Report } from "@mesh/protocol";
+import { AuthFrame, EVERY_FEATURE, EnrolRequest, FEATURES_HEADER, HostFrame, challengeMessage, type Report } from "@mesh/protocol";
 
 export interface FakeControlPlane {
   url: string;
@@ -25,9 +25,16 @@ export interface FakeControlPlane {
   close(): Promise<void>;
 }
 
-export async function startControlPlane(publicKey: KeyObject | null, onConnect: (ws: WebSocket, auth: AuthFrame) => void): Promise<FakeControlPlane> {
+export async function startControlPlane(
+  publicKey: KeyObject | null,
+  onConnect: (ws: WebSocket, auth: AuthFrame) => void,
+  opts: { features?: string } = {},
+): Promise<FakeControlPlane> {
   const nonces = new Set<string>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  // Reads every field the protocol defines, as the real gateway says it does (features: "" plays an older one).
+  const features = opts.features ?? EVERY_FEATURE;
+  if (features) wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${features}`));
   const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0, storeGeneration: 0 };
   let bootstrapUsed = false;
   let key = publicKey;

@@ -1,6 +1,6 @@
 // One level-based reconcile: read the store, resolve open intents, observe, plan,
 // apply in windows (intents written before each window's changes, results after), then report.
-import { LIMITS, type Declaration, type Report, type ResourceError } from "@mesh/protocol";
+import { LIMITS, type Declaration, type Report, type Resource, type ResourceError } from "@mesh/protocol";
 import type { Logger } from "../log";
 import type { ControlPlaneAccess } from "../resources/file-source";
 import type { Root } from "../resources/root";
@@ -9,6 +9,8 @@ import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import { loadOwnership, saveOwnership } from "../store/ownership";
 import type { Store } from "../store/store";
+import { DiskStore } from "../store/disk-store";
+import { join } from "node:path";
 import { providerContext } from "./provider-context";
 import { Run, type Change } from "./run";
 
@@ -31,6 +33,8 @@ export interface ReconcileDeps {
   now?: () => Date;
   /** How a `host` resource is applied; without it one fails with a clear error. */
   selfUpgrade?: SelfUpgrade | null;
+  /** Where sources are downloaded ahead of the apply; `downloads/` in a disk store's state dir by default. */
+  downloadsDir?: string | null;
 }
 
 export interface ReconcileInput {
@@ -57,6 +61,10 @@ export interface ReconcileOutcome {
   lostNow: boolean;
   changes: Change[];
   unchanged: number;
+}
+
+function declaredSources(resources: readonly Resource[]): string[] {
+  return resources.flatMap((r) => ("source" in r && r.source ? [r.source.sha256] : []));
 }
 
 export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Promise<ReconcileOutcome> {
@@ -86,6 +94,7 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     systemdIsPid1: deps.systemdIsPid1,
     hostCommand: deps.hostCommand,
     selfUpgrade: deps.selfUpgrade ?? null,
+    downloadsDir: deps.downloadsDir !== undefined ? deps.downloadsDir : deps.store instanceof DiskStore ? join(deps.store.dir, "downloads") : null,
   });
   const run = new Run(deps, ownership, ctx);
   let owned;
@@ -97,6 +106,8 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
   } finally {
     // Every /proc/self/fd path handed out this reconcile is dead from here.
     ctx.paths.close();
+    // A partial download of a source still declared is resumed next time; nothing else is kept.
+    await ctx.sources?.settle(declaredSources(resources)).catch((err) => deps.log.warn({ err: String(err) }, "could not clear downloaded sources"));
   }
   const report: Report = {
     declarationVersion: input.declaration?.version ?? 0,

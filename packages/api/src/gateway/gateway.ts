@@ -7,12 +7,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, EVERY_FEATURE, FEATURES_HEADER, HostFrame, LIMITS, describeZodError, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { ReportBatcher, reportHash } from "../services/report-batch";
 import { RateLimiter } from "../http/rate-limiter";
-import { createReportPacer } from "./report-pacer";
+import { createReportPacer, type CarriedDrift } from "./report-pacer";
 import { Pacer } from "./pacer";
 import { contentHash } from "../compile/hash";
 import { retireGateway, touchLastChecked } from "../services/presence";
@@ -193,6 +193,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     release: (nodeId) => onLinkQueue(nodeId, () => recompileFacts(nodeId)),
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
+  // What this gateway reads beyond the first protocol: a host sends report origins only when told so.
+  wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${EVERY_FEATURE}`));
 
   const pusher = createPusher(deps, log);
   // Changed reports of all links written together: a fleet reporting at once is a few transactions, not one per host.
@@ -273,8 +275,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     log.info({ nodeId, changed }, "recompiled for facts");
   }
 
-  /** Stores one report (with the others of its batch); its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
-  async function writeReport(nodeId: string, frame: ReportFrame, carriedDrift: Drift[] = []) {
+  /**
+   * Stores one report (with the others of its batch); its ack (sent once stored) also answers every
+   * earlier report the pacer let a later one replace. One that could not be stored closes its link
+   * unacked: no later ack may answer it, and the host sends what it holds again after it links again.
+   */
+  async function writeReport(nodeId: string, frame: ReportFrame, carried: CarriedDrift[] = []) {
+    const carriedDrift = carried.map((c) => c.drift);
     const hasDrift = frame.report.drift.length > 0 || carriedDrift.length > 0;
     const driftEvent = hasDrift && driftEvents.take(nodeId);
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
@@ -292,6 +299,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           driftEvent,
           suppressedDriftEvents: suppressed,
           carriedDrift,
+          carriedFrom: Object.fromEntries(carried.map((c) => [c.drift.id, c.origin])),
           storeLostEvent: () => hostEvents.take(`${nodeId}\u0000node.store-lost`),
           storeBehind: (generation) => (storeBehind = generation),
         },
@@ -299,6 +307,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     } catch (err) {
       pacer.forget(nodeId);
       if (writer) writer.storedReport = undefined;
+      const link = links.get(nodeId);
+      if (link) {
+        log.warn({ nodeId, seq: frame.seq }, "report not stored; closing its link unacked (the host sends it again)");
+        link.ws.close(1013, "report not stored; try again later");
+      }
       throw err;
     }
     // Stored now, or found stored: what the database holds for this node (while this link is its link).

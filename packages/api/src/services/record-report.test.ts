@@ -55,6 +55,24 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(written[0]!.data).toMatchObject({ count: 2, ids: ["r0", "r1"] });
   });
 
+  it("takes a report sent again (its origin at or below the stored one) as stored: no second write, no second event, not even as carried drift", async () => {
+    const nodeId = await enrol();
+    const stream = "ab".repeat(8);
+    const drifted = { ...report(2, "fixed"), origin: { stream, sequence: 3 } };
+    expect(await recordReport(deps, nodeId, drifted)).toBe(true);
+    // The ack was lost: the host sends it again, then a later report carrying its drift (paced at a gateway).
+    expect(await recordReport(deps, nodeId, { ...drifted, reconciledAt: new Date(Date.now() + 1000).toISOString() })).toBe(false);
+    const later = { ...report(0), origin: { stream, sequence: 4 } };
+    expect(await recordReport(deps, nodeId, later, { carriedDrift: drifted.drift, carriedFrom: { r0: drifted.origin, r1: drifted.origin } })).toBe(true);
+    expect(await driftEvents(nodeId)).toHaveLength(1);
+    expect(await deps.db.select().from(reportHistory).where(eq(reportHistory.nodeId, nodeId))).toHaveLength(2);
+    // Drift carried from a report not stored yet is told; a new stream (a host that lost its state) is not old.
+    const unstored = { ...report(1, "new"), origin: { stream, sequence: 5 } };
+    expect(await recordReport(deps, nodeId, { ...report(0, "x"), declarationVersion: 2, origin: { stream, sequence: 6 } }, { carriedDrift: unstored.drift, carriedFrom: { r0: unstored.origin } })).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(1, "again"), origin: { stream: "cd".repeat(8), sequence: 0 } })).toBe(true);
+    expect(await driftEvents(nodeId)).toHaveLength(3);
+  });
+
   it("writes no event when the node's budget is spent, and says how many were left out in the next", async () => {
     const nodeId = await enrol();
     expect(await recordReport(deps, nodeId, report(3, "a"), { driftEvent: false })).toBe(true);

@@ -7,7 +7,7 @@
 // gateway's reports for a short window and writes them so; each caller awaits its own answer.
 import { sql } from "drizzle-orm";
 import { latestReports, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
-import type { Drift, Report } from "@mesh/protocol";
+import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 
@@ -23,6 +23,8 @@ export interface RecordReportOptions {
   suppressedDriftEvents?: number;
   /** Drift of reports this one replaced before they were stored (paced): told in its event. */
   carriedDrift?: Drift[];
+  /** Per carried resource id, the origin of the report it was seen in: drift of a report stored already is not told again. */
+  carriedFrom?: Record<string, ReportOrigin | undefined>;
   /** The caller's per-node budget for node.store-lost (the gateway's); without one it is always written. */
   storeLostEvent?: () => { suppressed: number } | null;
   /**
@@ -58,8 +60,9 @@ export function driftSummary(report: Report, suppressed = 0, carried: Drift[] = 
   };
 }
 
+/** Ignores when it was reconciled and where it stands in the host's numbering: what it says, only. */
 export function reportHash(report: Report): string {
-  const { reconciledAt: _at, ...rest } = report;
+  const { reconciledAt: _at, origin: _origin, ...rest } = report;
   return contentHash(rest);
 }
 
@@ -95,16 +98,24 @@ interface EventRow {
 export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boolean[]> {
   if (items.length === 0) return [];
   const ids = [...new Set(items.map((i) => i.nodeId))].sort();
-  // Every node row of the batch locked at once, in id order; its stored hash read with it.
+  // Every node row of the batch locked at once, in id order; its stored hash and origin read with it.
   const locked = await tx
-    .select({ id: nodes.id, storeLost: nodes.storeLost, storeGeneration: nodes.storeGeneration, hash: latestReports.hash })
+    .select({
+      id: nodes.id,
+      storeLost: nodes.storeLost,
+      storeGeneration: nodes.storeGeneration,
+      hash: latestReports.hash,
+      origin: sql<ReportOrigin | null>`${latestReports.body} -> 'origin'`,
+    })
     .from(nodes)
     .leftJoin(latestReports, sql`${latestReports.nodeId} = ${nodes.id}`)
     .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`)
     .orderBy(nodes.id)
     .for("update", { of: nodes });
   // What each node holds as the batch is applied item by item (in memory: the statements below write the end state).
-  const state = new Map(locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration) }]));
+  const state = new Map(
+    locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin }]),
+  );
 
   const written: boolean[] = [];
   // The stored rows as JSON text, each report's body spliced in as serialised once (ids are uuids, hashes hex).
@@ -112,10 +123,13 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number }>();
   const audit: EventRow[] = [];
   items.forEach((item, i) => {
-    const { nodeId, report, opts = {} } = item;
+    const { nodeId, report } = item;
     const hash = item.hash ?? reportHash(report);
     const held = state.get(nodeId);
     if (!held) return void written.push(false);
+    // Sent again after a lost ack: stored already, with its events.
+    if (storedBefore(report.origin, held.origin)) return void written.push(false);
+    const opts = withoutStoredDrift(item.opts, held.origin);
     const actor = `node:${nodeId}`;
     if (held.hash === hash) {
       if (carriesDrift(opts)) audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
@@ -123,6 +137,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     }
     written.push(true);
     held.hash = hash;
+    if (report.origin) held.origin = report.origin;
     reports.push(`{"i":${i},"node_id":${JSON.stringify(nodeId)},"declaration_version":${report.declarationVersion},"hash":${JSON.stringify(hash)},"body":${item.json ?? JSON.stringify(report)}}`);
     // The applied version only ever rises (greatest below), so the highest of a node's reports is the one that counts.
     const version = Math.max(report.declarationVersion, figures.get(nodeId)?.version ?? -1);
@@ -189,6 +204,13 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   // Wakes views: the node when one changed, else "*" (any number, bus.ts).
   if (figures.size > 0) await notify(tx, CHANNELS.node, figures.size === 1 ? [...figures.keys()][0]! : MANY_NODES);
   return written;
+}
+
+/** The options without the carried drift of reports stored already (their event was told then). */
+function withoutStoredDrift(opts: RecordReportOptions = {}, stored: ReportOrigin | null): RecordReportOptions {
+  const from = opts.carriedFrom;
+  if (!from || !opts.carriedDrift?.length) return opts;
+  return { ...opts, carriedDrift: opts.carriedDrift.filter((d) => !storedBefore(from[d.id], stored)) };
 }
 
 /** Of these items, the ones that equal their node's stored report and carry nothing to tell: one read, no lock. */

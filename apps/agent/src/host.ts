@@ -1,7 +1,8 @@
 // The enrolled host: holds the link, keeps the last good declaration, runs the
 // reconcile loop, sends a report after every reconcile and keeps status.json current.
+// With a damaged identity it has no link but keeps reconciling what it holds (never "hosted").
 import type { KeyObject } from "node:crypto";
-import type { Declaration, Report } from "@mesh/protocol";
+import { LIMITS, type Declaration, type Report, type ResourceError } from "@mesh/protocol";
 import type { Logger } from "./log";
 import { reasonOf } from "./host-error";
 import { Link } from "./link/link";
@@ -13,11 +14,13 @@ import { loadHeldDeclaration, saveHeldDeclaration } from "./state-dir/held-decla
 import { saveApproved, type Identity } from "./state-dir/identity";
 import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
 import type { Store } from "./store/store";
-import type { Backoff } from "./link/backoff";
+import { Backoff } from "./link/backoff";
 import { KEYS } from "./state-dir/keys";
 import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
-import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "./store/ownership";
+import { OWNERSHIP_KEY } from "./store/ownership";
+import { GenerationCheck } from "./store/generation-check";
 import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
+import { ReportOutbox, type OutboxSend } from "./reports/outbox";
 
 /** How long an upgraded host waits for the control plane to acknowledge its last report before it exits anyway. */
 const UPGRADE_ACK_WAIT_MS = 5_000;
@@ -25,8 +28,11 @@ const UPGRADE_ACK_WAIT_MS = 5_000;
 export interface HostOptions {
   store: Store;
   root: Root;
-  identity: Identity;
-  privateKey: KeyObject;
+  /** Null with `damaged`: identity.json or node.key cannot be used, so there is no link. */
+  identity: Identity | null;
+  privateKey: KeyObject | null;
+  /** What is wrong with the identity (then the host reconciles what it holds, without a link). */
+  damaged?: string;
   intervalMs: number;
   linkTimeoutMs: number;
   hostVersion: string;
@@ -49,8 +55,17 @@ export class Host {
   private declarationWrites: Promise<void> = Promise.resolve();
   private statusWrites: Promise<void> = Promise.resolve();
   private readonly loop: ReconcileLoop;
-  private readonly link: Link;
+  private readonly link: Link | null;
   private readonly log: Logger;
+  /** Whether the store acted on is the one the control plane last acknowledged (a restored backup is not). */
+  private readonly generations = new GenerationCheck();
+  /** A declaration received but not yet kept in the state dir (a full disk): applied once kept. */
+  private pending: Declaration | null = null;
+  /** Writes of the host's own state that failed, by what was written: said in every report and in status. */
+  private readonly stateErrors = new Map<"declaration" | "status", string>();
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly retryBackoff = new Backoff({ baseMs: 1_000, capMs: 30_000 });
+  private stopped = false;
   /** Set once the control plane revoked this node: it keeps its last declaration, reachable by nothing. */
   private revoked: string | null = null;
   private retiring: Promise<void> | null = null;
@@ -61,16 +76,23 @@ export class Host {
   /** Resolves after a self-upgrade was reported: the daemon exits 0 and the supervisor starts the new binary. */
   readonly upgraded = new Promise<void>((resolve) => (this.onUpgradedDone = resolve));
   private ackWaiter: { seq: number; resolve: () => void } | null = null;
+  /** Reports kept until the control plane says it stored them (opened by start). */
+  private outbox: ReportOutbox | null = null;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
     this.loop = new ReconcileLoop((t) => this.reconcileNow(t), { intervalMs: opts.intervalMs, log: this.log });
-    this.link = new Link(
+    this.link = opts.identity && opts.privateKey ? this.makeLink(opts.identity, opts.privateKey) : null;
+  }
+
+  private makeLink(identity: Identity, privateKey: KeyObject): Link {
+    const opts = this.opts;
+    return new Link(
       {
-        controlPlaneUrl: opts.identity.controlPlaneUrl,
-        trust: opts.identity.trust,
-        nodeId: opts.identity.nodeId,
-        privateKey: opts.privateKey,
+        controlPlaneUrl: identity.controlPlaneUrl,
+        trust: identity.trust,
+        nodeId: identity.nodeId,
+        privateKey,
         hostVersion: opts.hostVersion,
         log: this.log,
         timeoutMs: opts.linkTimeoutMs,
@@ -81,7 +103,7 @@ export class Host {
         onOpen: () => {
           // Accepted by the control plane: whatever refused us before is over.
           this.revoked = null;
-          if (this.opts.identity.awaitingApproval) {
+          if (this.opts.identity?.awaitingApproval) {
             saveApproved(this.opts.store, this.opts.identity).then(
               (approved) => {
                 this.opts.identity = approved;
@@ -103,9 +125,14 @@ export class Host {
           this.rejected = { version, reason };
           this.loop.trigger("rejected");
         },
-        onAck: (seq) => {
+        onAck: (seq, storeGeneration) => {
+          this.outbox?.acknowledge(seq).catch((err) => this.log.warn({ seq, reason: reasonOf(err) }, "could not drop acknowledged reports"));
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
+          if (this.generations.acknowledged(seq, storeGeneration, this.lostSeq)) {
+            this.log.warn({ storeGeneration }, "the control plane stored a newer store generation than this store's: it was rolled back");
+            this.loop.trigger("store");
+          }
         },
         onRevoked: (reason) => {
           if (!this.revoked) this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
@@ -121,13 +148,25 @@ export class Host {
 
   async start(): Promise<void> {
     this.held = await loadHeldDeclaration(this.opts.store, this.log);
-    this.log.info({ hostVersion: this.opts.hostVersion, declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity.controlPlaneUrl }, "host starting");
+    this.outbox = await ReportOutbox.open(this.opts.store, this.log);
+    const waiting = this.outbox.pending().length;
+    if (waiting > 0) this.log.info({ reports: waiting }, "reports not yet acknowledged; sent again once linked");
+    if (this.opts.damaged) {
+      this.log.error(
+        { problem: this.opts.damaged, declarationVersion: this.held?.version ?? 0 },
+        "identity damaged: reconciling the held declaration without a link; re-enrol to recover (`mesh-host enrol URL --token T` keeps the store)",
+      );
+    } else {
+      this.log.info({ hostVersion: this.opts.hostVersion, declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity?.controlPlaneUrl }, "host starting");
+    }
     this.loop.start();
-    this.link.start();
+    this.link?.start();
   }
 
   async stop(): Promise<void> {
-    await this.link.stop();
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
     this.writeStatus();
@@ -140,7 +179,7 @@ export class Host {
   }
 
   get connected(): boolean {
-    return this.link.connected;
+    return this.link?.connected ?? false;
   }
 
   /**
@@ -151,11 +190,13 @@ export class Host {
    */
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");
-    await this.link.stop();
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
     await this.statusWrites;
-    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, OWNERSHIP_KEY]) await this.opts.store.remove(key);
+    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY]) await this.opts.store.remove(key);
     this.onRetiredDone?.();
   }
 
@@ -164,7 +205,7 @@ export class Host {
     try {
       const facts = await collectFacts(this.opts.root.dir, this.opts.store);
       if (facts.hash === (await readSentFactsHash(this.opts.store))) return;
-      if (this.link.sendFacts(facts.profile, facts.inventory)) {
+      if (this.link?.sendFacts(facts.profile, facts.inventory)) {
         await writeSentFactsHash(this.opts.store, facts.hash);
         this.log.info({ packages: facts.inventory.packages.length }, "facts sent (changed since last sent)");
       }
@@ -177,6 +218,7 @@ export class Host {
     // Written in arrival order, each durably before the reconcile that uses it.
     this.declarationWrites = this.declarationWrites.then(async () => {
       const held = this.held?.version ?? -1;
+      if (this.pending && declaration.version < this.pending.version) return;
       if (declaration.version <= held && this.held) {
         this.log.debug({ version: declaration.version, held }, "declaration not newer than the one held; ignored");
         return;
@@ -190,42 +232,86 @@ export class Host {
         this.loop.trigger("rejected");
         return;
       }
-      try {
-        await saveHeldDeclaration(this.opts.store, declaration);
-      } catch (err) {
-        this.log.error({ version: declaration.version, reason: reasonOf(err) }, "cannot keep the new declaration; keeping the old one");
-        return;
-      }
-      this.held = declaration;
-      this.rejected = null;
-      this.log.info({ version: declaration.version, resources: declaration.resources.length }, "new declaration");
-      this.loop.trigger("declaration");
+      this.pending = declaration;
+      if (await this.keepPending()) this.loop.trigger("declaration");
+      // Not kept: said in the report that follows at once, and tried again until it is (scheduleRetry).
+      else this.loop.trigger("retry");
     });
+  }
+
+  /**
+   * Writes the declaration received but not yet kept; applied only once it is durable, so that a
+   * host restarted on a full disk never acts on a declaration it has forgotten. True once kept.
+   */
+  private async keepPending(): Promise<boolean> {
+    const declaration = this.pending;
+    if (!declaration) return false;
+    try {
+      await saveHeldDeclaration(this.opts.store, declaration);
+    } catch (err) {
+      const reason = reasonOf(err);
+      if (!this.stateErrors.has("declaration")) this.log.error({ version: declaration.version, reason }, "cannot keep the new declaration in the state dir; the held one stays in force, retrying");
+      this.stateErrors.set("declaration", `state dir: cannot keep declaration v${declaration.version} (${reason}); v${this.held?.version ?? 0} stays in force until it is kept`);
+      return false;
+    }
+    if (this.pending === declaration) this.pending = null;
+    if (this.stateErrors.delete("declaration")) this.log.info({ version: declaration.version }, "the new declaration is kept now");
+    this.held = declaration;
+    this.rejected = null;
+    this.log.info({ version: declaration.version, resources: declaration.resources.length }, "new declaration");
+    return true;
+  }
+
+  /** A failed write of the host's own state is tried again soon, not only on the timer. */
+  private scheduleRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.stopped) return;
+    if (this.stateErrors.size === 0 && this.lastResult !== "failed") return void this.retryBackoff.reset();
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.loop.trigger("retry");
+    }, Math.max(200, this.retryBackoff.next()));
+    this.retryTimer.unref();
+  }
+
+  private stateErrorList(): ResourceError[] {
+    return [...this.stateErrors.values()].map((message) => ({ id: null, message: message.slice(0, LIMITS.message) }));
   }
 
   private get controlPlane() {
     const { identity, privateKey } = this.opts;
+    if (!identity || !privateKey) return null;
     return { url: identity.controlPlaneUrl, nodeId: identity.nodeId, privateKey, trust: identity.trust };
   }
 
   private async reconcileNow(triggers: Trigger[]): Promise<void> {
     const clearLost = this.lostAcked;
+    // A declaration not kept yet (a full disk) is tried again first, in order with those arriving.
+    if (this.pending) {
+      this.declarationWrites = this.declarationWrites.then(() => this.keepPending().then(() => undefined));
+      await this.declarationWrites;
+    }
     const rejected = this.rejected;
+    const generations = this.generations.input();
     try {
-      // Retired with keepResources: drop ownership, leave the machine as it is.
-      if (this.held?.final === "forget") await saveOwnership(this.opts.store, emptyOwnership());
       const outcome = await reconcile(
         { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
         {
           declaration: this.held,
-          extraErrors: rejected
-            ? [{ id: null, message: `declaration${rejected.version !== undefined ? ` v${rejected.version}` : ""} rejected: ${rejected.reason}`.slice(0, 1024) }]
-            : [],
+          extraErrors: [
+            ...(rejected ? [{ id: null, message: `declaration${rejected.version !== undefined ? ` v${rejected.version}` : ""} rejected: ${rejected.reason}`.slice(0, 1024) }] : []),
+            ...this.stateErrorList(),
+          ],
           rejectedVersion: rejected?.version,
           clearLost,
+          ...generations,
+          // Retired with keepResources: drop ownership, leave the machine as it is.
+          forget: this.held?.final === "forget",
         },
       );
       const { report } = outcome;
+      this.generations.reconciled(generations, outcome);
       this.lastReport = report;
       this.lastResult = report.errors.length ? "errors" : "ok";
       if (clearLost && !report.storeLost) {
@@ -244,15 +330,48 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
-      const seq = this.link.send(report);
-      if (report.storeLost && seq !== null && this.lostSeq === null) this.lostSeq = seq;
-      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(seq);
+      const { item, sent } = await this.sendReport(report);
+      if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
+      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(sent ? item.sequence : null);
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");
+      this.reportFailure(reasonOf(err));
     } finally {
       this.writeStatus();
+      this.scheduleRetry();
     }
+  }
+
+  /**
+   * A reconcile that could not finish (its store cannot be written: a full disk) still reports,
+   * so the control plane never reads silence as all being well: what was last observed, with the
+   * failure and every state write that failed as errors.
+   */
+  private reportFailure(reason: string): void {
+    const last = this.lastReport;
+    const report: Report = {
+      declarationVersion: last?.declarationVersion ?? 0,
+      owned: last?.owned ?? [],
+      drift: last?.drift ?? [],
+      errors: [{ id: null, message: `reconcile failed (owned and drift are as last observed): ${reason}`.slice(0, LIMITS.message) }, ...this.stateErrorList()].slice(0, LIMITS.reportErrors),
+      skipped: [],
+      storeLost: last?.storeLost ?? false,
+      ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
+      reconciledAt: new Date().toISOString(),
+    };
+    void this.sendReport(report).catch((err) => this.log.warn({ reason: reasonOf(err) }, "could not send the failure report"));
+  }
+
+  /**
+   * Kept (durably) before it is sent, then sent with every older one the control plane has not
+   * acknowledged (reports/outbox.ts); each carries the store generation this process vouches for.
+   */
+  private async sendReport(report: Report): Promise<{ item: OutboxSend; sent: boolean }> {
+    const item = await this.outbox!.add(report);
+    let sent = false;
+    if (this.link) for (const waiting of this.outbox!.pending()) sent = this.link.send({ ...waiting, report: this.generations.forSending(waiting.report, this.connected) });
+    return { item, sent };
   }
 
   /** The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits. */
@@ -277,11 +396,12 @@ export class Host {
 
   private writeStatus(): void {
     const r = this.lastReport;
+    const stateErrors = [...this.stateErrors.entries()].filter(([what]) => what !== "status").map(([, message]) => message);
     const status: StatusFile = {
-      state: this.revoked ? "revoked" : "enrolled",
-      nodeId: this.opts.identity.nodeId,
-      controlPlaneUrl: this.opts.identity.controlPlaneUrl,
-      connected: this.link.connected,
+      state: this.opts.damaged ? "damaged" : this.revoked ? "revoked" : "enrolled",
+      nodeId: this.opts.identity?.nodeId ?? null,
+      controlPlaneUrl: this.opts.identity?.controlPlaneUrl ?? null,
+      connected: this.connected,
       declarationVersion: r?.declarationVersion ?? 0,
       owned: r?.owned.length ?? 0,
       drift: r?.drift.length ?? 0,
@@ -292,9 +412,24 @@ export class Host {
       hostVersion: this.opts.hostVersion.slice(0, 64),
       pid: process.pid,
       updatedAt: new Date().toISOString(),
+      ...(this.opts.damaged ? { problem: this.opts.damaged.slice(0, LIMITS.message) } : {}),
+      ...(stateErrors.length ? { stateErrors } : {}),
     };
     this.statusWrites = this.statusWrites
       .then(() => writeStatusFile(this.opts.store, status))
-      .catch((err) => this.log.error({ reason: reasonOf(err) }, "cannot write status.json"));
+      .then(
+        () => {
+          if (!this.stateErrors.delete("status")) return;
+          // Said in a report: the control plane hears the error is over, not at the next timer.
+          this.log.info({}, "status.json is written again");
+          this.loop.trigger("retry");
+        },
+        (err) => {
+          const reason = reasonOf(err);
+          if (!this.stateErrors.has("status")) this.log.error({ reason }, "cannot write status.json; retrying");
+          this.stateErrors.set("status", `state dir: cannot write status.json (${reason})`);
+          this.scheduleRetry();
+        },
+      );
   }
 }

@@ -104,6 +104,7 @@ async function main() {
       pingIntervalMs: config.pingIntervalMs,
       lastCheckedFlushMs: config.lastCheckedFlushMs,
       heartbeatMs: config.gatewayHeartbeatMs,
+      staleMs: config.gatewayStaleMs,
       connectsPerMinute: config.linkConnectsPerMinute,
       admissionsPerSecond: config.linkAdmissionsPerSecond,
       admissionsPerAddressPerSecond: config.linkAdmissionsPerAddressPerSecond,
@@ -151,7 +152,20 @@ async function main() {
   const limits = limitConnections(server, { ...config.connections, socketBudget: sockets, tls: !!tls, proxies, log });
   server.on("upgrade", upgradeListener({ dev, gateway, limits, clientAddress: (req) => proxies.clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"] as string | undefined) }));
 
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await new Promise<void>((resolve) => {
+    server.on("error", (err: NodeJS.ErrnoException) => {
+      if (server.listening) {
+        // Running out of descriptors is counted and logged by limitConnections.
+        if (err.code !== "EMFILE" && err.code !== "ENFILE") log.error({ err }, "server error");
+        return;
+      }
+      // A control plane that serves nothing must not stay up holding the data directory's lock:
+      // exiting is what frees it (the kernel drops the lock with the process).
+      console.error(`mesh: cannot listen on ${config.host}:${config.port} (${err.code ?? err.message}); stop what holds the port or set PORT to another one`);
+      process.exit(1);
+    });
+    server.listen(config.port, config.host, resolve);
+  });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   log.info({ port, role: config.role, gatewayId: gateway?.id }, "control plane listening");

@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { eq } from "drizzle-orm";
 import { createTestDatabase, testEngines, type TestDatabase } from "./testing";
 import { CHANNELS, notify } from "./bus";
 import { settings } from "./schema/index";
-import { lockDataDir, DataDirLockedError } from "./data-dir-lock";
 import { migrate } from "./migrate";
 
 describe.each(testEngines())("database on %s", (engine) => {
@@ -38,21 +34,5 @@ describe.each(testEngines())("database on %s", (engine) => {
     for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(got).toEqual(["node-1"]);
     await unsubscribe();
-  });
-});
-
-describe("data directory lock", () => {
-  it("refuses a second holder and frees the lock on release", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-lock-"));
-    const release = lockDataDir(dir);
-    fs.writeFileSync(path.join(dir, "mesh.lock"), String(process.ppid));
-    expect(() => lockDataDir(dir)).toThrow(DataDirLockedError);
-    fs.writeFileSync(path.join(dir, "mesh.lock"), String(process.pid));
-    release();
-    // a lock left by a dead process is taken over
-    fs.writeFileSync(path.join(dir, "mesh.lock"), "999999999");
-    const again = lockDataDir(dir);
-    again();
-    expect(fs.existsSync(path.join(dir, "mesh.lock"))).toBe(false);
   });
 });

@@ -13,6 +13,20 @@ export const AGENT_PATH = "/agent";
 export const CHALLENGE_PATH = "/api/agent/challenge";
 export const ENROL_PATH = "/api/enrol";
 export const AUTH_HEADER = "x-mesh-auth";
+/**
+ * On the upgrade's 101 answer: what this control plane reads beyond the first protocol, comma
+ * separated. A host uses a feature only on a link whose answer named it (frames are strict objects:
+ * an older control plane would refuse a frame with a field it does not know).
+ */
+export const FEATURES_HEADER = "x-mesh-features";
+export const FEATURE = {
+  /** Reports carry `origin`; acks mean stored; one sent again is not stored twice. */
+  reportOrigin: "report-origin",
+  /** Reports carry `storeGeneration`; acks may answer with the generation stored (a rolled back store). */
+  storeGeneration: "store-generation",
+} as const;
+/** The header's value from a control plane that reads everything this protocol defines. */
+export const EVERY_FEATURE = Object.values(FEATURE).join(", ");
 
 /** Close codes the gateway uses (4000-4999 is the application range). */
 export const CloseCode = {
@@ -60,6 +74,7 @@ export type DeclarationFrame = z.infer<typeof DeclarationFrame>;
 
 export const ReportFrame = z.strictObject({
   type: z.literal("report"),
+  /** Acked once stored; an ack answers every report of this link up to its seq. */
   seq: z.number().int().min(0),
   report: Report,
 });
@@ -68,6 +83,11 @@ export type ReportFrame = z.infer<typeof ReportFrame>;
 export const AckFrame = z.strictObject({
   type: z.literal("ack"),
   seq: z.number().int().min(0),
+  /**
+   * Set when the report's storeGeneration is older than the newest this control plane stored for the
+   * node: the host's store was rolled back (a restored backup), and the host handles it as lost.
+   */
+  storeGeneration: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 export type AckFrame = z.infer<typeof AckFrame>;
 

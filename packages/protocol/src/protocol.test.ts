@@ -1,7 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { AuthFrame, Declaration, EnrolRequest, EnrolResponse, HostFrame, Role, canonicalJson, describeZodError, replacementProofMessage } from "./index";
+import { AuthFrame, Declaration, EnrolRequest, EnrolResponse, HostFrame, Role, canonicalJson, describeZodError, replacementProofMessage, storedBefore } from "./index";
 
 describe("protocol schemas", () => {
+  it("takes a report with or without an origin, and refuses a malformed one; a sequence at or below the stored one of its stream was stored", () => {
+    const report = { declarationVersion: 1, owned: [], drift: [], errors: [], reconciledAt: "2026-01-01T00:00:00.000Z" };
+    const frame = (r: object) => HostFrame.safeParse({ type: "report", seq: 3, report: r });
+    expect(frame(report).success).toBe(true);
+    expect(frame({ ...report, origin: { stream: "0123456789abcdef", sequence: 3 } }).success).toBe(true);
+    for (const origin of [{ stream: "short", sequence: 1 }, { stream: "0123456789abcdef", sequence: -1 }, { stream: "0123456789abcdef", sequence: 1, extra: 1 }]) {
+      expect(frame({ ...report, origin }).success).toBe(false);
+    }
+    const stored = { stream: "a".repeat(16), sequence: 5 };
+    expect(storedBefore({ stream: stored.stream, sequence: 5 }, stored)).toBe(true);
+    expect(storedBefore({ stream: stored.stream, sequence: 6 }, stored)).toBe(false);
+    expect(storedBefore({ stream: "b".repeat(16), sequence: 0 }, stored)).toBe(false);
+    expect(storedBefore(undefined, stored)).toBe(false);
+    expect(storedBefore(stored, null)).toBe(false);
+  });
+
   it("fills resource defaults and keeps the declared fields", () => {
     const d = Declaration.parse({ version: 1, resources: [{ type: "file", id: "a", path: "/a", content: "x" }] });
     expect(d.resources[0]).toEqual({ type: "file", id: "a", path: "/a", content: "x", encoding: "utf8", mode: "0644", onDrift: "correct" });

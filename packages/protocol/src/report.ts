@@ -38,6 +38,25 @@ export const SkippedResource = z.strictObject({
 });
 export type SkippedResource = z.infer<typeof SkippedResource>;
 
+/**
+ * Where a report stands in its host's numbering. A host keeps what it reported until the control
+ * plane stored it and sends it again after a reconnect; the control plane stores each node's last
+ * origin and takes one at or below it as already stored (no second write, no second audit event).
+ * Sent only to a control plane that says it reads it (FEATURES_HEADER), so older ones are not refused.
+ */
+export const ReportOrigin = z.strictObject({
+  /** Made when the host's outbox was made; a new outbox (a lost state dir) numbers from 0 again. */
+  stream: z.string().regex(/^[0-9a-f]{16,64}$/),
+  /** Rises with every report of the stream, kept across restarts. */
+  sequence: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+export type ReportOrigin = z.infer<typeof ReportOrigin>;
+
+/** Whether a report from `origin` was stored already, given the origin of the node's stored report. */
+export function storedBefore(origin: ReportOrigin | undefined, stored: ReportOrigin | null | undefined): boolean {
+  return origin !== undefined && stored != null && origin.stream === stored.stream && origin.sequence <= stored.sequence;
+}
+
 export const Report = z.strictObject({
   declarationVersion: z.number().int().min(0),
   /** Version of the declaration the host refused as a whole, if any. */
@@ -48,6 +67,12 @@ export const Report = z.strictObject({
   /** Resources not attempted because one they depend on failed. */
   skipped: z.array(SkippedResource).max(LIMITS.resources).default([]),
   storeLost: z.boolean().default(false),
+  /**
+   * The generation of the host's store (bumped on every write of it). The control plane keeps the
+   * newest it stored; a report from an older store is a store rolled back, so lost (DESIGN invariant 11).
+   */
+  storeGeneration: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   reconciledAt: z.iso.datetime(),
+  origin: ReportOrigin.optional(),
 });
 export type Report = z.infer<typeof Report>;

@@ -244,4 +244,41 @@ describe("mesh-host enrol and run", () => {
     daemon.kill("SIGTERM");
     expect(await exited).toBe(0);
   });
+
+  it("a daemon whose node.key is damaged is never hosted: it keeps reconciling, says what is damaged and how to recover", async () => {
+    expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
+    const run = () => {
+      const child = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], { env: { ...process.env, MESH_LOG_LEVEL: "info" } });
+      let stderr = "";
+      child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+      return { child, log: () => stderr };
+    };
+    let d = run();
+    daemon = d.child;
+    await waitFor("the report of v1", () => cp.reports.find((rep) => rep.declarationVersion === 1 && rep.owned.length === 1), 10_000);
+    let exited = new Promise<number | null>((resolve) => d.child.once("exit", (code) => resolve(code)));
+    d.child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+
+    writeFileSync(join(state, "node.key"), "-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n");
+    d = run();
+    daemon = d.child;
+    await waitFor("the damaged log line", () => /identity damaged/.test(d.log()), 10_000);
+    // It still reconciles: drift on what it owns is corrected.
+    writeFileSync(join(root, "motd"), "changed by hand\n");
+    await waitFor("the drift corrected", () => readFileSync(join(root, "motd"), "utf8") === "hi\n", 10_000);
+    const status = JSON.parse((await host("status", "--json")).stdout);
+    expect(status).toMatchObject({ state: "damaged", nodeId: cp.nodeId, owned: 1, identityProblem: "node.key is not a private key", recovery: expect.stringMatching(/mesh-host enrol .* --token T.*store is kept/) });
+    const text = (await host("status")).stdout;
+    expect(text).toMatch(/^state: enrolled, but its identity is DAMAGED: node.key is not a private key$/m);
+    expect(text).toMatch(/to recover: re-enrol/);
+
+    // The operator re-enrols (no --force needed): the store is kept and the daemon links again by itself.
+    const before = cp.reports.length;
+    expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
+    await waitFor("a report over the new key, owning what it owned", () => cp.reports.slice(before).find((rep) => rep.owned.length === 1 && !rep.storeLost), 10_000);
+    exited = new Promise<number | null>((resolve) => d.child.once("exit", (code) => resolve(code)));
+    d.child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
 });

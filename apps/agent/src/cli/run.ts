@@ -10,6 +10,8 @@ import { loadIdentity } from "../state-dir/identity";
 import { lockStateDir } from "../state-dir/lock";
 import { writeStatusFile } from "../state-dir/status-file";
 import { DiskStore } from "../store/disk-store";
+import { OWNERSHIP_KEY, parseOwnership } from "../store/ownership";
+import { loadHeldDeclaration } from "../state-dir/held-declaration";
 import type { CommonOptions } from "./options";
 import { runningBinaryPath } from "../self-upgrade/binary-path";
 import { RELEASE_PUBLIC_KEY, TEST_BUILD, TEST_BUILD_WARNING } from "../self-upgrade/release-key";
@@ -58,13 +60,18 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
   let said = "";
   while (!stopping) {
     const loaded = await loadIdentity(store);
-    if (loaded.kind === "ok") {
-      const log = opts.log.child({ nodeId: loaded.identity.nodeId });
+    // A damaged identity on a host that owns resources or holds a declaration is never "hosted":
+    // it keeps reconciling without a link until the identity is usable again (re-enrol keeps the store).
+    const damaged = loaded.kind === "bad" && (await holdsSomething(store, opts.log)) ? loaded : null;
+    if (loaded.kind === "ok" || damaged) {
+      const nodeId = loaded.kind === "ok" ? loaded.identity.nodeId : damaged?.identity?.nodeId;
+      const log = nodeId ? opts.log.child({ nodeId }) : opts.log;
       host = new Host({
         store,
         root: new Root(opts.root),
-        identity: loaded.identity,
-        privateKey: loaded.privateKey,
+        identity: loaded.kind === "ok" ? loaded.identity : null,
+        privateKey: loaded.kind === "ok" ? loaded.privateKey : null,
+        ...(damaged ? { damaged: damaged.reason } : {}),
         intervalMs: opts.intervalMs,
         linkTimeoutMs: linkTimeoutMs(),
         hostVersion: HOST_VERSION,
@@ -73,11 +80,14 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
         onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });
       await host.start();
+      // With no link there is no control plane to reach: an upgrade on trial is kept as it is.
+      if (damaged) await trial?.commit();
       const ended = await Promise.race([
         done.then(() => "stopped" as const),
         host.retired.then(() => "retired" as const),
         host.upgraded.then(() => "upgraded" as const),
         (trial?.rolledBack ?? new Promise<never>(() => undefined)).then(() => "rolled-back" as const),
+        ...(damaged ? [identityUsable(store, Math.min(opts.intervalMs, 5_000), () => stopping).then(() => "repaired" as const)] : []),
       ]);
       if (ended === "upgraded" || ended === "rolled-back") {
         stopping = true;
@@ -86,6 +96,10 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
         return ended === "upgraded" ? 0 : 1;
       }
       if (ended === "stopped") return 0;
+      if (ended === "repaired") {
+        opts.log.info({}, "identity usable again: reconnecting");
+        await host.stop();
+      }
       host = null;
       said = "";
       continue;
@@ -126,4 +140,21 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
   }
   await done;
   return 0;
+}
+
+/** Whether the store owns resources or a declaration is held: then the host is not merely "hosted". */
+async function holdsSomething(store: DiskStore, log: Logger): Promise<boolean> {
+  const raw = await store.read(OWNERSHIP_KEY).catch(() => null);
+  const owned = raw ? parseOwnership(raw) : null;
+  if (owned && owned.records.length > 0) return true;
+  return (await loadHeldDeclaration(store, log)) !== null;
+}
+
+/** Resolves once identity.json and node.key are usable (the operator re-enrolled), checked every `everyMs`. */
+async function identityUsable(store: DiskStore, everyMs: number, stopping: () => boolean): Promise<void> {
+  while (!stopping()) {
+    await new Promise((r) => setTimeout(r, everyMs).unref());
+    if ((await loadIdentity(store)).kind === "ok") return;
+  }
+  return new Promise<void>(() => undefined);
 }

@@ -1,5 +1,6 @@
 // `mesh-host status [--json]`: hosted or enrolled, the node, its control plane,
 // the declaration held and what the daemon last reported (from status.json).
+import { promises as fs } from "node:fs";
 import { loadIdentity } from "../state-dir/identity";
 import { readStatusFile } from "../state-dir/status-file";
 import { loadHeldDeclaration } from "../state-dir/held-declaration";
@@ -13,7 +14,8 @@ import { RELEASE_TRUST, TEST_BUILD, TEST_BUILD_WARNING, type ReleaseTrust } from
 import type { CommonOptions } from "./options";
 
 export interface StatusView {
-  state: "hosted" | "enrolled" | "revoked";
+  /** damaged: enrolled, owning or holding something, but identity.json or node.key is unusable (see identityProblem). */
+  state: "hosted" | "enrolled" | "revoked" | "damaged";
   nodeId: string | null;
   name: string | null;
   controlPlaneUrl: string | null;
@@ -29,6 +31,12 @@ export interface StatusView {
   lastReconcileAt: string | null;
   lastReconcileResult: "ok" | "errors" | "failed" | null;
   identityProblem: string | null;
+  /** What the operator does about a damaged identity. */
+  recovery: string | null;
+  /** Writes of the host's own state that failed and are being retried (from the daemon). */
+  stateErrors: string[];
+  /** Bytes free for the state dir; null when it cannot be told. */
+  stateDirFree: number | null;
   /** Enrolled as a replacement of a live node; the control plane waits for an admin. */
   awaitingApproval: boolean;
   hostVersion: string;
@@ -58,13 +66,17 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
       owned = 0;
     }
   }
-  const fresh = enrolled && live && status.nodeId === identity.identity.nodeId ? status : null;
+  // A damaged identity on a host that owns or holds something: the daemon reconciles without a link.
+  const damaged = identity.kind === "bad" && (status?.state === "damaged" || owned > 0 || held !== null);
+  if (damaged && status?.state === "damaged") owned = status.owned;
+  const known = identity.kind === "ok" || identity.kind === "bad" ? identity.identity ?? null : null;
+  const fresh = (enrolled && live && status.nodeId === identity.identity.nodeId) || (damaged && status?.state === "damaged") ? status : null;
   return {
     // Revoked is what the daemon last heard from the control plane; the identity is still here.
-    state: !enrolled ? "hosted" : fresh?.state === "revoked" ? "revoked" : "enrolled",
-    nodeId: enrolled ? identity.identity.nodeId : null,
-    name: enrolled ? identity.identity.name : null,
-    controlPlaneUrl: enrolled ? identity.identity.controlPlaneUrl : null,
+    state: damaged ? "damaged" : !enrolled ? "hosted" : fresh?.state === "revoked" ? "revoked" : "enrolled",
+    nodeId: known?.nodeId ?? null,
+    name: known?.name ?? null,
+    controlPlaneUrl: known?.controlPlaneUrl ?? null,
     declarationVersion: held?.version ?? 0,
     appliedVersion: fresh ? fresh.declarationVersion : null,
     owned,
@@ -75,6 +87,9 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
     lastReconcileAt: fresh?.lastReconcileAt ?? null,
     lastReconcileResult: fresh?.lastReconcileResult ?? null,
     identityProblem: identity.kind === "bad" ? identity.reason : null,
+    recovery: damaged ? recoveryFor(known?.controlPlaneUrl ?? null) : null,
+    stateErrors: fresh?.stateErrors ?? [],
+    stateDirFree: await freeBytes(stateDir),
     awaitingApproval: enrolled && identity.identity.awaitingApproval === true,
     hostVersion: HOST_VERSION,
     testBuild: TEST_BUILD,
@@ -83,6 +98,27 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
     stateDir,
     services: await supervisedServices(rootDir),
   };
+}
+
+/** Re-enrolling writes a new identity and key beside the store, which it keeps: what is owned stays owned. */
+function recoveryFor(controlPlaneUrl: string | null): string {
+  return (
+    `re-enrol with a new token: \`mesh-host enrol ${controlPlaneUrl ?? "URL"} --token T\`. ` +
+    `The store is kept, so what this host owns stays owned and is still removed when its declaration drops it; ` +
+    `the control plane may ask an admin to approve this machine as its node's replacement.`
+  );
+}
+
+/** Below this the state dir is said to be (nearly) full: a declaration or store.json may not fit. */
+const STATE_DIR_LOW_BYTES = 1024 * 1024;
+
+async function freeBytes(dir: string): Promise<number | null> {
+  try {
+    const s = await fs.statfs(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
+  }
 }
 
 export async function statusCommand(opts: CommonOptions & { json: boolean; log: Logger }): Promise<number> {
@@ -95,12 +131,19 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
   const lines =
     view.state === "hosted"
       ? [`state: hosted (not enrolled; run \`mesh-host enrol URL --token T\`)`]
+      : view.state === "damaged"
+      ? [
+          `state: enrolled, but its identity is DAMAGED: ${view.identityProblem}`,
+          `  it keeps reconciling the declaration it holds, with no link to its control plane (nothing is reported)`,
+          `  to recover: ${view.recovery}`,
+          ...(view.nodeId ? [`node: ${view.nodeId} (${view.name})`] : []),
+        ]
       : [
           view.state === "revoked" ? `state: revoked (the control plane refuses this node's key; its last declaration stays in force)` : `state: enrolled`,
           `node: ${view.nodeId} (${view.name})`,
           `control plane: ${view.controlPlaneUrl} (${view.connected === null ? "daemon not seen" : view.connected ? "connected" : "disconnected"})`,
         ];
-  if (view.identityProblem) lines.push(`identity problem: ${view.identityProblem}`);
+  if (view.identityProblem && view.state !== "damaged") lines.push(`identity problem: ${view.identityProblem}`);
   if (view.awaitingApproval) lines.push(`approval: this key replaces the node's only once an admin approves it in the dashboard (the link is refused until then)`);
   lines.push(`declaration: v${view.declarationVersion} held${view.appliedVersion !== null ? `, v${view.appliedVersion} applied` : ""}`);
   lines.push(`owned: ${view.owned}`);
@@ -108,6 +151,10 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
     lines.push(`last reconcile: ${view.lastReconcileAt} ${view.lastReconcileResult} (drift ${view.drift}, errors ${view.errors})`);
   } else {
     lines.push(`last reconcile: never`);
+  }
+  for (const e of view.stateErrors) lines.push(`ERROR: ${e} (retried; it recovers by itself once it can write)`);
+  if (view.stateDirFree !== null && view.stateDirFree < STATE_DIR_LOW_BYTES) {
+    lines.push(`ERROR: the state dir is full (${view.stateDirFree} bytes free): the daemon cannot keep a new declaration or its store; free space and it recovers by itself`);
   }
   if (view.storeLost) lines.push(`store: lost (what was owned before it can no longer be removed)`);
   lines.push(`host: ${view.hostVersion}, self-upgrade trusts ${view.releaseKey === "none" ? "no release key (every upgrade refused)" : view.releaseKey === "test-key" ? "the TEST release key" : "the release key built in"}`);

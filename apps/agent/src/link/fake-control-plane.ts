@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { AuthFrame, EnrolRequest, HostFrame, challengeMessage, type Report } from "@mesh/protocol";
+import { AuthFrame, EVERY_FEATURE, EnrolRequest, FEATURES_HEADER, HostFrame, challengeMessage, type Report } from "@mesh/protocol";
 
 export interface FakeControlPlane {
   url: string;
@@ -20,13 +20,22 @@ export interface FakeControlPlane {
   /** Where the bootstrap secret is read when POST /api/bootstrap/token comes (accepted once); unset: 404. */
   bootstrapSecretFile?: string;
   bootstrapTokens: number;
+  /** The newest store generation acknowledged, kept as the real control plane keeps it (report-batch.ts). */
+  storeGeneration: number;
   close(): Promise<void>;
 }
 
-export async function startControlPlane(publicKey: KeyObject | null, onConnect: (ws: WebSocket, auth: AuthFrame) => void): Promise<FakeControlPlane> {
+export async function startControlPlane(
+  publicKey: KeyObject | null,
+  onConnect: (ws: WebSocket, auth: AuthFrame) => void,
+  opts: { features?: string } = {},
+): Promise<FakeControlPlane> {
   const nonces = new Set<string>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0 };
+  // Reads every field the protocol defines, as the real gateway says it does (features: "" plays an older one).
+  const features = opts.features ?? EVERY_FEATURE;
+  if (features) wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${features}`));
+  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0, storeGeneration: 0 };
   let bootstrapUsed = false;
   let key = publicKey;
   const server: Server = createServer((req, res) => {
@@ -102,7 +111,10 @@ export async function startControlPlane(publicKey: KeyObject | null, onConnect: 
         const frame = HostFrame.parse(JSON.parse(data.toString()));
         if (frame.type === "report") {
           cp.reports!.push(frame.report);
-          ws.send(JSON.stringify({ type: "ack", seq: frame.seq }));
+          const g = frame.report.storeGeneration;
+          const behind = g !== undefined && !frame.report.storeLost && g < cp.storeGeneration!;
+          if (g !== undefined && !behind) cp.storeGeneration = frame.report.storeLost ? g : Math.max(cp.storeGeneration!, g);
+          ws.send(JSON.stringify({ type: "ack", seq: frame.seq, ...(behind ? { storeGeneration: cp.storeGeneration } : {}) }));
         }
       });
       onConnect(ws, auth);

@@ -20,9 +20,9 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000) {
+async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string) {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  const cp = await startControlPlane(publicKey, onConnect);
+  const cp = await startControlPlane(publicKey, onConnect, { features });
   cleanups.push(() => cp.close());
   const base = mkdtempSync(join(tmpdir(), "mesh-link-"));
   cleanups.push(() => rmSync(base, { recursive: true, force: true }));
@@ -70,6 +70,20 @@ describe("link", () => {
     expect(JSON.parse(readFileSync(join(stateDir, "declaration.json"), "utf8")).version).toBe(1);
     await waitFor("status.json", () => existsSync(join(stateDir, "status.json")) && JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8")).owned === 2);
     expect(JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"))).toMatchObject({ state: "enrolled", connected: true, declarationVersion: 1 });
+  });
+
+  it("sends a report's newer fields only to a control plane that says it reads them", async () => {
+    const older = await setup((ws) => ws.send(declaration(1, [site])), 45_000, "");
+    await older.host.start();
+    const plain = await waitFor("a report of v1", () => older.cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 1));
+    expect(plain).not.toHaveProperty("origin");
+    expect(plain).not.toHaveProperty("storeGeneration");
+
+    const current = await setup((ws) => ws.send(declaration(1, [site])));
+    await current.host.start();
+    const full = await waitFor("a report of v1", () => current.cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 1));
+    expect(full.origin).toMatchObject({ sequence: expect.any(Number) });
+    expect(full.storeGeneration).toEqual(expect.any(Number));
   });
 
   it("survives garbage frames, reports a rejected declaration and ignores an older one", async () => {

@@ -2,7 +2,8 @@
 // as long as the host runs. Frames are parsed here; what they mean is the host's business.
 import type { KeyObject } from "node:crypto";
 import type WebSocket from "ws";
-import { AGENT_PATH, CloseCode, ReportFrame, ServerFrame, type Declaration, type Report, FactsFrame, type Profile, type Inventory } from "@mesh/protocol";
+import { AGENT_PATH, CloseCode, FEATURE, FEATURES_HEADER, LIMITS, ReportFrame, ServerFrame, type Declaration, FactsFrame, type Profile, type Inventory } from "@mesh/protocol";
+import type { OutboxSend } from "../reports/outbox";
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
@@ -20,7 +21,8 @@ export interface LinkEvents {
   onDeclaration(declaration: Declaration): void;
   /** A declaration frame that failed validation; version when it could be read. */
   onRejectedDeclaration(version: number | undefined, reason: string): void;
-  onAck(seq: number): void;
+  /** storeGeneration: the control plane holds a newer store generation than the report's (see AckFrame). */
+  onAck(seq: number, storeGeneration?: number): void;
   /** The control plane revoked this node: its key is refused from now on. */
   onRevoked(reason: string): void;
   /** The node was retired: the host forgets its identity. */
@@ -44,7 +46,8 @@ export interface LinkOptions {
 export class Link {
   private socket: WebSocket | null = null;
   private stopped = false;
-  private seq = 0;
+  /** What the control plane of the current link said it reads (FEATURES_HEADER on its 101 answer). */
+  private features = new Set<string>();
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   private readonly abort = new AbortController();
@@ -88,17 +91,32 @@ export class Link {
     return true;
   }
 
-  /** Send a report; returns its seq, or null when there is no link (the next connect re-sends). */
-  send(report: Report): number | null {
+  /**
+   * Send a report as its sequence (the ack answers it and every one before it); false when there is
+   * no link (the outbox sends it again on the next). Its origin goes only to a control plane that reads it.
+   */
+  send(item: OutboxSend): boolean {
     const ws = this.socket;
-    if (!ws) return null;
-    const frame = ReportFrame.safeParse({ type: "report", seq: this.seq, report });
-    if (!frame.success) {
-      this.opts.log.error({ issues: describeIssues(frame.error) }, "report does not fit the protocol; not sent");
-      return null;
+    if (!ws) return false;
+    // Fields an older control plane does not know (its frames are strict) go only where it said it reads them.
+    let report = item.origin && this.features.has(FEATURE.reportOrigin) ? { ...item.report, origin: item.origin } : item.report;
+    if (report.storeGeneration !== undefined && !this.features.has(FEATURE.storeGeneration)) {
+      const { storeGeneration: _unread, ...rest } = report;
+      report = rest;
     }
-    ws.send(JSON.stringify(frame.data));
-    return this.seq++;
+    const frame = ReportFrame.safeParse({ type: "report", seq: item.sequence, report });
+    if (!frame.success) {
+      this.opts.log.error({ seq: item.sequence, issues: describeIssues(frame.error) }, "report does not fit the protocol; not sent");
+      return false;
+    }
+    const text = JSON.stringify(frame.data);
+    // The gateway closes a link for a frame past its limit: one such report would close every link after.
+    if (Buffer.byteLength(text) > LIMITS.hostFrameBytes) {
+      this.opts.log.error({ seq: item.sequence, bytes: Buffer.byteLength(text) }, "report is larger than a frame may be; not sent");
+      return false;
+    }
+    ws.send(text);
+    return true;
   }
 
   private async run(): Promise<void> {
@@ -161,6 +179,10 @@ export class Link {
     const heartbeat = new Heartbeat(this.opts.timeoutMs, () => {
       this.opts.log.warn({ timeoutMs: this.opts.timeoutMs }, "link silent; reconnecting");
       ws.terminate();
+    });
+    ws.once("upgrade", (res) => {
+      const value = res.headers[FEATURES_HEADER];
+      this.features = new Set((Array.isArray(value) ? value.join(",") : (value ?? "")).split(",").map((f) => f.trim()).filter(Boolean));
     });
     ws.on("ping", () => heartbeat.beat());
     ws.on("pong", () => heartbeat.beat());
@@ -235,7 +257,7 @@ export class Link {
         this.events.onDeclaration(frame.declaration);
         return;
       case "ack":
-        this.events.onAck(frame.seq);
+        this.events.onAck(frame.seq, frame.storeGeneration);
         return;
       case "error":
         log.warn({ code: frame.code, message: frame.message }, "control plane reported an error");

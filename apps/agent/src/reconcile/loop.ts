@@ -3,7 +3,8 @@
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
 
-export type Trigger = "start" | "declaration" | "timer" | "reconnect" | "rejected";
+/** `retry`: a write of the host's own state failed; `store`: the control plane holds a newer store generation. */
+export type Trigger = "start" | "declaration" | "timer" | "reconnect" | "rejected" | "retry" | "store";
 
 export class ReconcileLoop {
   private running: Promise<void> | null = null;

@@ -4,7 +4,8 @@ import type { Resource } from "@mesh/protocol";
 import { resourceSubject } from "@mesh/protocol";
 import { Accounts } from "../resources/accounts";
 import { syncDir } from "../resources/atomic-write";
-import { sourceFetcher, type ControlPlaneAccess } from "../resources/file-source";
+import { maxSourceBytes, sourceFetcher, sourceOpener, type ControlPlaneAccess } from "../resources/file-source";
+import { SourceCache } from "../resources/source-cache";
 import { OriginalBlobs } from "../resources/original-blobs";
 import type { ProviderContext } from "../resources/provider";
 import type { Root } from "../resources/root";
@@ -29,17 +30,21 @@ export function providerContext(opts: {
   /** argv that runs mesh-host, for the host's own supervisor; this process's own command by default. */
   hostCommand?: string[];
   selfUpgrade?: SelfUpgrade | null;
+  /** A folder for sources downloaded ahead of the apply (resumable); without one each is fetched as it is applied. */
+  downloadsDir?: string | null;
 }): ProviderContext {
   const paths = new SafePaths(opts.root.dir);
   let manager: Promise<ServiceManager> | null = null;
   const unsynced = new Set<string>();
+  const sources = opts.downloadsDir ? new SourceCache(opts.downloadsDir, sourceOpener(opts.controlPlane), maxSourceBytes()) : null;
   return {
     root: opts.root,
     hostPath: (path) => paths.hostPath(path),
     paths,
     accounts: new Accounts(opts.root.dir),
     originals: new OriginalBlobs(opts.store),
-    fetchSource: sourceFetcher(opts.controlPlane),
+    fetchSource: sources ? sources.fetcher() : sourceFetcher(opts.controlPlane),
+    sources,
     managedPaths: managedPaths([...opts.resources.map(resourceSubject), ...opts.records.map((r) => r.subject)]),
     runner: opts.runner,
     selfUpgrade: opts.selfUpgrade ?? null,

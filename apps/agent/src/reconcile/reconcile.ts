@@ -1,6 +1,6 @@
 // One level-based reconcile: read the store, resolve open intents, observe, plan,
 // apply in windows (intents written before each window's changes, results after), then report.
-import { LIMITS, type Declaration, type Report, type ResourceError } from "@mesh/protocol";
+import { LIMITS, type Declaration, type Report, type Resource, type ResourceError } from "@mesh/protocol";
 import type { Logger } from "../log";
 import type { ControlPlaneAccess } from "../resources/file-source";
 import type { Root } from "../resources/root";
@@ -9,6 +9,8 @@ import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import { loadOwnership, saveOwnership } from "../store/ownership";
 import type { Store } from "../store/store";
+import { DiskStore } from "../store/disk-store";
+import { join } from "node:path";
 import { providerContext } from "./provider-context";
 import { Run, type Change } from "./run";
 
@@ -31,6 +33,8 @@ export interface ReconcileDeps {
   now?: () => Date;
   /** How a `host` resource is applied; without it one fails with a clear error. */
   selfUpgrade?: SelfUpgrade | null;
+  /** Where sources are downloaded ahead of the apply; `downloads/` in a disk store's state dir by default. */
+  downloadsDir?: string | null;
 }
 
 export interface ReconcileInput {
@@ -41,19 +45,40 @@ export interface ReconcileInput {
   rejectedVersion?: number;
   /** The control plane acknowledged a report saying the store was lost: stop saying it. */
   clearLost?: boolean;
+  /** The newest store generation known to be acknowledged or seen: a store older than it was rolled back. */
+  acknowledgedGeneration?: number;
+  /** The control plane found the store older than the one it stored: lost, whatever its generation now. */
+  storeRolledBack?: boolean;
+  /** Retired with keepResources: drop ownership, leave the machine as it is. */
+  forget?: boolean;
 }
 
 export interface ReconcileOutcome {
   report: Report;
+  /** The store's generation as read (or made again, when lost) before this reconcile wrote it. */
+  loadedGeneration: number;
+  /** This reconcile found the store lost (missing, unreadable or rolled back). */
+  lostNow: boolean;
   changes: Change[];
   unchanged: number;
 }
 
+function declaredSources(resources: readonly Resource[]): string[] {
+  return resources.flatMap((r) => ("source" in r && r.source ? [r.source.sha256] : []));
+}
+
 export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Promise<ReconcileOutcome> {
   const now = deps.now ?? (() => new Date());
-  const loaded = await loadOwnership(deps.store, { enrolled: deps.enrolled, now: now() });
-  if (loaded.lostNow) deps.log.warn({ keptAs: loaded.keptAs }, "store lost: what was owned before can no longer be removed");
+  const loaded = await loadOwnership(deps.store, { enrolled: deps.enrolled, now: now(), acknowledged: input.acknowledgedGeneration, rolledBack: input.storeRolledBack });
+  if (loaded.rolledBack) {
+    deps.log.warn({ keptAs: loaded.keptAs, ...loaded.rolledBack }, "store lost: it is older than the generation acknowledged (rolled back); what it does not list can no longer be removed");
+  } else if (loaded.lostNow) deps.log.warn({ keptAs: loaded.keptAs }, "store lost: what was owned before can no longer be removed");
   const ownership = loaded.ownership;
+  const loadedGeneration = ownership.generation ?? 0;
+  if (input.forget && ownership.records.length > 0) {
+    ownership.records.length = 0;
+    await saveOwnership(deps.store, ownership);
+  }
   if (input.clearLost && !loaded.lostNow && ownership.lostAt) {
     delete ownership.lostAt;
     await saveOwnership(deps.store, ownership);
@@ -69,6 +94,7 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     systemdIsPid1: deps.systemdIsPid1,
     hostCommand: deps.hostCommand,
     selfUpgrade: deps.selfUpgrade ?? null,
+    downloadsDir: deps.downloadsDir !== undefined ? deps.downloadsDir : deps.store instanceof DiskStore ? join(deps.store.dir, "downloads") : null,
   });
   const run = new Run(deps, ownership, ctx);
   let owned;
@@ -80,6 +106,8 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
   } finally {
     // Every /proc/self/fd path handed out this reconcile is dead from here.
     ctx.paths.close();
+    // A partial download of a source still declared is resumed next time; nothing else is kept.
+    await ctx.sources?.settle(declaredSources(resources)).catch((err) => deps.log.warn({ err: String(err) }, "could not clear downloaded sources"));
   }
   const report: Report = {
     declarationVersion: input.declaration?.version ?? 0,
@@ -89,7 +117,8 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     errors: [...(input.extraErrors ?? []), ...run.errors].slice(0, LIMITS.reportErrors),
     skipped: run.skipped.slice(0, LIMITS.resources),
     storeLost: ownership.lostAt !== undefined,
+    storeGeneration: ownership.generation ?? 0,
     reconciledAt: now().toISOString(),
   };
-  return { report, changes: run.changes, unchanged: run.unchanged };
+  return { report, changes: run.changes, unchanged: run.unchanged, loadedGeneration, lostNow: loaded.lostNow };
 }

@@ -1,6 +1,6 @@
 // One reconcile's work on the machine: settle open intents, then the plan's steps in
 // windows (intents durable before a window's changes, results after), and what is owned at the end.
-import { LIMITS, resourceSubject, type Declaration, type Drift, type OwnedResource, type Resource, type ResourceError, type ResourceType, type SkippedResource } from "@mesh/protocol";
+import { LIMITS, resourceSubject, type RemoteSource, type Declaration, type Drift, type OwnedResource, type Resource, type ResourceError, type ResourceType, type SkippedResource } from "@mesh/protocol";
 import { failpoint } from "../failpoint";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
@@ -29,6 +29,16 @@ export interface Change {
  * still has its intent on disk before it starts.
  */
 const WINDOW = 64;
+
+/** The source a step will download: a file it writes from one, where another content stands. */
+function sourceOf(step: Step, observed: ReadonlyMap<string, Observation>): RemoteSource[] {
+  if (step.kind !== "create" && step.kind !== "update" && !(step.kind === "adopt" && step.change)) return [];
+  const { resource } = step;
+  if (resource.type !== "file" || !resource.source) return [];
+  const seen = observed.get(resourceSubject(resource));
+  const standing = seen && "state" in seen ? seen.state : null;
+  return standing?.type === "file" && standing.sha256 === resource.source.sha256 ? [] : [resource.source];
+}
 
 export class Run {
   readonly errors: ResourceError[] = [];
@@ -162,7 +172,9 @@ export class Run {
       await this.save();
       failpoint("intent-written");
     }
-    // 2. The changes, each followed by its result in memory.
+    // 2. The sources the changes will write, downloaded together ahead of them (the order of changes stays).
+    if (this.ctx.sources) await this.ctx.sources.prefetch(steps.filter((s) => !this.blocked(s)).flatMap((s) => sourceOf(s, this.observed)));
+    // 3. The changes, each followed by its result in memory.
     for (const step of steps) {
       const reason = this.blocked(step);
       const record = records.get(step);
@@ -172,8 +184,9 @@ export class Run {
       }
       await this.execute(step, record);
     }
-    // 3. The changes made durable, then the results.
+    // 4. The changes made durable, then the results; the downloads they used go.
     await this.ctx.syncPending();
+    await this.ctx.sources?.settle();
     if (this.dirty) {
       await this.save();
       failpoint("record-written");

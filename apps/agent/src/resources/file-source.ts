@@ -31,15 +31,27 @@ export interface ControlPlaneAccess {
  */
 export type SourceFetcher = (source: RemoteSource, into: FileHandle) => Promise<string>;
 
+/** A source's bytes from `from` on: `start` is where the body begins (0 when the server sent it whole). */
+export interface SourceBody {
+  body: AsyncIterable<Uint8Array>;
+  start: number;
+}
+
+/** Opens a source at a byte offset (HTTP Range); a server that ignores the range sends it whole. */
+export type SourceOpener = (source: RemoteSource, from: number) => Promise<SourceBody>;
+
+export function sourceOpener(controlPlane: ControlPlaneAccess | null, maxBytes = maxSourceBytes()): SourceOpener {
+  return async (source, from) => {
+    if (/^https?:\/\//.test(source.url)) return openElsewhere(source.url, maxBytes, from);
+    if (!controlPlane) throw new Error(`source ${source.url}: this host is not enrolled, so it has no control plane to fetch from`);
+    return openSigned(controlPlane, source.url, from);
+  };
+}
+
 export function sourceFetcher(controlPlane: ControlPlaneAccess | null, maxBytes = maxSourceBytes()): SourceFetcher {
+  const open = sourceOpener(controlPlane, maxBytes);
   return async (source, into) => {
-    let body: AsyncIterable<Uint8Array>;
-    if (/^https?:\/\//.test(source.url)) {
-      body = await openElsewhere(source.url, maxBytes);
-    } else {
-      if (!controlPlane) throw new Error(`source ${source.url}: this host is not enrolled, so it has no control plane to fetch from`);
-      body = await openSigned(controlPlane, source.url);
-    }
+    const { body } = await open(source, 0);
     const sha = await copyCapped(body, into, maxBytes, source.url);
     if (sha !== source.sha256) {
       throw new Error(`source ${source.url}: sha256 ${sha.slice(0, 12)}…, declared ${source.sha256.slice(0, 12)}…; not written`);
@@ -48,10 +60,11 @@ export function sourceFetcher(controlPlane: ControlPlaneAccess | null, maxBytes 
   };
 }
 
-/** Chunk by chunk into the file; leaving the loop early (the cap) cancels the download. */
-async function copyCapped(body: AsyncIterable<Uint8Array>, into: FileHandle, maxBytes: number, url: string): Promise<string> {
-  const hash = createHash("sha256");
-  let size = 0;
+/**
+ * Chunk by chunk into the file; leaving the loop early (the cap) cancels the download. `hash` and
+ * `size` go on from bytes already in the file (a resumed download).
+ */
+export async function copyCapped(body: AsyncIterable<Uint8Array>, into: FileHandle, maxBytes: number, url: string, hash = createHash("sha256"), size = 0): Promise<string> {
   try {
     for await (const chunk of body) {
       size += chunk.byteLength;
@@ -66,7 +79,16 @@ async function copyCapped(body: AsyncIterable<Uint8Array>, into: FileHandle, max
   return hash.digest("hex");
 }
 
-async function openSigned(cp: ControlPlaneAccess, path: string): Promise<AsyncIterable<Uint8Array>> {
+/** Where a 206 answer's body starts (Content-Range: bytes N-M/T), or null when it is not the range asked. */
+function rangeStart(status: number, contentRange: string | null | undefined, from: number): number | null {
+  if (from === 0 || status !== 206) return status === 200 ? 0 : null;
+  const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(contentRange ?? "");
+  return m && Number(m[1]) === from ? from : null;
+}
+
+const rangeHeader = (from: number): Record<string, string> => (from > 0 ? { range: `bytes=${from}-` } : {});
+
+async function openSigned(cp: ControlPlaneAccess, path: string, from: number): Promise<SourceBody> {
   const url = new URL(endpoint(cp.url, path.split("?")[0]!));
   if (path.includes("?")) url.search = path.slice(path.indexOf("?"));
   const time = new Date().toISOString();
@@ -74,14 +96,15 @@ async function openSigned(cp: ControlPlaneAccess, path: string): Promise<AsyncIt
   let res;
   try {
     res = await controlPlaneGet(url.toString(), {
-      headers: { [HTTP_SIGNATURE_HEADERS.node]: cp.nodeId, [HTTP_SIGNATURE_HEADERS.time]: time, [HTTP_SIGNATURE_HEADERS.signature]: signature },
+      headers: { [HTTP_SIGNATURE_HEADERS.node]: cp.nodeId, [HTTP_SIGNATURE_HEADERS.time]: time, [HTTP_SIGNATURE_HEADERS.signature]: signature, ...rangeHeader(from) },
       trust: cp.trust,
       timeoutMs: 120_000,
     });
   } catch (err) {
     throw new Error(`source ${path}: cannot fetch it (${(err as Error).message})`);
   }
-  if (res.statusCode !== 200) {
+  const start = rangeStart(res.statusCode ?? 0, res.headers["content-range"], from);
+  if (start === null) {
     // The control plane's own words, briefly: a reason, never a body to keep.
     let text = "";
     for await (const chunk of res) {
@@ -91,24 +114,25 @@ async function openSigned(cp: ControlPlaneAccess, path: string): Promise<AsyncIt
     res.destroy();
     throw new Error(`source ${path}: HTTP ${res.statusCode}${text.length < 512 ? ` ${text.trim()}` : ""}`);
   }
-  return res;
+  return { body: res, start };
 }
 
 /** An absolute URL is someone else's server: no node signature goes there, and the system's CAs decide. */
-async function openElsewhere(url: string, maxBytes: number): Promise<AsyncIterable<Uint8Array>> {
+async function openElsewhere(url: string, maxBytes: number, from: number): Promise<SourceBody> {
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+    res = await fetch(url, { headers: rangeHeader(from), signal: AbortSignal.timeout(120_000) });
   } catch (err) {
     throw new Error(`source ${url}: cannot fetch it (${(err as Error).message})`);
   }
-  if (!res.ok || !res.body) {
+  const start = rangeStart(res.status, res.headers.get("content-range"), from);
+  if (start === null || !res.body) {
     await res.body?.cancel();
     throw new Error(`source ${url}: HTTP ${res.status}`);
   }
-  if (Number(res.headers.get("content-length") ?? 0) > maxBytes) {
+  if (start + Number(res.headers.get("content-length") ?? 0) > maxBytes) {
     await res.body.cancel();
     throw new Error(`source ${url}: larger than ${maxBytes} bytes; not downloaded`);
   }
-  return res.body as unknown as AsyncIterable<Uint8Array>;
+  return { body: res.body as unknown as AsyncIterable<Uint8Array>, start };
 }

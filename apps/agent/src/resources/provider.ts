@@ -2,6 +2,7 @@
 // package name, a unit): observe, apply, remove, and snapshot/restore for adoption.
 import type { Resource, ResourceType } from "@mesh/protocol";
 import type { SourceFetcher } from "./file-source";
+import type { SourceCache } from "./source-cache";
 import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Original } from "../store/original";
@@ -33,6 +34,8 @@ export interface ProviderContext {
   originals: OriginalBlobs;
   /** Streams a source's bytes into an open file, capped and checked against its sha256 (file-source.ts). */
   fetchSource: SourceFetcher;
+  /** Where sources are downloaded ahead of the apply, several at once (source-cache.ts); null: each is fetched when applied. */
+  sources: SourceCache | null;
   /** Paths declared or owned: a purging directory leaves these (and their ancestors) alone. */
   managedPaths: ReadonlySet<string>;
   /** Every program the providers run goes through this (argv, no shell, timeout). */

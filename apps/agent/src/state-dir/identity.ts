@@ -24,7 +24,8 @@ export type Identity = z.infer<typeof Identity>;
 
 export type LoadedIdentity =
   | { kind: "none" }
-  | { kind: "bad"; reason: string }
+  /** identity: the identity file, when it is the key beside it that is damaged. */
+  | { kind: "bad"; reason: string; identity?: Identity }
   | { kind: "ok"; identity: Identity; privateKey: KeyObject };
 
 export async function loadIdentity(store: Store): Promise<LoadedIdentity> {
@@ -39,17 +40,17 @@ export async function loadIdentity(store: Store): Promise<LoadedIdentity> {
     return { kind: "bad", reason: `${KEYS.identity} is not JSON` };
   }
   const pem = await store.read(KEYS.privateKey);
-  if (!pem) return { kind: "bad", reason: `${KEYS.privateKey} is missing` };
+  if (!pem) return { kind: "bad", reason: `${KEYS.privateKey} is missing`, identity };
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(pem);
   } catch {
-    return { kind: "bad", reason: `${KEYS.privateKey} is not a private key` };
+    return { kind: "bad", reason: `${KEYS.privateKey} is not a private key`, identity };
   }
-  if (privateKey.asymmetricKeyType !== "ed25519") return { kind: "bad", reason: `${KEYS.privateKey} is not an Ed25519 key` };
+  if (privateKey.asymmetricKeyType !== "ed25519") return { kind: "bad", reason: `${KEYS.privateKey} is not an Ed25519 key`, identity };
   const publicKey = createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64");
   if (publicKey !== identity.publicKey) {
-    return { kind: "bad", reason: `${KEYS.privateKey} does not match the public key enrolled in ${KEYS.identity}` };
+    return { kind: "bad", reason: `${KEYS.privateKey} does not match the public key enrolled in ${KEYS.identity}`, identity };
   }
   return { kind: "ok", identity, privateKey };
 }

@@ -8,6 +8,8 @@ export const KEYS = {
   machineId: "machine-id",
   /** sha256 of the profile and inventory last sent to the control plane. */
   factsSent: "facts.sha256",
+  /** Reports not yet acknowledged by the control plane (reports/outbox.ts). */
+  reportOutbox: "report-outbox.json",
 } as const;
 
 export const DEFAULT_STATE_DIR = "/var/lib/mesh-host";

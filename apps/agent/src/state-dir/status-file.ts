@@ -6,7 +6,8 @@ import type { Store } from "../store/store";
 import { KEYS } from "./keys";
 
 export const StatusFile = z.strictObject({
-  state: z.enum(["hosted", "enrolled", "revoked"]),
+  /** damaged: enrolled, but identity.json or node.key cannot be used (see `problem`); it reconciles without a link. */
+  state: z.enum(["hosted", "enrolled", "revoked", "damaged"]),
   nodeId: NodeId.nullable(),
   controlPlaneUrl: z.string().max(2048).nullable(),
   connected: z.boolean(),
@@ -21,6 +22,10 @@ export const StatusFile = z.strictObject({
   hostVersion: z.string().max(64),
   pid: z.number().int(),
   updatedAt: z.iso.datetime(),
+  /** What is damaged, with state `damaged`. */
+  problem: z.string().max(1024).optional(),
+  /** Writes of the host's own state that failed and are being retried (a full disk). */
+  stateErrors: z.array(z.string().max(1024)).max(8).optional(),
 });
 export type StatusFile = z.infer<typeof StatusFile>;
 

@@ -6,6 +6,8 @@ export class MemoryStore implements Store {
   private readonly blobs = new Map<string, { data: Buffer; mode: number }>();
   /** Set to make the next write fail before anything changes, as a full disk would. */
   failNextWrite: Error | null = null;
+  /** Set to make every write fail until cleared, as a full state dir does. */
+  full: Error | null = null;
 
   async read(key: string): Promise<Buffer | null> {
     checkKey(key);
@@ -15,6 +17,7 @@ export class MemoryStore implements Store {
 
   async write(key: string, data: string | Buffer, options?: { mode?: number }): Promise<void> {
     checkKey(key);
+    if (this.full) throw this.full;
     if (this.failNextWrite) {
       const err = this.failNextWrite;
       this.failNextWrite = null;

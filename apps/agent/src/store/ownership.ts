@@ -43,6 +43,11 @@ export const Ownership = z.strictObject({
   records: z.array(OwnedRecord).max(LIMITS.resources * 2),
   /** Set when the previous store was lost; cleared once a report saying so was acknowledged. */
   lostAt: z.iso.datetime().optional(),
+  /**
+   * Bumped on every write and reported: a store older than the generation the control plane
+   * acknowledged (a restored backup, a snapshot) is a lost store, not the truth (DRAFT-store-generation).
+   */
+  generation: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 export type Ownership = z.infer<typeof Ownership>;
 
@@ -72,31 +77,44 @@ export interface LoadedOwnership {
   ownership: Ownership;
   /** True when this load found the store lost (missing while enrolled, empty, truncated or unreadable). */
   lostNow: boolean;
-  /** Where the unreadable store was kept, if there was one. */
+  /** Where the unreadable (or rolled back) store was kept, if there was one. */
   keptAs?: string;
+  /** The store read was older than the generation known to be acknowledged: rolled back, so lost. */
+  rolledBack?: { found: number; acknowledged: number };
 }
 
 /**
  * Read store.json. A missing file is a fresh host unless the host is enrolled
  * (enrolment writes an empty store, so then it was lost). An empty, truncated or
  * unparseable file is lost: kept aside, and an empty store with `lostAt` replaces it.
+ * So is a valid store older than `acknowledged` (the newest generation this process
+ * wrote or the control plane acknowledged), or one the control plane found older than
+ * the one it stored (`rolledBack`): it no longer lists what was made since, and acting
+ * on it would remove and restore from a past that is gone.
  */
-export async function loadOwnership(store: Store, opts: { enrolled: boolean; now?: Date }): Promise<LoadedOwnership> {
+export async function loadOwnership(store: Store, opts: { enrolled: boolean; now?: Date; acknowledged?: number; rolledBack?: boolean }): Promise<LoadedOwnership> {
   const now = opts.now ?? new Date();
+  const acknowledged = opts.acknowledged ?? 0;
+  const stamp = now.toISOString().replace(/[-:.]/g, "");
   const raw = await store.read(OWNERSHIP_KEY);
   if (raw) {
     const parsed = parseOwnership(raw);
-    if (parsed) return { ownership: parsed, lostNow: false };
-    const keptAs = `${OWNERSHIP_KEY}.lost-${now.toISOString().replace(/[-:.]/g, "")}`;
+    const found = parsed?.generation ?? 0;
+    if (parsed && !opts.rolledBack && (found >= acknowledged || parsed.lostAt)) return { ownership: parsed, lostNow: false };
+    const keptAs = `${OWNERSHIP_KEY}.${parsed ? "rolled-back" : "lost"}-${stamp}`;
     await store.setAside(OWNERSHIP_KEY, keptAs);
-    const fresh: Ownership = { ...emptyOwnership(), lostAt: now.toISOString() };
-    await saveOwnership(store, fresh);
-    return { ownership: fresh, lostNow: true, keptAs };
+    const fresh = await saveLost(store, now, Math.max(acknowledged, found));
+    return { ownership: fresh, lostNow: true, keptAs, ...(parsed ? { rolledBack: { found, acknowledged } } : {}) };
   }
   if (!opts.enrolled) return { ownership: emptyOwnership(), lostNow: false };
-  const fresh: Ownership = { ...emptyOwnership(), lostAt: now.toISOString() };
+  return { ownership: await saveLost(store, now, acknowledged), lostNow: true };
+}
+
+/** An empty store that says it was lost, its generation past every one acknowledged before. */
+async function saveLost(store: Store, now: Date, generation: number): Promise<Ownership> {
+  const fresh: Ownership = { ...emptyOwnership(), lostAt: now.toISOString(), generation };
   await saveOwnership(store, fresh);
-  return { ownership: fresh, lostNow: true };
+  return fresh;
 }
 
 export function parseOwnership(raw: Buffer): Ownership | null {
@@ -127,9 +145,12 @@ export function parseOwnership(raw: Buffer): Ownership | null {
   };
 }
 
+/** Writes the store with its generation bumped (in `ownership` too, once the write is durable). */
 export async function saveOwnership(store: Store, ownership: Ownership): Promise<void> {
+  const generation = (ownership.generation ?? 0) + 1;
   // One record per line: readable by an operator, and far cheaper than indenting every field.
   const lines = ownership.records.map((r) => JSON.stringify(r)).join(",\n ");
   const lost = ownership.lostAt ? `,"lostAt":${JSON.stringify(ownership.lostAt)}` : "";
-  await store.write(OWNERSHIP_KEY, `{"format":2${lost},"records":[\n ${lines}\n]}\n`);
+  await store.write(OWNERSHIP_KEY, `{"format":2,"generation":${generation}${lost},"records":[\n ${lines}\n]}\n`);
+  ownership.generation = generation;
 }

@@ -117,6 +117,29 @@ describe.each(kinds)("%s store", (_kind, make) => {
     expect(again.ownership.lostAt).toBe(loaded.ownership.lostAt);
   });
 
+  it("ownership: every write bumps the generation; a store older than the one acknowledged is rolled back, so lost", async () => {
+    const store = await make();
+    const ownership: Ownership = { format: 2, records: [] };
+    await saveOwnership(store, ownership);
+    const backup = (await store.read(OWNERSHIP_KEY))!;
+    await saveOwnership(store, ownership);
+    await saveOwnership(store, ownership);
+    expect(ownership.generation).toBe(3);
+    expect(await loadOwnership(store, { enrolled: true, acknowledged: 3 })).toMatchObject({ lostNow: false, ownership: { generation: 3 } });
+    // A restored backup (generation 1) while generation 3 was acknowledged.
+    await store.write(OWNERSHIP_KEY, backup);
+    const loaded = await loadOwnership(store, { enrolled: true, acknowledged: 3 });
+    expect(loaded).toMatchObject({ lostNow: true, rolledBack: { found: 1, acknowledged: 3 }, keptAs: expect.stringMatching(/^store\.json\.rolled-back-/) });
+    expect(loaded.ownership).toMatchObject({ records: [], lostAt: expect.any(String) });
+    expect(loaded.ownership.generation).toBeGreaterThan(3);
+    expect(await store.read(loaded.keptAs!)).toEqual(backup);
+    // The control plane can say so whatever the generation now (writes since the start caught it up).
+    const current = await make();
+    await saveOwnership(current, { format: 2, records: [] });
+    const forced = await loadOwnership(current, { enrolled: true, acknowledged: 1, rolledBack: true });
+    expect(forced).toMatchObject({ lostNow: true, rolledBack: { found: 1, acknowledged: 1 } });
+  });
+
   it("ownership: reads the first format and keeps its records", async () => {
     const store = await make();
     const applied = "a".repeat(64);

@@ -23,6 +23,8 @@ const Env = z.object({
   /** How often a gateway writes "last checked" for nodes whose reports came unchanged (one statement for all). */
   MESH_LAST_CHECKED_FLUSH_MS: z.coerce.number().int().min(100).default(60_000),
   MESH_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Silence after which another gateway is taken for dead (unset: max(6 beats, 30 s)). */
+  MESH_GATEWAY_STALE_MS: z.coerce.number().int().min(1_000).optional(),
   MESH_LINK_CONNECTS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   /** Link handshakes the gateway starts per second (unset: the gateway's default, admission.ts). */
   MESH_LINK_ADMISSIONS_PER_SECOND: z.coerce.number().int().min(1).optional(),
@@ -65,6 +67,7 @@ export interface Config {
    * (and releases its nodes) after max(6 beats, 30 s) of silence (decision 0017).
    */
   gatewayHeartbeatMs: number;
+  gatewayStaleMs?: number;
   /** Authenticated link connects one node may make per minute (per gateway instance); past it 503 + Retry-After. */
   linkConnectsPerMinute: number;
   linkAdmissionsPerSecond?: number;
@@ -94,6 +97,8 @@ export interface Config {
 export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== "")));
   if (!!e.MESH_TLS_CERT !== !!e.MESH_TLS_KEY) throw new Error("set both MESH_TLS_CERT and MESH_TLS_KEY, or neither");
+  // Shorter, and an instance whose beat is merely on its way would be taken for dead.
+  if (e.MESH_GATEWAY_STALE_MS !== undefined && e.MESH_GATEWAY_STALE_MS < 3 * e.MESH_GATEWAY_HEARTBEAT_MS) throw new Error("MESH_GATEWAY_STALE_MS must be at least three times MESH_GATEWAY_HEARTBEAT_MS");
   const trustedProxies = (e.MESH_TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   for (const entry of trustedProxies) {
     if (!isAddressOrCidr(entry)) throw new Error(`MESH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR`);
@@ -111,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     pingIntervalMs: e.MESH_PING_INTERVAL_MS,
     lastCheckedFlushMs: e.MESH_LAST_CHECKED_FLUSH_MS,
     gatewayHeartbeatMs: e.MESH_GATEWAY_HEARTBEAT_MS,
+    gatewayStaleMs: e.MESH_GATEWAY_STALE_MS,
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
     linkAdmissionsPerSecond: e.MESH_LINK_ADMISSIONS_PER_SECOND,
     linkAdmissionsPerAddressPerSecond: e.MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND,

@@ -83,9 +83,9 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
   };
   // At the open-file limit libuv accepts and closes pending connections itself; when it cannot, it says EMFILE here.
   server.on("error", (err: NodeJS.ErrnoException) => {
+    // Anything else (a port in use at listen) is the server entry's: it exits (a throw here was
+    // swallowed by Next's uncaughtException handler, and the process stayed up serving nothing).
     if (err.code === "EMFILE" || err.code === "ENFILE") fileLimitHit("a connection could not be accepted");
-    // Anything else (a port in use at listen) stays fatal, as without this handler.
-    else throw err;
   });
 
   server.on("connection", (socket: Socket) => {

@@ -137,6 +137,12 @@ describe.each(testEngines())("access on %s", (engine) => {
     expect(await byViewer.text()).not.toContain("hello");
     const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123" } }), sha256);
     expect(await read.text()).toBe("hello");
+    // A download a dropped connection cut is resumed from a byte on (one range); past the end is a 416.
+    const ranged = (range: string) => handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123", range } }), sha256);
+    const rest = await ranged("bytes=2-");
+    expect([rest.status, rest.headers.get("content-range"), await rest.text()]).toEqual([206, "bytes 2-4/5", "llo"]);
+    expect((await ranged("bytes=9-")).status).toBe(416);
+    expect(await (await ranged("bytes=0-1,3-4")).text()).toBe("hello");
     // The hash is checked before anything else: a NUL or any non-hash is a clear 400, not a 500.
     for (const bad of ["abc\u0000", "%00", "A".repeat(64), "../etc/passwd"]) {
       const res = await handleFileDownload(deps, new Request("http://cp/api/files/x", { headers: { authorization: "Bearer env-admin-api-key-0123" } }), bad);

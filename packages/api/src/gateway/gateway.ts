@@ -7,15 +7,16 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
-import { CloseCode, HostFrame, LIMITS, describeZodError, type Drift, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, EVERY_FEATURE, FEATURES_HEADER, HostFrame, LIMITS, describeZodError, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { ReportBatcher, reportHash } from "../services/report-batch";
 import { RateLimiter } from "../http/rate-limiter";
-import { createReportPacer } from "./report-pacer";
+import { createReportPacer, type CarriedDrift } from "./report-pacer";
 import { Pacer } from "./pacer";
 import { contentHash } from "../compile/hash";
-import { beatGateway, reassertLinks, retireGateway, sweepDeadGateways, touchLastChecked } from "../services/presence";
+import { retireGateway, touchLastChecked } from "../services/presence";
+import { startGatewayBeat } from "./gateway-beat";
 import { PresenceBatcher } from "../services/presence-batch";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
@@ -40,8 +41,10 @@ export interface GatewayOptions {
   presenceWindowMs?: number;
   /** ...or until this many are waiting (default 500). */
   presenceBatchItems?: number;
-  /** How often this instance says it is alive; three missed beats and others take over. */
+  /** How often this instance says it is alive (default 5 s). */
   heartbeatMs?: number;
+  /** Silence after which another instance is dead and its nodes are released (default max(6 beats, 30 s)). */
+  staleMs?: number;
   /** A node's changed reports are written at most once per this interval; one sooner waits (default 2 s). */
   reportIntervalMs?: number;
   /** How long a changed report waits for others to share its transaction (default 50 ms)... */
@@ -195,6 +198,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     release: (nodeId) => onLinkQueue(nodeId, () => recompileFacts(nodeId)),
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.hostFrameBytes, perMessageDeflate: false, clientTracking: false });
+  // What this gateway reads beyond the first protocol: a host sends report origins only when told so.
+  wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${EVERY_FEATURE}`));
 
   const pusher = createPusher(deps, log);
   // Delivery never rests on one notification: bus gaps and hosts' reports compare links with the database.
@@ -286,14 +291,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     log.info({ nodeId, changed }, "recompiled for facts");
   }
 
-  /** Stores one report (with the others of its batch); its ack (sent once stored) also answers every earlier report the pacer let a later one replace. */
-  async function writeReport(nodeId: string, frame: ReportFrame, carriedDrift: Drift[] = []) {
+  /**
+   * Stores one report (with the others of its batch); its ack (sent once stored) also answers every
+   * earlier report the pacer let a later one replace. One that could not be stored closes its link
+   * unacked: no later ack may answer it, and the host sends what it holds again after it links again.
+   */
+  async function writeReport(nodeId: string, frame: ReportFrame, carried: CarriedDrift[] = []) {
+    const carriedDrift = carried.map((c) => c.drift);
     const hasDrift = frame.report.drift.length > 0 || carriedDrift.length > 0;
     const driftEvent = hasDrift && driftEvents.take(nodeId);
     const suppressed = suppressedDrift.get(nodeId) ?? 0;
     const writer = links.get(nodeId);
     const hash = hashOf(frame);
     let written: boolean;
+    // Set when the report came from a store older than the one stored: the ack tells the host.
+    let storeBehind: number | undefined;
     try {
       written = await reports.write({
         nodeId,
@@ -303,12 +315,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           driftEvent,
           suppressedDriftEvents: suppressed,
           carriedDrift,
+          carriedFrom: Object.fromEntries(carried.map((c) => [c.drift.id, c.origin])),
           storeLostEvent: () => hostEvents.take(`${nodeId}\u0000node.store-lost`),
+          storeBehind: (generation) => (storeBehind = generation),
         },
       });
     } catch (err) {
       pacer.forget(nodeId);
       if (writer) writer.storedReport = undefined;
+      const link = links.get(nodeId);
+      if (link) {
+        log.warn({ nodeId, seq: frame.seq }, "report not stored; closing its link unacked (the host sends it again)");
+        link.ws.close(1013, "report not stored; try again later");
+      }
       throw err;
     }
     // Stored now, or found stored: what the database holds for this node (while this link is its link).
@@ -320,7 +339,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       else suppressedDrift.set(nodeId, suppressed + 1);
     }
     const link = links.get(nodeId);
-    if (link) send(link, { type: "ack", seq: frame.seq });
+    if (link) send(link, { type: "ack", seq: frame.seq, ...(storeBehind !== undefined ? { storeGeneration: storeBehind } : {}) });
+    if (storeBehind !== undefined) log.warn({ nodeId, reported: frame.report.storeGeneration, stored: storeBehind }, "report from a store older than the one stored: rolled back, so lost");
     log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
     await finishRetirement(nodeId, frame);
   }
@@ -532,33 +552,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const heartbeatMs = options.heartbeatMs ?? 5_000;
   // A gateway is dead after this much silence: many beats, and never under 30 s, so a
   // busy event loop or a slow pool (a large push) on the other instance is not death.
-  const staleMs = Math.max(heartbeatMs * SWEEP_BEATS, MIN_STALE_MS);
-  await beatGateway(deps, id);
-  let beating = false;
-  let lastTick = Date.now();
-  const gatewayBeat = setInterval(() => {
-    const now = Date.now();
-    const late = now - lastTick > 2 * heartbeatMs;
-    lastTick = now;
-    // One beat at a time: beats queued behind a slow database do not pile up.
-    if (beating) return;
-    beating = true;
-    (async () => {
-      const kept = await beatGateway(deps, id);
-      if (!kept) {
-        // Another instance took us for dead and released our nodes: claim back the links we hold.
-        const held = [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id }));
-        const reasserted = await reassertLinks(deps, id, held);
-        log.warn({ held: held.length, reasserted: reasserted.length }, "gateway was swept as dead by another instance; links reasserted");
-      }
-      // This loop itself ran late: it is no judge of others being late.
-      if (late) log.warn({ heartbeatMs }, "gateway heartbeat ran late; not sweeping others this beat");
-      else await sweepDeadGateways(deps, staleMs);
-    })()
-      .catch((err) => log.warn({ err }, "gateway heartbeat failed"))
-      .finally(() => (beating = false));
-  }, heartbeatMs);
-  gatewayBeat.unref();
+  const staleMs = options.staleMs ?? Math.max(heartbeatMs * SWEEP_BEATS, MIN_STALE_MS);
+  const stopBeat = await startGatewayBeat({ deps, log, gatewayId: id, heartbeatMs, staleMs, heldLinks: () => [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id })) });
 
   return {
     id,
@@ -606,7 +601,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async close() {
       clearInterval(heartbeat);
       clearInterval(flush);
-      clearInterval(gatewayBeat);
+      stopBeat();
       shuttingDown = true;
       await unsubscribeDeclarations();
       await catchUp.close();

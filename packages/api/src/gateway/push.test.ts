@@ -11,6 +11,7 @@ import { CHANNELS, MANY_NODES, nodes, notify, type ChangeBus } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
+import { countingDb } from "../testing/counting-db";
 import { createToken } from "../services/create-token";
 import { enrolNode } from "../services/enrol-node";
 import { deleteRole, upsertRole } from "../services/roles";
@@ -19,7 +20,6 @@ import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts"
 import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
 import { serveGateway } from "../testing/raw-hosts";
-import { countingDb } from "../testing/counting-db";
 
 describe.each(testEngines())("declaration push on %s", (engine) => {
   let t: TestDatabase;

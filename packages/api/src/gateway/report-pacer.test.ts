@@ -31,7 +31,7 @@ describe("report pacer", () => {
   it("hands the drift of a replaced report on to the one that replaces it", () => {
     let now = 0;
     const carried: string[][] = [];
-    const pacer = createReportPacer({ intervalMs: 2000, hash, release: (_n, _f, drift) => carried.push(drift.map((d) => d.id)), now: () => now });
+    const pacer = createReportPacer({ intervalMs: 2000, hash, release: (_n, _f, drift) => carried.push(drift.map((d) => d.drift.id)), now: () => now });
     const drifted = frame(2, "b");
     drifted.report.drift = [{ id: "motd", type: "file", declared: "a".repeat(64), observed: null, description: "missing", corrected: true }];
     expect(pacer.offer("n", frame(1, "a"))).toBe("now");
@@ -49,7 +49,7 @@ describe("report pacer", () => {
     drifted.report.drift = [{ id: "motd", type: "file", declared: "a".repeat(64), observed: null, description: "missing", corrected: true }];
     expect(pacer.offer("n", frame(1, "a"))).toBe("now");
     expect(pacer.offer("n", drifted)).toBe("later");
-    expect([...(pacer.take("n", frame(3, "c"))?.values() ?? [])].map((d) => d.id)).toEqual(["motd"]);
+    expect([...(pacer.take("n", frame(3, "c"))?.values() ?? [])].map((d) => d.drift.id)).toEqual(["motd"]);
     now += 2000;
     pacer.flushAll();
     expect(released).toEqual([]);

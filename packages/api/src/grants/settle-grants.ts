@@ -2,7 +2,7 @@
 // with its stored secret, revokes a committed revocation. Idempotent, so a crash, a
 // provider outage or two instances doing it at once only delays it (decision 0011).
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
-import { grants, nodes, notify, CHANNELS, type ChangeBus, type DbOrTx } from "@mesh/db";
+import { grants, nodes, notify, CHANNELS, MANY_NODES, type ChangeBus, type DbOrTx } from "@mesh/db";
 import { GrantDeclaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
 
@@ -41,22 +41,30 @@ export async function markLeftoverGrantsRevoked(db: DbOrTx): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Settles every pending grant; returns how many are still pending because their provider failed. */
+/** Settles every pending grant, a page at a time; returns how many are still pending because their provider failed. */
 export async function settleGrants(deps: SettleDeps): Promise<number> {
+  const PAGE = 1000;
   // A retired or revoked node's grants are revoked whatever happened between its state and its grants.
   const leftover = await markLeftoverGrantsRevoked(deps.db);
   if (leftover.length > 0) deps.log.warn({ grants: leftover.length }, "grants of retired or revoked nodes were still open; revoking them");
-  const pending = await deps.db.select({ id: grants.id }).from(grants).where(isNull(grants.settledAt)).orderBy(asc(grants.createdAt)).limit(1000);
   let failed = 0;
-  for (const { id } of pending) {
-    try {
-      await settleGrant(deps, id);
-    } catch (err) {
-      failed++;
-      deps.log.warn({ grant: id, reason: (err as Error).message }, "grant not settled at its provider; will retry");
+  for (;;) {
+    const pending = await deps.db.select({ id: grants.id }).from(grants).where(isNull(grants.settledAt)).orderBy(asc(grants.createdAt)).limit(PAGE);
+    let failedHere = 0;
+    let busy = false;
+    for (const { id } of pending) {
+      try {
+        if ((await settleGrant(deps, id)) === "busy") busy = true;
+      } catch (err) {
+        failedHere++;
+        deps.log.warn({ grant: id, reason: (err as Error).message }, "grant not settled at its provider; will retry");
+      }
     }
+    failed += failedHere;
+    // A short page is the last. A failure (the provider is struggling) or a grant another
+    // instance holds would come back on the next page: leave the rest to the next sweep.
+    if (pending.length < PAGE || failedHere > 0 || busy) return failed;
   }
-  return failed;
 }
 
 /** Settles a grant as soon as its transaction commits (the bus), and sweeps for any left behind. */
@@ -68,8 +76,11 @@ export async function startGrantSettler(deps: SettleDeps, bus: ChangeBus, opts: 
       (err) => deps.log.warn({ reason: (err as Error).message }, "grant settling failed; will retry"),
     );
   };
-  // A notification missed while the bus was away is made up by a sweep at once, not at the next interval.
-  const unsubscribe = await bus.subscribe(CHANNELS.grant, (id) => run(() => settleGrant(deps, id)), { onGap: () => run(() => settleGrants(deps)) });
+  // "*": a fleet compile changed many grants at once (ensure-node-grants.ts). A notification missed
+  // while the bus was away is made up by a sweep at once, not at the next interval.
+  const unsubscribe = await bus.subscribe(CHANNELS.grant, (id) => run(() => (id === MANY_NODES ? settleGrants(deps) : settleGrant(deps, id))), {
+    onGap: () => run(() => settleGrants(deps)),
+  });
   run(() => settleGrants(deps));
   const sweep = setInterval(() => run(() => settleGrants(deps)), opts.sweepMs ?? 30_000);
   sweep.unref();

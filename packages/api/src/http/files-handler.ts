@@ -39,8 +39,29 @@ export async function handleFileDownload(deps: Deps, request: Request, sha256: s
       }
     }
     const data = await getBlobOrThrow(deps, sha256);
-    return new Response(new Uint8Array(data), { headers: { "content-type": "application/octet-stream", "content-length": String(data.length), "cache-control": "private, immutable" } });
+    const headers = { "content-type": "application/octet-stream", "cache-control": "private, immutable", "accept-ranges": "bytes" };
+    // A host resumes a download a dropped connection cut (one range, from a byte on).
+    const range = byteRange(request.headers.get("range"), data.length);
+    if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${data.length}` } });
+    if (range) {
+      const part = data.subarray(range.start, range.end + 1);
+      return new Response(new Uint8Array(part), { status: 206, headers: { ...headers, "content-length": String(part.length), "content-range": `bytes ${range.start}-${range.end}/${data.length}` } });
+    }
+    return new Response(new Uint8Array(data), { headers: { ...headers, "content-length": String(data.length) } });
   } catch (err) {
     return jsonError(deps, err);
   }
+}
+
+/**
+ * One `bytes=N-` or `bytes=N-M` range (RFC 9110 14.1.2); null for none or a form not served
+ * (several ranges, a suffix), which gets the whole file.
+ */
+export function byteRange(header: string | null, size: number): { start: number; end: number } | "unsatisfiable" | null {
+  const m = /^bytes=(\d{1,15})-(\d{0,15})$/.exec(header?.trim() ?? "");
+  if (!m) return null;
+  const start = Number(m[1]);
+  const end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+  if (start >= size || end < start) return "unsatisfiable";
+  return { start, end };
 }

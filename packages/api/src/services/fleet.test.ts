@@ -20,6 +20,8 @@ import { useServiceDeps } from "../testing/service-deps";
 const profile = (machineId: string) => testProfile(machineId);
 const publicKey = () => testKeyPair().publicKey;
 const inventory = emptyInventory();
+/** A sweeper that has been beating for ever: only the swept gateway's own silence counts. */
+const LONG_AGO = new Date(0);
 
 describe.each(testEngines())("fleet services on %s", (engine) => {
   let deps: Deps;
@@ -52,9 +54,9 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     await beatGateway(deps, "gw-alive");
     await markConnected(deps, held.nodeId, "gw-dead", "0.1.0");
     await markConnected(deps, other.nodeId, "gw-alive", "0.1.0");
-    expect(await sweepDeadGateways(deps, 60_000)).toEqual([]);
+    expect(await sweepDeadGateways(deps, 60_000, LONG_AGO)).toEqual([]);
     await deps.db.update(gateways).set({ heartbeatAt: sql`now() - interval '10 minutes'` }).where(eq(gateways.id, "gw-dead"));
-    expect(await sweepDeadGateways(deps, 60_000)).toEqual([held.nodeId]);
+    expect(await sweepDeadGateways(deps, 60_000, LONG_AGO)).toEqual([held.nodeId]);
     expect((await getNode(deps, held.nodeId)).state).toBe("disconnected");
     expect((await getNode(deps, other.nodeId)).state).toBe("enrolled");
   });

@@ -17,6 +17,9 @@ import { PresenceBatcher, writeTransitions } from "./presence-batch";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
+/** A sweeper that has been beating for ever: only the swept gateway's own silence counts. */
+const LONG_AGO = new Date(0);
+
 describe.each(testEngines())("presence on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
@@ -62,20 +65,20 @@ describe.each(testEngines())("presence on %s", (engine) => {
   it("lets a gateway swept as dead by another claim back the links it still holds, in one statement", async () => {
     const held = [await enrol(), await enrol(), await enrol()];
     const elsewhere = await enrol();
-    expect(await beatGateway(deps, "gw-slow")).toBe(false);
-    expect(await beatGateway(deps, "gw-slow")).toBe(true);
+    expect((await beatGateway(deps, "gw-slow")).kept).toBe(false);
+    expect((await beatGateway(deps, "gw-slow")).kept).toBe(true);
     await beatGateway(deps, "gw-other");
     for (const [i, nodeId] of held.entries()) await markConnected(deps, nodeId, "gw-slow", "0.1.0", {}, undefined, `l${i}`);
     // gw-slow's beat came late (a push kept its loop busy): gw-other sweeps it.
     await deps.db.update(gateways).set({ heartbeatAt: sql`now() - interval '10 minutes'` }).where(eq(gateways.id, "gw-slow"));
-    expect((await sweepDeadGateways(deps, 60_000)).sort()).toEqual([...held].sort());
+    expect((await sweepDeadGateways(deps, 60_000, LONG_AGO)).sort()).toEqual([...held].sort());
     // Their events are written in the sweep's one transaction (rows written by one transaction share its xmin).
     const released = await deps.db.select({ xmin: sql<string>`${events}.xmin::text` }).from(events).where(and(eq(events.action, "node.disconnect"), eq(events.actor, "control-plane"), inArray(events.nodeId, held)));
     expect(released).toHaveLength(3);
     expect(new Set(released.map((e) => e.xmin)).size).toBe(1);
     // Meanwhile one host moved to the other gateway: that one is not claimed back.
     await markConnected(deps, held[2]!, "gw-other", "0.1.0", {}, undefined, "l-moved");
-    expect(await beatGateway(deps, "gw-slow")).toBe(false);
+    expect((await beatGateway(deps, "gw-slow")).kept).toBe(false);
     const links = held.map((nodeId, i) => ({ nodeId, linkId: `l${i}` })).concat([{ nodeId: elsewhere, linkId: "never-connected" }]);
     const reasserted = await reassertLinks(deps, "gw-slow", links);
     expect(reasserted.sort()).toEqual([held[0], held[1], elsewhere].sort());
@@ -86,6 +89,21 @@ describe.each(testEngines())("presence on %s", (engine) => {
     // Its links' own closes still mark their nodes gone.
     await markDisconnected(deps, held[1]!, "gw-slow", "close 1000", {}, "l1");
     expect((await getNode(deps, held[1]!)).state).toBe("disconnected");
+  });
+
+  it("counts a gateway's silence only while the sweeper itself was beating (after a database outage)", async () => {
+    const held = await enrol();
+    await beatGateway(deps, "gw-quiet");
+    await markConnected(deps, held, "gw-quiet", "0.1.0", {}, undefined, "l-quiet");
+    // Both gateways were cut off from the database for ten minutes; the sweeper's first beat back is now.
+    await deps.db.update(gateways).set({ heartbeatAt: sql`now() - interval '10 minutes'` }).where(eq(gateways.id, "gw-quiet"));
+    const back = (await beatGateway(deps, "gw-back")).at;
+    expect(await sweepDeadGateways(deps, 60_000, back)).toEqual([]);
+    expect(await getNode(deps, held)).toMatchObject({ state: "enrolled", gatewayId: "gw-quiet" });
+    // Had the sweeper been beating all along (or a full stale window since it came back), that silence is death.
+    const stillQuiet = new Date(back.getTime() - 61_000);
+    expect(await sweepDeadGateways(deps, 60_000, stillQuiet)).toEqual([held]);
+    expect(await getNode(deps, held)).toMatchObject({ state: "disconnected", gatewayId: null });
   });
 
   it("writes 100 concurrent connects in a handful of transactions, refusing a revoked node and a re-keyed one", async () => {
@@ -151,7 +169,7 @@ describe.each(testEngines())("presence on %s", (engine) => {
     await markConnected(deps, nodeId, "gw-seen", "0.1.0", {}, undefined, "l-seen-2");
     const lastBeat = new Date(Date.now() - 3_600_000);
     await deps.db.update(gateways).set({ heartbeatAt: lastBeat }).where(eq(gateways.id, "gw-seen"));
-    expect(await sweepDeadGateways(deps, 60_000)).toContain(nodeId);
+    expect(await sweepDeadGateways(deps, 60_000, LONG_AGO)).toContain(nodeId);
     const released = await getNode(deps, nodeId);
     expect(released).toMatchObject({ state: "disconnected", gatewayId: null, lastSeenAt: lastBeat });
   });

@@ -47,15 +47,24 @@ export async function touchLastChecked(deps: Pick<Deps, "db">, nodeIds: string[]
   return nodeIds.filter((id) => !done.has(id));
 }
 
-/**
- * A gateway instance says it is alive. False when its row was gone: another instance took
- * it for dead and released its nodes, which the caller must then claim back (reassertLinks).
- */
-export async function beatGateway(deps: Pick<Deps, "db">, gatewayId: string): Promise<boolean> {
-  const beaten = await deps.db.update(gateways).set({ heartbeatAt: sql`now()` }).where(eq(gateways.id, gatewayId)).returning({ id: gateways.id });
-  if (beaten.length > 0) return true;
-  await deps.db.insert(gateways).values({ id: gatewayId }).onConflictDoUpdate({ target: gateways.id, set: { heartbeatAt: sql`now()` } });
-  return false;
+/** A beat: whether the gateway's row was still there, and the database's time the beat wrote. */
+export interface GatewayBeat {
+  /** False when its row was gone: another instance took it for dead and released its nodes, which the caller must then claim back (reassertLinks). */
+  kept: boolean;
+  /** now() on the database: every liveness judgement is made on the database's clock, never a process's. */
+  at: Date;
+}
+
+/** A gateway instance says it is alive. */
+export async function beatGateway(deps: Pick<Deps, "db">, gatewayId: string): Promise<GatewayBeat> {
+  const beaten = await deps.db.update(gateways).set({ heartbeatAt: sql`now()` }).where(eq(gateways.id, gatewayId)).returning({ at: gateways.heartbeatAt });
+  if (beaten[0]) return { kept: true, at: beaten[0].at };
+  const [inserted] = await deps.db
+    .insert(gateways)
+    .values({ id: gatewayId })
+    .onConflictDoUpdate({ target: gateways.id, set: { heartbeatAt: sql`now()` } })
+    .returning({ at: gateways.heartbeatAt });
+  return { kept: false, at: inserted!.at };
 }
 
 /**
@@ -88,12 +97,19 @@ export async function reassertLinks(deps: Pick<Deps, "db">, gatewayId: string, h
  * Forgets gateways that stopped beating and marks the nodes they held as
  * disconnected: an instance that died cannot mark its own nodes. Runs on every
  * beat, so it touches nodes only when a gateway actually died.
+ *
+ * `watchedSince` is when the sweeping gateway's own unbroken run of beats began (the database's
+ * time of its first beat after starting, after a failed beat, or after a gap): silence is only
+ * counted while the sweeper itself was beating. After a database outage every gateway's last beat
+ * is old; the one that recovers first must not take the others' silence, which was its own too,
+ * for death (decision DRAFT-outage-liveness). A gateway that really died is swept once the sweeper
+ * has beaten for `staleMs` without hearing from it.
  */
-export async function sweepDeadGateways(deps: Pick<Deps, "db">, staleMs: number): Promise<string[]> {
+export async function sweepDeadGateways(deps: Pick<Deps, "db">, staleMs: number, watchedSince: Date): Promise<string[]> {
   return deps.db.transaction(async (tx) => {
     const dead = await tx
       .delete(gateways)
-      .where(lt(gateways.heartbeatAt, sql`now() - make_interval(secs => ${staleMs / 1000})`))
+      .where(lt(sql`greatest(${gateways.heartbeatAt}, ${watchedSince.toISOString()}::timestamptz)`, sql`now() - make_interval(secs => ${staleMs / 1000})`))
       .returning({ id: gateways.id, heartbeatAt: gateways.heartbeatAt });
     // Its nodes were last seen when it last vouched for them: its last beat.
     return releaseNodes(tx, Object.fromEntries(dead.map((g) => [g.id, g.heartbeatAt.toISOString()])), "its gateway stopped");

@@ -6,7 +6,7 @@ import { declarations, grants as grantsTable, nodes, notify, CHANNELS, MANY_NODE
 import type { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type CompiledDeclaration, type Conflict } from "../compile/compile-declaration";
 import { matchesSelector } from "../compile/selector";
-import { ensureNodeGrants } from "../grants/ensure-node-grants";
+import { ensureGrants } from "../grants/ensure-node-grants";
 import { recordEvent } from "./record-event";
 import { COMPILABLE_STATES, loadRoles, lockCompiler, type CompileContext } from "./recompile-node";
 import { appendDeclarations, pruneBodies, pruneHistory, storeBodies, type DeclarationRow } from "./declaration-store";
@@ -85,22 +85,29 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
 
   const conflictChanges: Array<{ id: string; conflicts: Conflict[] }> = [];
   const inConflict: FleetCompileResult["conflicts"] = [];
-  const newRows: Array<DeclarationRow & { resources: unknown[] }> = [];
-  let unchanged = 0;
+  const compiledFor: Array<{ node: FleetNode; compiled: CompiledDeclaration }> = [];
   for (const node of fleet) {
-    let compiled = compiledOf(node);
+    const compiled = compiledOf(node);
     if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) conflictChanges.push({ id: node.id, conflicts: compiled.conflicts });
     // A conflict pushes nothing: the node keeps its last good declaration.
-    if (compiled.conflicts.length > 0) {
-      inConflict.push({ nodeId: node.id, conflicts: compiled.conflicts });
-      continue;
-    }
-    if (compiled.grants.length > 0 || holdingGrants.has(node.id)) {
-      const grantFiles = await ensureNodeGrants(tx, ctx.grants, node.id, compiled.grants, actor);
-      if (grantFiles.length > 0) {
-        const resources = [...compiled.resources, ...grantFiles].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        compiled = { ...compiled, resources, hash: declarationHash(resources) };
-      }
+    if (compiled.conflicts.length > 0) inConflict.push({ nodeId: node.id, conflicts: compiled.conflicts });
+    else compiledFor.push({ node, compiled });
+  }
+  // Every node's grants at once: issued, kept or revoked in a few statements (ensure-node-grants.ts).
+  const grantFiles = await ensureGrants(
+    tx,
+    ctx.grants,
+    compiledFor.filter(({ node, compiled }) => compiled.grants.length > 0 || holdingGrants.has(node.id)).map(({ node, compiled }) => ({ nodeId: node.id, declared: compiled.grants })),
+    actor,
+  );
+
+  const newRows: Array<DeclarationRow & { resources: unknown[] }> = [];
+  let unchanged = 0;
+  for (let { node, compiled } of compiledFor) {
+    const files = grantFiles.get(node.id);
+    if (files) {
+      const resources = [...compiled.resources, ...files].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      compiled = { ...compiled, resources, hash: declarationHash(resources) };
     }
     if (node.hash === compiled.hash) {
       unchanged++;

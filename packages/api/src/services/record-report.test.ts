@@ -55,6 +55,24 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(written[0]!.data).toMatchObject({ count: 2, ids: ["r0", "r1"] });
   });
 
+  it("takes a report sent again (its origin at or below the stored one) as stored: no second write, no second event, not even as carried drift", async () => {
+    const nodeId = await enrol();
+    const stream = "ab".repeat(8);
+    const drifted = { ...report(2, "fixed"), origin: { stream, sequence: 3 } };
+    expect(await recordReport(deps, nodeId, drifted)).toBe(true);
+    // The ack was lost: the host sends it again, then a later report carrying its drift (paced at a gateway).
+    expect(await recordReport(deps, nodeId, { ...drifted, reconciledAt: new Date(Date.now() + 1000).toISOString() })).toBe(false);
+    const later = { ...report(0), origin: { stream, sequence: 4 } };
+    expect(await recordReport(deps, nodeId, later, { carriedDrift: drifted.drift, carriedFrom: { r0: drifted.origin, r1: drifted.origin } })).toBe(true);
+    expect(await driftEvents(nodeId)).toHaveLength(1);
+    expect(await deps.db.select().from(reportHistory).where(eq(reportHistory.nodeId, nodeId))).toHaveLength(2);
+    // Drift carried from a report not stored yet is told; a new stream (a host that lost its state) is not old.
+    const unstored = { ...report(1, "new"), origin: { stream, sequence: 5 } };
+    expect(await recordReport(deps, nodeId, { ...report(0, "x"), declarationVersion: 2, origin: { stream, sequence: 6 } }, { carriedDrift: unstored.drift, carriedFrom: { r0: unstored.origin } })).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(1, "again"), origin: { stream: "cd".repeat(8), sequence: 0 } })).toBe(true);
+    expect(await driftEvents(nodeId)).toHaveLength(3);
+  });
+
   it("writes no event when the node's budget is spent, and says how many were left out in the next", async () => {
     const nodeId = await enrol();
     expect(await recordReport(deps, nodeId, report(3, "a"), { driftEvent: false })).toBe(true);
@@ -78,6 +96,30 @@ describe.each(testEngines())("report events on %s", (engine) => {
     const written = await storeLostEvents();
     expect(written).toHaveLength(2);
     expect(written.map((e) => e.data)).toContainEqual({ suppressedEvents: 1 });
+  });
+
+  it("takes a report from a store older than the generation stored as a store rolled back, so lost (issue 12)", async () => {
+    const nodeId = await enrol();
+    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    const node = async () => (await deps.db.select({ lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;
+    const behind: number[] = [];
+    const opts = { storeBehind: (g: number) => behind.push(g) };
+    expect(await recordReport(deps, nodeId, { ...report(0), storeGeneration: 9 }, opts)).toBe(true);
+    expect(await node()).toEqual({ lost: false, generation: 9 });
+    // A restored backup: generation 4, the report itself says nothing is wrong.
+    expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 4 }, opts)).toBe(true);
+    expect(behind).toEqual([9]);
+    expect(await node()).toEqual({ lost: true, generation: 9 });
+    expect((await storeLostEvents()).map((e) => e.data)).toEqual([{ rolledBack: { storeGeneration: 4, acknowledged: 9 } }]);
+    // The host handles it as lost: its new store starts past the acknowledged generation, and says so once acknowledged.
+    expect(await recordReport(deps, nodeId, { ...report(0), storeLost: true, storeGeneration: 11 }, opts)).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(0), storeGeneration: 12 }, opts)).toBe(true);
+    expect(await node()).toEqual({ lost: false, generation: 12 });
+    expect(await storeLostEvents()).toHaveLength(1);
+    // A report without a generation (a host from before) changes nothing.
+    expect(await recordReport(deps, nodeId, report(2, "older host"), opts)).toBe(true);
+    expect(await node()).toEqual({ lost: false, generation: 12 });
+    expect(behind).toEqual([9]);
   });
 
   it("stores the applied version the host reports only up to the declared one, and never lower than before", async () => {

@@ -3,7 +3,7 @@
 // over random batches (several nodes, drift, repeats, store lost turning on and off, carried drift,
 // spent budgets, more than REPORT_HISTORY_PER_NODE reports per node, several reports of a node in one batch).
 import { describe, expect, it } from "vitest";
-import { and, asc, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { events, latestReports, nodes, reportHistory } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Drift, Report } from "@mesh/protocol";
@@ -173,6 +173,23 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
     const written = await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: crypto.randomUUID(), report }, { nodeId: nodeId!, report }]));
     expect(written).toEqual([false, true]);
+  });
+
+  it("finds stores rolled back among a batch's nodes with the batch's own statements, several reports of a node in order", async () => {
+    const [a, b, c] = await enrol(3);
+    const report = (storeGeneration: number, storeLost = false): Report => ({ declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost, storeGeneration, reconciledAt: new Date().toISOString() });
+    await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: a!, report: report(5) }, { nodeId: b!, report: report(5) }, { nodeId: c!, report: report(5) }]));
+    const behind: string[] = [];
+    const item = (nodeId: string, r: Report) => ({ nodeId, report: r, opts: { storeBehind: (g: number) => behind.push(`${nodeId}@${g}`) } });
+    // a: a restored backup; b: moves on; c: rolled back, then (in the same batch) lost and started again.
+    await deps.db.transaction((tx) => writeReports(tx, [item(a!, report(2)), item(b!, report(8)), item(c!, report(3)), item(c!, report(6, true))]));
+    expect(behind.sort()).toEqual([`${a}@5`, `${c}@5`].sort());
+    const rows = await deps.db.select({ id: nodes.id, lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(inArray(nodes.id, [a!, b!, c!]));
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.lost, r.generation]]))).toEqual({ [a!]: [true, 5], [b!]: [false, 8], [c!]: [true, 6] });
+    const lostEvents = await deps.db.select().from(events).where(and(inArray(events.nodeId, [a!, b!, c!]), eq(events.action, "node.store-lost")));
+    expect(lostEvents.map((e) => [e.nodeId, e.data]).sort()).toEqual(
+      [[a, { rolledBack: { storeGeneration: 2, acknowledged: 5 } }], [c, { rolledBack: { storeGeneration: 3, acknowledged: 5 } }]].sort(),
+    );
   });
 
   it("stores a batch of reports in one transaction and answers each caller", async () => {

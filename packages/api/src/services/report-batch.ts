@@ -7,7 +7,7 @@
 // gateway's reports for a short window and writes them so; each caller awaits its own answer.
 import { sql } from "drizzle-orm";
 import { latestReports, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
-import type { Drift, Report } from "@mesh/protocol";
+import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 
@@ -23,8 +23,27 @@ export interface RecordReportOptions {
   suppressedDriftEvents?: number;
   /** Drift of reports this one replaced before they were stored (paced): told in its event. */
   carriedDrift?: Drift[];
+  /** Per carried resource id, the origin of the report it was seen in: drift of a report stored already is not told again. */
+  carriedFrom?: Record<string, ReportOrigin | undefined>;
   /** The caller's per-node budget for node.store-lost (the gateway's); without one it is always written. */
   storeLostEvent?: () => { suppressed: number } | null;
+  /**
+   * Told when the report came from a store older than the newest generation stored for its node (a
+   * restored backup): the gateway says so in the ack, and the host handles its store as lost.
+   */
+  storeBehind?: (storedGeneration: number) => void;
+}
+
+/**
+ * A node's store generation after a report, and whether that report came from a rolled back store:
+ * the generation only rises, except that a report saying its store was lost starts a new one. A
+ * report without a generation (an older host) changes nothing.
+ */
+export function nextStoreGeneration(stored: number, report: Report): { generation: number; behind: boolean } {
+  const g = report.storeGeneration;
+  if (g === undefined) return { generation: stored, behind: false };
+  if (report.storeLost) return { generation: g, behind: false };
+  return g < stored ? { generation: stored, behind: true } : { generation: g, behind: false };
 }
 
 /** The one audit event a report's drift makes: counts and the first few entries. */
@@ -41,8 +60,9 @@ export function driftSummary(report: Report, suppressed = 0, carried: Drift[] = 
   };
 }
 
+/** Ignores when it was reconciled and where it stands in the host's numbering: what it says, only. */
 export function reportHash(report: Report): string {
-  const { reconciledAt: _at, ...rest } = report;
+  const { reconciledAt: _at, origin: _origin, ...rest } = report;
   return contentHash(rest);
 }
 
@@ -70,34 +90,46 @@ interface EventRow {
  * Stores the reports of one batch, in the caller's transaction, as storing them one by one in
  * this order would (recordReport): a report equal to its node's stored one is not written again
  * (its carried drift is still told), the figures on the node are the last written report's,
- * node.store-lost is told when the flag turns on. Several reports of one node are applied in
+ * node.store-lost is told when the flag turns on (or a report comes from a store older than the
+ * generation stored: rolled back, so lost as well). Several reports of one node are applied in
  * order. A report of a node that no longer exists is not written. Returns, per item, whether
  * it was written.
  */
 export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boolean[]> {
   if (items.length === 0) return [];
   const ids = [...new Set(items.map((i) => i.nodeId))].sort();
-  // Every node row of the batch locked at once, in id order; its stored hash read with it.
+  // Every node row of the batch locked at once, in id order; its stored hash and origin read with it.
   const locked = await tx
-    .select({ id: nodes.id, storeLost: nodes.storeLost, hash: latestReports.hash })
+    .select({
+      id: nodes.id,
+      storeLost: nodes.storeLost,
+      storeGeneration: nodes.storeGeneration,
+      hash: latestReports.hash,
+      origin: sql<ReportOrigin | null>`${latestReports.body} -> 'origin'`,
+    })
     .from(nodes)
     .leftJoin(latestReports, sql`${latestReports.nodeId} = ${nodes.id}`)
     .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`)
     .orderBy(nodes.id)
     .for("update", { of: nodes });
   // What each node holds as the batch is applied item by item (in memory: the statements below write the end state).
-  const state = new Map(locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost }]));
+  const state = new Map(
+    locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin }]),
+  );
 
   const written: boolean[] = [];
   // The stored rows as JSON text, each report's body spliced in as serialised once (ids are uuids, hashes hex).
   const reports: string[] = [];
-  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean }>();
+  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number }>();
   const audit: EventRow[] = [];
   items.forEach((item, i) => {
-    const { nodeId, report, opts = {} } = item;
+    const { nodeId, report } = item;
     const hash = item.hash ?? reportHash(report);
     const held = state.get(nodeId);
     if (!held) return void written.push(false);
+    // Sent again after a lost ack: stored already, with its events.
+    if (storedBefore(report.origin, held.origin)) return void written.push(false);
+    const opts = withoutStoredDrift(item.opts, held.origin);
     const actor = `node:${nodeId}`;
     if (held.hash === hash) {
       if (carriesDrift(opts)) audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
@@ -105,19 +137,28 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     }
     written.push(true);
     held.hash = hash;
+    if (report.origin) held.origin = report.origin;
     reports.push(`{"i":${i},"node_id":${JSON.stringify(nodeId)},"declaration_version":${report.declarationVersion},"hash":${JSON.stringify(hash)},"body":${item.json ?? JSON.stringify(report)}}`);
     // The applied version only ever rises (greatest below), so the highest of a node's reports is the one that counts.
     const version = Math.max(report.declarationVersion, figures.get(nodeId)?.version ?? -1);
-    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: report.storeLost });
+    const next = nextStoreGeneration(held.generation, report);
+    if (next.behind) opts.storeBehind?.(held.generation);
+    const storeLost = report.storeLost || next.behind;
+    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation });
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
     // Told when it turns on, not with every report that still says so.
-    if (report.storeLost && !held.storeLost) {
+    if (storeLost && !held.storeLost) {
       const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };
-      if (slot) audit.push({ i: audit.length, actor, action: "node.store-lost", node_id: nodeId, data: slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {} });
+      const data = {
+        ...(next.behind ? { rolledBack: { storeGeneration: report.storeGeneration, acknowledged: held.generation } } : {}),
+        ...(slot && slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}),
+      };
+      if (slot) audit.push({ i: audit.length, actor, action: "node.store-lost", node_id: nodeId, data });
     }
-    held.storeLost = report.storeLost;
+    held.storeLost = storeLost;
+    held.generation = next.generation;
   });
 
   if (reports.length > 0) {
@@ -140,9 +181,9 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       update nodes set
         applied_version = greatest(nodes.applied_version, least(v.version, nodes.declared_version)),
         owned_count = v.owned, drift_count = v.drift, error_count = v.errors, store_lost = v.store_lost,
-        last_checked_at = now(), updated_at = now()
+        store_generation = v.store_generation, last_checked_at = now(), updated_at = now()
       from jsonb_to_recordset(${JSON.stringify([...figures.values()])}::jsonb)
-        as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean)
+        as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint)
       where nodes.id = v.id`);
     // Each node's history kept to its newest REPORT_HISTORY_PER_NODE, one statement for the batch.
     await tx.execute(sql`
@@ -163,6 +204,13 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   // Wakes views: the node when one changed, else "*" (any number, bus.ts).
   if (figures.size > 0) await notify(tx, CHANNELS.node, figures.size === 1 ? [...figures.keys()][0]! : MANY_NODES);
   return written;
+}
+
+/** The options without the carried drift of reports stored already (their event was told then). */
+function withoutStoredDrift(opts: RecordReportOptions = {}, stored: ReportOrigin | null): RecordReportOptions {
+  const from = opts.carriedFrom;
+  if (!from || !opts.carriedDrift?.length) return opts;
+  return { ...opts, carriedDrift: opts.carriedDrift.filter((d) => !storedBefore(from[d.id], stored)) };
 }
 
 /** Of these items, the ones that equal their node's stored report and carry nothing to tell: one read, no lock. */

@@ -1,8 +1,7 @@
-// Counts the statements a component sends to its database, at the handle, whatever the engine:
-// for tests that bound how many queries a fleet-wide path costs.
+// A database handle that counts the statements issued through it (select, insert, update,
+// delete, execute; a transaction counts once): for tests that bound a path's round trips.
 import type { Deps } from "../deps";
 
-/** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
 export function countingDb(db: Deps["db"]): { db: Deps["db"]; count: () => number } {
   let n = 0;
   const counted = new Set(["select", "selectDistinct", "insert", "update", "delete", "execute", "transaction"]);

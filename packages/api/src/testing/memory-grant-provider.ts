@@ -1,5 +1,5 @@
-// A grant provider held in memory for tests: principal -> credential, as a database holds roles;
-// every call fails while it is set down (a provider outage).
+// A grant provider held in memory: principal -> credential, like a database holds roles;
+// fails while `down`. For tests of the grant logic behind the GrantProvider interface.
 import { randomBytes } from "node:crypto";
 import type { GrantProvider } from "../grants/provider";
 

@@ -6,7 +6,7 @@ import { latestReports, nodes, notify, reportHistory, CHANNELS } from "@mesh/db"
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
-import { REPORT_HISTORY_PER_NODE, driftSummary, reportHash, type RecordReportOptions } from "../services/report-batch";
+import { REPORT_HISTORY_PER_NODE, driftSummary, nextStoreGeneration, reportHash, type RecordReportOptions } from "../services/report-batch";
 
 export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: string, report: Report, opts: RecordReportOptions = {}): Promise<boolean> {
   const hash = reportHash(report);
@@ -32,7 +32,11 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
     const keep = tx.select({ id: reportHistory.id }).from(reportHistory).where(eq(reportHistory.nodeId, nodeId)).orderBy(desc(reportHistory.id)).limit(REPORT_HISTORY_PER_NODE);
     const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));
     if (oldestKept?.id) await tx.delete(reportHistory).where(and(eq(reportHistory.nodeId, nodeId), lt(reportHistory.id, Number(oldestKept.id))));
-    const [before] = report.storeLost ? await tx.select({ storeLost: nodes.storeLost }).from(nodes).where(eq(nodes.id, nodeId)).for("update") : [];
+    const asks = report.storeLost || report.storeGeneration !== undefined;
+    const [before] = asks ? await tx.select({ storeLost: nodes.storeLost, storeGeneration: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)).for("update") : [];
+    const next = nextStoreGeneration(Number(before?.storeGeneration ?? 0), report);
+    if (next.behind) opts.storeBehind?.(Number(before!.storeGeneration));
+    const storeLost = report.storeLost || next.behind;
     await tx
       .update(nodes)
       .set({
@@ -40,7 +44,8 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
         ownedCount: report.owned.length,
         driftCount: report.drift.filter((d) => !d.corrected).length,
         errorCount: report.errors.length,
-        storeLost: report.storeLost,
+        storeLost,
+        ...(before ? { storeGeneration: next.generation } : {}),
         lastCheckedAt: sql`now()`,
         updatedAt: sql`now()`,
       })
@@ -48,9 +53,13 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
-    if (report.storeLost && before && !before.storeLost) {
+    if (storeLost && before && !before.storeLost) {
       const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };
-      if (slot) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId, ...(slot.suppressed > 0 ? { data: { suppressedEvents: slot.suppressed } } : {}) });
+      const data = {
+        ...(next.behind ? { rolledBack: { storeGeneration: report.storeGeneration, acknowledged: Number(before.storeGeneration) } } : {}),
+        ...(slot && slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}),
+      };
+      if (slot) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.store-lost", nodeId, ...(Object.keys(data).length > 0 ? { data } : {}) });
     }
     await notify(tx, CHANNELS.node, nodeId);
     return true;

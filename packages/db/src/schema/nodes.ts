@@ -1,7 +1,7 @@
 // Nodes: one row per enrolled machine, with its identity (public key), what it
 // reported at enrolment and the summary figures the fleet list shows.
 import { sql } from "drizzle-orm";
-import { pgTable, text, integer, jsonb, timestamp, uuid, boolean, index, uniqueIndex } from "drizzle-orm/pg-core";
+import { pgTable, text, integer, bigint, jsonb, timestamp, uuid, boolean, index, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * `pending`: a machine that enrolled claiming to be a live node (same machine-id) without
@@ -28,6 +28,8 @@ export const nodes = pgTable(
     driftCount: integer("drift_count").notNull().default(0),
     errorCount: integer("error_count").notNull().default(0),
     storeLost: boolean("store_lost").notNull().default(false),
+    /** The newest store generation the host reported (reset by a report saying its store was lost): an older one is a rolled back store. */
+    storeGeneration: bigint("store_generation", { mode: "number" }).notNull().default(0),
     /** Roles that declare one resource differently: nothing new is pushed while any remain. */
     conflicts: jsonb("conflicts").$type<Array<{ key: string; roles: [string, string] }>>().notNull().default([]),
     /** "remove" or "forget" while retiring (keepResources forgets). */

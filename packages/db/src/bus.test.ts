@@ -5,6 +5,7 @@ import { createDb, type Database } from "./client";
 import { migrate } from "./migrate";
 import { CHANNELS, MAX_PAYLOAD_BYTES, notify } from "./bus";
 import { createPostgresDatabase, startNatsServer } from "./testing";
+import { sql as drizzleSql } from "drizzle-orm";
 
 type Kind = "pglite" | "postgres" | "nats";
 const kinds: Kind[] = process.env.DATABASE_URL ? ["pglite", "postgres", "nats"] : ["pglite", "nats"];
@@ -19,6 +20,8 @@ describe.each(kinds)("change bus on %s", (kind) => {
   const cleanups: Array<() => Promise<void>> = [];
   /** true where a second instance can share the first one's database and bus */
   const shared = kind !== "pglite";
+  /** Cuts the bus's connection (the listening backend, or the NATS server); it comes back by itself. */
+  let breakConnection: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     let url: string | undefined;
@@ -27,6 +30,7 @@ describe.each(kinds)("change bus on %s", (kind) => {
       const nats = await startNatsServer();
       cleanups.push(nats.stop);
       busUrl = nats.url;
+      breakConnection = nats.restart;
     }
     if (process.env.DATABASE_URL && kind !== "pglite") {
       const pg = await createPostgresDatabase("mesh_bus");
@@ -40,6 +44,14 @@ describe.each(kinds)("change bus on %s", (kind) => {
     };
     database = await open();
     await migrate(database);
+    if (kind === "postgres") {
+      breakConnection = async () => {
+        // The listening connection's last statement is its LISTEN; ending it is what a database restart does to it.
+        await database.db.execute(
+          drizzleSql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()`,
+        );
+      };
+    }
   });
   afterAll(async () => {
     for (const c of cleanups) await c();
@@ -124,6 +136,23 @@ describe.each(kinds)("change bus on %s", (kind) => {
     await database.db.transaction(async (tx) => notify(tx, CHANNELS.declaration, "from-first"));
     await until(() => got.length >= 1);
     expect(got).toEqual(["from-first"]);
+    await unsubscribe();
+  });
+
+  it.skipIf(kind === "pglite")("tells a subscriber it may have missed notifications once its connection is back, and keeps delivering", async () => {
+    const got: string[] = [];
+    let gaps = 0;
+    const unsubscribe = await database.bus.subscribe(CHANNELS.declaration, (p) => got.push(p), { onGap: () => gaps++ });
+    await notify(database.db, CHANNELS.declaration, "before");
+    await until(() => got.length >= 1);
+    expect(gaps).toBe(0);
+    await breakConnection!();
+    for (let i = 0; i < 3 && gaps === 0; i++) await until(() => gaps > 0);
+    expect(gaps).toBe(1);
+    // The subscription is active again when the gap is told.
+    await notify(database.db, CHANNELS.declaration, "after");
+    await until(() => got.includes("after"));
+    expect(got).toEqual(["before", "after"]);
     await unsubscribe();
   });
 });

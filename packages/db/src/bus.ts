@@ -28,8 +28,17 @@ export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 /** pg_notify's own limit (8000 bytes), kept for every bus so a payload never depends on which one runs. */
 export const MAX_PAYLOAD_BYTES = 7999;
 
+export interface SubscribeOptions {
+  /**
+   * Called when this subscription may have missed notifications: its connection to the bus was lost
+   * and is back (the subscription is active again when it is called). Notifications are at most once;
+   * a subscriber that must not miss a change compares what it holds with the database here.
+   */
+  onGap?: () => void;
+}
+
 export interface ChangeBus {
-  subscribe(channel: Channel, listener: (payload: string) => void): Promise<() => Promise<void>>;
+  subscribe(channel: Channel, listener: (payload: string) => void, opts?: SubscribeOptions): Promise<() => Promise<void>>;
 }
 
 /** Queue a notification; it is delivered when the surrounding transaction commits. */
@@ -42,8 +51,18 @@ export async function notify(db: DbOrTx, channel: Channel, payload: string): Pro
 
 export function createPostgresBus(sql: Sql): ChangeBus {
   return {
-    async subscribe(channel, listener) {
-      const sub = await sql.listen(channel, (payload) => listener(payload));
+    async subscribe(channel, listener, opts = {}) {
+      // postgres.js calls onlisten each time its listening connection has (re)issued LISTEN: the first
+      // call is this subscription; every later one follows a lost connection, when anything may have been missed.
+      let listened = false;
+      const sub = await sql.listen(
+        channel,
+        (payload) => listener(payload),
+        () => {
+          if (listened) opts.onGap?.();
+          listened = true;
+        },
+      );
       return () => sub.unlisten();
     },
   };
@@ -51,6 +70,7 @@ export function createPostgresBus(sql: Sql): ChangeBus {
 
 export function createPgliteBus(pg: PGlite): ChangeBus {
   return {
+    // In-process: nothing sits between a commit and its listeners, so there is never a gap.
     async subscribe(channel, listener) {
       return pg.listen(channel, listener);
     },

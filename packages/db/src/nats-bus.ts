@@ -29,15 +29,24 @@ export async function createNatsBus(url: string, opts: { onError?: (message: str
     name: "mesh-control-plane",
     maxReconnectAttempts: -1,
   });
+  /** Subscribers to tell after a reconnect: core pub/sub drops what is sent while disconnected. */
+  const gapListeners = new Set<() => void>();
   // disconnects and reconnects are worth a line: core pub/sub drops what is sent meanwhile
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === "disconnect" || s.type === "reconnect" || s.type === "error") opts.onError?.(`bus ${s.type}: ${String(s.data)}`);
+      if (s.type === "reconnect") {
+        // The client re-subscribes on reconnect; once the server has them, subscribers catch up.
+        await nc.flush().catch(() => {});
+        for (const onGap of gapListeners) onGap();
+      }
     }
   })().catch(() => {});
   return {
     bus: {
-      async subscribe(channel, listener) {
+      async subscribe(channel, listener, subscribeOpts = {}) {
+        const onGap = subscribeOpts.onGap ? () => subscribeOpts.onGap?.() : undefined;
+        if (onGap) gapListeners.add(onGap);
         const sub = nc.subscribe(channel, {
           callback: (err, msg) => {
             if (err) return opts.onError?.(`bus ${channel}: ${err.message}`);
@@ -48,7 +57,10 @@ export async function createNatsBus(url: string, opts: { onError?: (message: str
         });
         // the server has registered the subscription once this round trip returns
         await nc.flush();
-        return async () => sub.unsubscribe();
+        return async () => {
+          if (onGap) gapListeners.delete(onGap);
+          sub.unsubscribe();
+        };
       },
     },
     publish(channel, payload) {

@@ -59,7 +59,7 @@ export async function createTestDatabase(engine: "postgres" | "pglite", opts: { 
 }
 
 /** Starts nats-server on a free loopback port (the binary from PATH or /usr/sbin) for a bus test. */
-export async function startNatsServer(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startNatsServer(): Promise<{ url: string; stop(): Promise<void>; restart(): Promise<void> }> {
   const { spawn } = await import("node:child_process");
   const net = await import("node:net");
   const port = await new Promise<number>((resolve, reject) => {
@@ -70,23 +70,33 @@ export async function startNatsServer(): Promise<{ url: string; stop(): Promise<
     s.on("error", reject);
   });
   const bin = fs.existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server";
-  const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
-  await new Promise<void>((resolve, reject) => {
-    let err = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      if (err.includes("Server is ready")) resolve();
+  const launch = async () => {
+    const started = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+    await new Promise<void>((resolve, reject) => {
+      let err = "";
+      started.stderr!.on("data", (d: Buffer) => {
+        err += d.toString();
+        if (err.includes("Server is ready")) resolve();
+      });
+      started.on("exit", (code) => reject(new Error(`nats-server exited ${code}: ${err}`)));
+      started.on("error", reject);
     });
-    child.on("exit", (code) => reject(new Error(`nats-server exited ${code}: ${err}`)));
-    child.on("error", reject);
-  });
+    return started;
+  };
+  let child = await launch();
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    await exited;
+  };
   return {
     url: `nats://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
+    stop,
+    /** Stops the server and starts it again on the same port: clients lose their connection and reconnect. */
+    async restart() {
+      await stop();
+      child = await launch();
     },
   };
 }

@@ -20,10 +20,11 @@ import { startGatewayBeat } from "./gateway-beat";
 import { PresenceBatcher } from "../services/presence-batch";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
-import { createPusher, type PushLink } from "./push";
+import { createPusher, pushRetryDelayMs, type PushLink } from "./push";
+import { DeclarationCatchUp } from "./catch-up";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
-import { authenticateLink, batchedNodeLookup } from "./link-auth";
+import { authenticateLink, batchedNodeLookup, REFUSED_STATES } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
 import { FairLinkAdmission } from "./admission";
 import { EventBudget } from "../http/event-budget";
@@ -58,6 +59,8 @@ export interface GatewayOptions {
   factsRecompileIntervalMs?: number;
   /** Authenticated connects one node may make per minute; past it the upgrade is answered 503 with Retry-After (default 10). */
   connectsPerMinute?: number;
+  /** How long a report's comparison with the node's current declaration waits for others to share it (default 1 s). */
+  reportCheckWindowMs?: number;
   /** Link handshakes started per second; the rest are answered 503 with a Retry-After that spreads them (admission.ts). */
   admissionsPerSecond?: number;
   /** Of those, what one address key may start per second (default a quarter of the rate; admission.ts). */
@@ -111,6 +114,8 @@ interface Link extends PushLink {
   storedReport?: string;
   /** Its connect was accepted (the node may still link with this key): only then do fleet-wide pushes reach it. */
   ready: boolean;
+  /** The key it authenticated with: a node re-keyed since closes this link. */
+  publicKey: string;
 }
 
 export interface Gateway {
@@ -197,6 +202,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${EVERY_FEATURE}`));
 
   const pusher = createPusher(deps, log);
+  // Delivery never rests on one notification: bus gaps and hosts' reports compare links with the database.
+  const catchUp = new DeclarationCatchUp(pusher, log, {
+    links: () => [...links.values()].filter((l) => l.ready && l.ws.readyState === l.ws.OPEN),
+    holds: (l) => links.get(l.nodeId) === l && (l as Link).ready && l.ws.readyState === l.ws.OPEN,
+    reportWindowMs: options.reportCheckWindowMs,
+  });
   // Changed reports of all links written together: a fleet reporting at once is a few transactions, not one per host.
   const reports = new ReportBatcher(deps, { windowMs: options.reportWindowMs, maxItems: options.reportBatchItems });
 
@@ -238,11 +249,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         await writeReport(link.nodeId, frame, [...(pacer.take(link.nodeId, frame)?.values() ?? [])]);
         return;
       }
+      // Not the first report of a version it was just sent: the host may be behind a change whose
+      // notification this gateway never heard. Compared with the database in a batch, at most one a window.
+      if (link.ready) catchUp.reported(link);
       // Equal to what is stored, and no other report of this node waits to replace it: no database
       // call at all, only "checked" (a timer report, every few minutes from every host).
       if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && hashOf(frame) === link.storedReport) {
         checked.add(link.nodeId);
         send(link, { type: "ack", seq: frame.seq });
+        await finishRetirement(link.nodeId, frame);
         return;
       }
       const offer = pacer.offer(link.nodeId, frame);
@@ -250,6 +265,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       else if (offer === "unchanged") {
         checked.add(link.nodeId);
         send(link, { type: "ack", seq: frame.seq });
+        await finishRetirement(link.nodeId, frame);
       }
     } else if (frame.type === "facts") {
       if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
@@ -326,16 +342,37 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (link) send(link, { type: "ack", seq: frame.seq, ...(storeBehind !== undefined ? { storeGeneration: storeBehind } : {}) });
     if (storeBehind !== undefined) log.warn({ nodeId, reported: frame.report.storeGeneration, stored: storeBehind }, "report from a store older than the one stored: rolled back, so lost");
     log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
-    // Only a retiring node can complete its retirement: asking for every report owning nothing was a
-    // transaction per report of every node with an empty declaration. Without its link (the report was
-    // flushed after the close) the gateway does not know, and asks.
-    if (written && frame.report.owned.length === 0 && (!link || link.retiring)) await completeRetirement(deps, nodeId, frame.report);
+    await finishRetirement(nodeId, frame);
+  }
+
+  /**
+   * Completes a retirement on any report that qualifies (owning nothing), stored or found unchanged: a
+   * failed attempt is retried with backoff while the node's link is held, and by its next report.
+   * Only a retiring node can complete its retirement: asking for every report owning nothing was a
+   * transaction per report of every node with an empty declaration. Without its link (the report was
+   * flushed after the close) the gateway does not know, and asks.
+   */
+  async function finishRetirement(nodeId: string, frame: ReportFrame, failures = 0): Promise<void> {
+    const link = links.get(nodeId);
+    if (frame.report.owned.length > 0 || (link && !link.retiring)) return;
+    try {
+      await completeRetirement(deps, nodeId, frame.report);
+    } catch (err) {
+      const delayMs = pushRetryDelayMs(failures + 1);
+      log.warn({ err, nodeId, failures: failures + 1, retryInMs: delayMs }, "could not complete the retirement; will retry");
+      // Retried while this link is the node's (a later link's reports carry it on); a report flushed after the close is retried a few times.
+      const retry = () => {
+        const now = links.get(nodeId);
+        if (link ? now === link : failures < 5) onLinkQueue(nodeId, () => finishRetirement(nodeId, frame, failures + 1));
+      };
+      setTimeout(retry, delayMs).unref();
+    }
   }
 
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false };
+    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false, publicKey };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -405,7 +442,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         return;
       }
       link.ready = true;
-      await pusher.pushNode(link, hostHas);
+      // Retried until it is sent or the link goes: a database error here must not leave the host behind.
+      await pusher.pushNodeOrRetry(link, hostHas);
     });
     log.info({ nodeId, hostHas }, "link up");
   }
@@ -444,22 +482,58 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   flush.unref();
 
   // A node id: that node changed. "*": any number changed; the links held are compared with the database.
-  let fleetPush: Promise<unknown> = Promise.resolve();
-  const unsubscribeDeclarations = await bus.subscribe(CHANNELS.declaration, (payload) => {
-    if (payload === MANY_NODES) {
+  // After a gap (the bus's connection was lost and is back) every link is compared: what was missed is made up.
+  const unsubscribeDeclarations = await bus.subscribe(
+    CHANNELS.declaration,
+    (payload) => {
       // One at a time: a burst of changes is caught up by the next one, which reads after the last commit.
-      fleetPush = fleetPush.then(() => pusher.pushChanged([...links.values()].filter((l) => l.ready))).catch((err) => log.error({ err }, "fleet push failed"));
-      return;
-    }
-    const link = links.get(payload);
-    if (!link) return;
-    link.queue = link.queue.then(() => pusher.pushNode(link)).catch((err) => log.error({ err, nodeId: payload }, "push failed"));
-  });
+      if (payload === MANY_NODES) return catchUp.all();
+      const link = links.get(payload);
+      if (link) pusher.pushNodeQueued(link);
+    },
+    {
+      onGap: () => {
+        log.warn({ links: links.size }, "the change bus may have missed notifications; comparing every link with the database");
+        catchUp.all();
+      },
+    },
+  );
   // Revoked, retired or re-enrolled: whichever instance holds the link closes it now.
-  const unsubscribeLinks = await bus.subscribe(CHANNELS.link, (payload) => {
-    const [nodeId, reason] = payload.split(" ");
-    const link = nodeId ? links.get(nodeId) : undefined;
-    if (!link) return;
+  const unsubscribeLinks = await bus.subscribe(
+    CHANNELS.link,
+    (payload) => {
+      const [nodeId, reason] = payload.split(" ");
+      const link = nodeId ? links.get(nodeId) : undefined;
+      if (link) closeHeldLink(link, reason);
+    },
+    // A close notice missed while the bus was away: every held link is checked against its node.
+    { onGap: () => recheckLinks() },
+  );
+
+  let shuttingDown = false;
+  /** After a gap on the link channel: links of nodes revoked, retired or re-keyed meanwhile are closed (lookups batched). */
+  function recheckLinks(failures = 0) {
+    if (shuttingDown) return;
+    const held = [...links.values()];
+    Promise.all(held.map(async (link) => [link, await lookupNode(link.nodeId)] as const))
+      .then((found) => {
+        let closed = 0;
+        for (const [link, node] of found) {
+          if (links.get(link.nodeId) !== link) continue;
+          const reason = !node || REFUSED_STATES.has(node.state) ? (node?.state === "retired" ? "retired" : "revoked") : node.publicKey !== link.publicKey ? "replaced" : null;
+          if (reason) (closeHeldLink(link, reason), closed++);
+        }
+        log.info({ links: held.length, closed }, "links checked after a gap on the change bus");
+      })
+      .catch((err) => {
+        const delayMs = pushRetryDelayMs(failures + 1);
+        log.warn({ err, retryInMs: delayMs }, "could not check links after a gap on the change bus; will retry");
+        setTimeout(() => recheckLinks(failures + 1), delayMs).unref();
+      });
+  }
+
+  function closeHeldLink(link: Link, reason: string | undefined) {
+    const nodeId = link.nodeId;
     log.info({ nodeId, reason }, "closing link");
     if (reason === "retired") {
       link.queue = link.queue.then(() => {
@@ -473,7 +547,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // A revoked host gets no grace: drop the socket even if it does not answer the close.
       setTimeout(() => link.ws.terminate(), 1000).unref();
     }
-  });
+  }
 
   const heartbeatMs = options.heartbeatMs ?? 5_000;
   // A gateway is dead after this much silence: many beats, and never under 30 s, so a
@@ -528,8 +602,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(heartbeat);
       clearInterval(flush);
       stopBeat();
+      shuttingDown = true;
       await unsubscribeDeclarations();
-      await fleetPush;
+      await catchUp.close();
       await unsubscribeLinks();
       factsPacer.flushAll();
       recompilePacer.flushAll();

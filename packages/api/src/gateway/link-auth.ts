@@ -33,7 +33,8 @@ export type LinkAuthResult =
   | { ok: true; auth: AuthFrame; node: { id: string; name: string; publicKey: string } }
   | { ok: false; status: 401 | 403; reason: string };
 
-const REFUSED_STATES = new Set(["revoked", "retired", "pending"]);
+/** States whose key links nowhere: refused at the handshake, and a held link is closed. */
+export const REFUSED_STATES = new Set(["revoked", "retired", "pending"]);
 
 function signedBy(publicKey: string, auth: AuthFrame): boolean {
   try {

@@ -21,7 +21,6 @@ import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
 import { serveGateway } from "../testing/raw-hosts";
 
-/** Statements the gateway sends to its database: counted at the handle, whatever the engine. */
 describe.each(testEngines())("declaration push on %s", (engine) => {
   let t: TestDatabase;
   let deps: Deps;

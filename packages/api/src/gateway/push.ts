@@ -42,6 +42,13 @@ export interface Pusher {
    * for a resync. Run it on the link's queue.
    */
   pushNode(link: PushLink, hostHas?: number): Promise<void>;
+  /**
+   * pushNode on the link's queue, retried with backoff when it fails (the database could not be read,
+   * a grant could not be revealed) until it succeeds or the link closes.
+   */
+  pushNodeQueued(link: PushLink, hostHas?: number): void;
+  /** pushNode run now (the caller is on the link's queue); a failure is retried on the queue as pushNodeQueued does. */
+  pushNodeOrRetry(link: PushLink, hostHas?: number): Promise<void>;
   /** A change to any number of nodes: every link whose host is behind the database gets its declaration. */
   pushChanged(links: PushLink[]): Promise<PushSummary>;
 }
@@ -54,6 +61,11 @@ export interface PushSummary {
   /** Links skipped because their socket was full (resynced on drain). */
   behind: number;
 }
+
+/** Backoff between attempts of a failed per-node push: 0.5 s doubling to 30 s. */
+export const pushRetryDelayMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1));
+
+const linkOpen = (link: PushLink) => link.ws.readyState === link.ws.OPEN;
 
 const holdsGrant = (resources: Resource[]) => resources.some((r) => r.type === "file" && parseGrantReference(r.content));
 
@@ -119,8 +131,31 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     link.socket?.once("drain", () => {
       link.behind = false;
       log.info({ nodeId: link.nodeId }, "host reads its link again; resyncing its declaration");
-      link.queue = link.queue.then(() => pushNode(link, undefined, true)).catch((err) => log.error({ err, nodeId: link.nodeId }, "resync failed"));
+      queue(link, () => pushNode(link, undefined, true));
     });
+  }
+
+  /** Runs a push on the link's queue; a failure is logged and the push retried after a pause while the link is open. */
+  function queue(link: PushLink, push: () => Promise<void>, failures = 0) {
+    link.queue = link.queue.then(push).catch((err) => retryLater(link, push, err, failures + 1));
+  }
+
+  function retryLater(link: PushLink, push: () => Promise<void>, err: unknown, failures: number) {
+    if (!linkOpen(link)) return;
+    const delayMs = pushRetryDelayMs(failures);
+    log.warn({ err, nodeId: link.nodeId, failures, retryInMs: delayMs }, "push failed; will retry");
+    setTimeout(() => {
+      if (linkOpen(link)) queue(link, push, failures);
+    }, delayMs).unref();
+  }
+
+  async function pushNodeOrRetry(link: PushLink, hostHas?: number) {
+    const push = () => pushNode(link, hostHas);
+    await push().catch((err) => retryLater(link, push, err, 1));
+  }
+
+  function pushNodeQueued(link: PushLink, hostHas?: number) {
+    queue(link, () => pushNode(link, hostHas));
   }
 
   async function pushNode(link: PushLink, hostHas?: number, resync = false) {
@@ -135,16 +170,34 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     // same version on purpose: a grant that settled lets a held-back declaration go).
     if (hostHas !== undefined && link.knownVersion !== hostHas && current.version <= link.knownVersion) return;
     if (hostHas === undefined && current.version < link.knownVersion) return;
+    const known = link.knownVersion;
     link.knownVersion = Math.max(link.knownVersion, current.version);
-    const resources = await bodies.load(current.hash);
-    if (!resources) return;
+    // Not sent after all (the body could not be read, or is held back): the link is still behind, so a
+    // retry, a later report or a resync finds it so (unless something newer was sent meanwhile).
+    const unsent = () => {
+      if (link.knownVersion === current.version && current.version > known) link.knownVersion = known;
+    };
+    let resources: Resource[] | undefined;
+    try {
+      resources = await bodies.load(current.hash);
+    } catch (err) {
+      unsent();
+      throw err;
+    }
+    if (!resources) return unsent();
     let head: Buffer;
     if (holdsGrant(resources)) {
       // The stored declaration holds grant references; the host gets the credentials themselves.
-      const revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, resources);
+      let revealed: Awaited<ReturnType<typeof revealGrantFiles>>;
+      try {
+        revealed = await revealGrantFiles(deps.db, deps.grants?.secrets, link.nodeId, resources);
+      } catch (err) {
+        unsent();
+        throw err;
+      }
       if (!revealed.ok) {
         log.info({ nodeId: link.nodeId, version: current.version, reason: revealed.reason }, "declaration held back");
-        return;
+        return unsent();
       }
       head = frameHead(current.hash, revealed.resources);
     } else head = sharedHead(current.hash, resources);
@@ -153,7 +206,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     if (write(link, head, frameTail(current.version, current.final ?? undefined))) {
       link.sentVersion = Math.max(link.sentVersion ?? 0, current.version);
       log.info({ nodeId: link.nodeId, version: current.version }, "declaration pushed");
-    }
+    } else unsent();
   }
 
   async function pushChanged(links: PushLink[]): Promise<PushSummary> {
@@ -164,7 +217,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     if (stale.length === 0) return summary;
     const perNode = (link: PushLink) => {
       summary.perNode++;
-      link.queue = link.queue.then(() => pushNode(link)).catch((err) => log.error({ err, nodeId: link.nodeId }, "push failed"));
+      pushNodeQueued(link);
     };
     const shareable = stale.filter((r) => !r.final);
     const bodies = await loadBodies(deps.db, shareable.map((r) => r.hash));
@@ -195,6 +248,6 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     return summary;
   }
 
-  return { pushNode, pushChanged };
+  return { pushNode, pushNodeQueued, pushNodeOrRetry, pushChanged };
 }
 

@@ -1,8 +1,8 @@
 // Makes each provider match the grants table, after commit: issues a committed grant
 // with its stored secret, revokes a committed revocation. Idempotent, so a crash, a
 // provider outage or two instances doing it at once only delays it (decision 0011).
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { grants, notify, CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { grants, nodes, notify, CHANNELS, MANY_NODES, type ChangeBus, type DbOrTx } from "@mesh/db";
 import { GrantDeclaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
 
@@ -27,9 +27,26 @@ export async function settleGrant(deps: SettleDeps, id: string): Promise<"settle
   });
 }
 
+/**
+ * Grants of retired or revoked nodes that are still open (left so by a control plane that committed
+ * the node's state and failed before its grants): revoked in one statement. Returns their ids.
+ */
+export async function markLeftoverGrantsRevoked(db: DbOrTx): Promise<string[]> {
+  const gone = db.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, ["retired", "revoked"]));
+  const rows = await db
+    .update(grants)
+    .set({ revokedAt: sql`now()`, secret: null, settledAt: null })
+    .where(and(isNull(grants.revokedAt), inArray(grants.nodeId, gone)))
+    .returning({ id: grants.id });
+  return rows.map((r) => r.id);
+}
+
 /** Settles every pending grant, a page at a time; returns how many are still pending because their provider failed. */
 export async function settleGrants(deps: SettleDeps): Promise<number> {
   const PAGE = 1000;
+  // A retired or revoked node's grants are revoked whatever happened between its state and its grants.
+  const leftover = await markLeftoverGrantsRevoked(deps.db);
+  if (leftover.length > 0) deps.log.warn({ grants: leftover.length }, "grants of retired or revoked nodes were still open; revoking them");
   let failed = 0;
   for (;;) {
     const pending = await deps.db.select({ id: grants.id }).from(grants).where(isNull(grants.settledAt)).orderBy(asc(grants.createdAt)).limit(PAGE);
@@ -59,8 +76,11 @@ export async function startGrantSettler(deps: SettleDeps, bus: ChangeBus, opts: 
       (err) => deps.log.warn({ reason: (err as Error).message }, "grant settling failed; will retry"),
     );
   };
-  // "*": a fleet compile changed many grants at once (ensure-node-grants.ts).
-  const unsubscribe = await bus.subscribe(CHANNELS.grant, (id) => run(() => (id === MANY_NODES ? settleGrants(deps) : settleGrant(deps, id))));
+  // "*": a fleet compile changed many grants at once (ensure-node-grants.ts). A notification missed
+  // while the bus was away is made up by a sweep at once, not at the next interval.
+  const unsubscribe = await bus.subscribe(CHANNELS.grant, (id) => run(() => (id === MANY_NODES ? settleGrants(deps) : settleGrant(deps, id))), {
+    onGap: () => run(() => settleGrants(deps)),
+  });
   run(() => settleGrants(deps));
   const sweep = setInterval(() => run(() => settleGrants(deps)), opts.sweepMs ?? 30_000);
   sweep.unref();

@@ -10,7 +10,7 @@ import { declarationHash } from "../compile/compile-declaration";
 import { recordEvent } from "./record-event";
 import { appendDeclaration } from "./declaration-store";
 import { lockCompilerShared } from "./recompile-node";
-import { revokeNodeGrants } from "../grants/revoke-node-grants";
+import { markNodeGrantsRevoked, settleRevokedGrants } from "../grants/revoke-node-grants";
 
 export const RetireInput = z.strictObject({ id: z.uuid(), keepResources: z.boolean().default(false) });
 export type RetireInput = z.input<typeof RetireInput>;
@@ -55,29 +55,32 @@ export async function retireNode(deps: Deps, opts: { actor: string; input: Retir
  * owns nothing, it is retired, its key and grants revoked, and its link told so.
  */
 export async function completeRetirement(deps: Deps, nodeId: string, report: { declarationVersion: number; owned: unknown[] }) {
-  const retired = await deps.db.transaction(async (tx) => {
+  const revoked = await deps.db.transaction(async (tx) => {
     const node = await lockNode(tx, nodeId);
-    if (node.state !== "retiring" || report.declarationVersion < node.declaredVersion || report.owned.length > 0) return false;
+    if (node.state !== "retiring" || report.declarationVersion < node.declaredVersion || report.owned.length > 0) return null;
     await tx.update(nodes).set({ state: "retired", retiredAt: sql`now()`, gatewayId: null, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
     await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.retired", nodeId, data: { mode: node.retireMode } });
     await closeLink(tx, nodeId, "retired");
     await notify(tx, CHANNELS.node, nodeId);
-    return true;
+    // Committed with the retirement: a failure after this commit cannot leave a grant open.
+    return markNodeGrantsRevoked(tx, nodeId);
   });
-  if (retired) await revokeNodeGrants(deps, nodeId, `node:${nodeId}`);
-  return retired;
+  if (revoked === null) return false;
+  await settleRevokedGrants(deps, nodeId, revoked, `node:${nodeId}`);
+  return true;
 }
 
 export async function revokeNode(deps: Deps, opts: { actor: string; id: string }) {
-  const node = await deps.db.transaction(async (tx) => {
+  const { node, revoked } = await deps.db.transaction(async (tx) => {
     const node = await lockNode(tx, opts.id);
     if (node.state === "revoked" || node.state === "retired") throw new MeshError("CONFLICT", `node ${node.name} is already ${node.state}`);
     await tx.update(nodes).set({ state: "revoked", revokedAt: sql`now()`, gatewayId: null, updatedAt: sql`now()` }).where(eq(nodes.id, node.id));
     await recordEvent(tx, { actor: opts.actor, action: "node.revoke", nodeId: node.id });
     await closeLink(tx, node.id, "revoked");
     await notify(tx, CHANNELS.node, node.id);
-    return node;
+    // Committed with the revocation; the provider's part follows, retried by the settler if it fails.
+    return { node, revoked: await markNodeGrantsRevoked(tx, node.id) };
   });
-  const grants = await revokeNodeGrants(deps, node.id, opts.actor);
+  const grants = await settleRevokedGrants(deps, node.id, revoked, opts.actor);
   return { id: node.id, state: "revoked" as const, grantsRevoked: grants };
 }

@@ -21,7 +21,7 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   beforeAll(async () => {
     // A small pool on Postgres (see createTestDatabase).
     t = await createTestDatabase(engine, { maxConnections: 8 });
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
+    deps = { db: t.database.db, log: pino({ level: process.env.DEBUG_LOG ? "warn" : "silent" }) };
   });
   afterAll(async () => {
     await t?.drop();

@@ -274,7 +274,7 @@ export class ReportBatcher {
   batches = 0;
 
   constructor(
-    private readonly deps: Pick<Deps, "db">,
+    private readonly deps: Pick<Deps, "db" | "log">,
     opts: ReportBatcherOptions = {},
   ) {
     this.windowMs = opts.windowMs ?? 50;
@@ -325,6 +325,7 @@ export class ReportBatcher {
         batch.forEach((w, i) => w.resolve(written[i]!));
       } catch (err) {
         for (const w of batch) w.failures++;
+        this.deps.log.warn({ reports: batch.length, reason: (err as Error).message }, "report batch not stored; will retry");
         const retried = batch.filter((w) => w.failures < REPORT_TRIES);
         for (const w of batch) if (w.failures >= REPORT_TRIES) w.reject(err);
         this.retry(retried);

@@ -1,0 +1,109 @@
+// A socket for postgres.js that gives up on a silent server. postgres.js has no per-query client
+// timeout, and a server whose packets are dropped (not refused) cancels nothing: the query, its
+// connection and every query pipelined behind it would wait for TCP to give up (minutes, or never
+// behind a proxy that still acknowledges). This socket counts the answers the server owes (one
+// ReadyForQuery per start-up, simple Query and Sync) and, while one is owed, destroys itself when
+// no byte arrives for the deadline; postgres.js then fails those queries and reconnects on demand.
+// An idle connection owes nothing, so the LISTEN connection and the idle pool are never cut.
+import net from "node:net";
+
+/** The error a connection is destroyed with; recognised by isDatabaseUnreachable. */
+export const NO_RESPONSE = "DATABASE_NO_RESPONSE";
+
+const QUERY = 0x51; // 'Q'
+const SYNC = 0x53; // 'S' (from the client)
+const READY_FOR_QUERY = 0x5a; // 'Z'
+
+/**
+ * Splits a Postgres protocol byte stream into messages without copying bodies: a type byte (absent
+ * on the client's first message, the start-up or cancel request) then a length that counts itself.
+ */
+export class MessageFramer {
+  private header = Buffer.alloc(5);
+  private headerLength = 0;
+  private skip = 0;
+  private untyped: boolean;
+
+  constructor(
+    firstIsUntyped: boolean,
+    private readonly onMessage: (type: number | null) => void,
+  ) {
+    this.untyped = firstIsUntyped;
+  }
+
+  push(chunk: Buffer): void {
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, chunk.length - i);
+        this.skip -= n;
+        i += n;
+        continue;
+      }
+      const need = this.untyped ? 4 : 5;
+      const n = Math.min(need - this.headerLength, chunk.length - i);
+      chunk.copy(this.header, this.headerLength, i, i + n);
+      this.headerLength += n;
+      i += n;
+      if (this.headerLength < need) return;
+      const type = this.untyped ? null : this.header[0]!;
+      const length = this.header.readUInt32BE(this.untyped ? 0 : 1);
+      this.skip = Math.max(0, length - 4);
+      this.headerLength = 0;
+      this.untyped = false;
+      this.onMessage(type);
+    }
+  }
+}
+
+export interface ResponseDeadlineOptions {
+  responseTimeoutMs: number;
+}
+
+/** postgres.js's `socket` option: a plain TCP or Unix socket to the next host, with the deadline. */
+export function responseDeadlineSocket(opts: ResponseDeadlineOptions) {
+  let next = 0;
+  return (o: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
+    const socket = o.path ? net.connect(o.path) : net.connect(o.port[next % o.port.length]!, o.host[next % o.host.length]!);
+    next++;
+    watch(socket, opts.responseTimeoutMs);
+    return socket;
+  };
+}
+
+function watch(socket: net.Socket, timeoutMs: number): void {
+  let owed = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const arm = () => {
+    if (timer) clearTimeout(timer);
+    timer = owed > 0 ? setTimeout(expire, timeoutMs) : null;
+  };
+  const expire = () => {
+    const err = Object.assign(new Error(`the database sent nothing for ${timeoutMs} ms while a query waited; the connection is taken for dead`), { code: NO_RESPONSE });
+    socket.destroy(err);
+  };
+  const sent = new MessageFramer(true, (type) => {
+    if (type === null || type === QUERY || type === SYNC) {
+      owed++;
+      if (owed === 1) arm();
+    }
+  });
+  const received = new MessageFramer(false, (type) => {
+    if (type === READY_FOR_QUERY) owed = Math.max(0, owed - 1);
+  });
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (Buffer.isBuffer(chunk)) sent.push(chunk);
+    else if (typeof chunk === "string") sent.push(Buffer.from(chunk));
+    return write(chunk, ...rest);
+  }) as typeof socket.write;
+  socket.on("data", (chunk: Buffer) => {
+    received.push(chunk);
+    // Any byte is progress: a long result streams; a statement the server cancels answers with an error.
+    arm();
+  });
+  socket.once("close", () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  });
+}

@@ -60,18 +60,35 @@ export interface ResponseDeadlineOptions {
   responseTimeoutMs: number;
 }
 
-/** postgres.js's `socket` option: a plain TCP or Unix socket to the next host, with the deadline. */
+/**
+ * postgres.js's `socket` option: a plain TCP or Unix socket to the next host, with the deadline.
+ * The pools made with one option (the main pool and its LISTEN connection share it) share a fate:
+ * when one connection is found silent, the idle ones are closed too, since they went through the
+ * same network and would each cost a request its own full deadline to find out (and the idle LISTEN
+ * connection would never find out). postgres.js reopens them on demand, and re-LISTENs.
+ */
 export function responseDeadlineSocket(opts: ResponseDeadlineOptions) {
   let next = 0;
+  const live = new Set<Watched>();
+  const condemnIdle = (err: Error) => {
+    for (const w of live) if (w.owed() === 0) w.socket.destroy(err);
+  };
   return (o: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
     const socket = o.path ? net.connect(o.path) : net.connect(o.port[next % o.port.length]!, o.host[next % o.host.length]!);
     next++;
-    watch(socket, opts.responseTimeoutMs);
+    const watched = watch(socket, opts.responseTimeoutMs, condemnIdle);
+    live.add(watched);
+    socket.once("close", () => live.delete(watched));
     return socket;
   };
 }
 
-function watch(socket: net.Socket, timeoutMs: number): void {
+interface Watched {
+  socket: net.Socket;
+  owed(): number;
+}
+
+function watch(socket: net.Socket, timeoutMs: number, onExpired: (err: Error) => void): Watched {
   let owed = 0;
   let timer: NodeJS.Timeout | null = null;
   const arm = () => {
@@ -79,8 +96,9 @@ function watch(socket: net.Socket, timeoutMs: number): void {
     timer = owed > 0 ? setTimeout(expire, timeoutMs) : null;
   };
   const expire = () => {
-    const err = Object.assign(new Error(`the database sent nothing for ${timeoutMs} ms while a query waited; the connection is taken for dead`), { code: NO_RESPONSE });
-    socket.destroy(err);
+    const message = `the database sent nothing for ${timeoutMs} ms while a query waited; the connection is taken for dead`;
+    socket.destroy(Object.assign(new Error(message), { code: NO_RESPONSE }));
+    onExpired(Object.assign(new Error(`another connection to the database fell silent; this idle one is closed with it`), { code: NO_RESPONSE }));
   };
   const sent = new MessageFramer(true, (type) => {
     if (type === null || type === QUERY || type === SYNC) {
@@ -106,4 +124,5 @@ function watch(socket: net.Socket, timeoutMs: number): void {
     if (timer) clearTimeout(timer);
     timer = null;
   });
+  return { socket, owed: () => owed };
 }

@@ -1,10 +1,10 @@
 // A socket for postgres.js that gives up on a silent server. postgres.js has no per-query client
 // timeout, and a server whose packets are dropped (not refused) cancels nothing: the query, its
 // connection and every query pipelined behind it would wait for TCP to give up (minutes, or never
-// behind a proxy that still acknowledges). This socket counts the answers the server owes (one
-// ReadyForQuery per start-up, simple Query and Sync) and, while one is owed, destroys itself when
-// no byte arrives for the deadline; postgres.js then fails those queries and reconnects on demand.
-// An idle connection owes nothing, so the LISTEN connection and the idle pool are never cut.
+// behind a proxy that still acknowledges). This socket follows the answers the server owes (a
+// ReadyForQuery per start-up, simple Query and Sync; an answer per Flush) and, while one is owed,
+// destroys itself when no byte arrives for the deadline; postgres.js then fails those queries and
+// reconnects on demand. An idle connection owes nothing, so a quiet LISTEN connection is not cut.
 import net from "node:net";
 
 /** The error a connection is destroyed with; recognised by isDatabaseUnreachable. */
@@ -12,7 +12,10 @@ export const NO_RESPONSE = "DATABASE_NO_RESPONSE";
 
 const QUERY = 0x51; // 'Q'
 const SYNC = 0x53; // 'S' (from the client)
+const FLUSH = 0x48; // 'H'
 const READY_FOR_QUERY = 0x5a; // 'Z'
+/** The last message of what a Flush makes the server send: RowDescription, NoData, PortalSuspended, CommandComplete, ErrorResponse. */
+const FLUSH_ANSWERS = new Set([0x54, 0x6e, 0x73, 0x43, 0x45]); // T n s C E
 
 /**
  * Splits a Postgres protocol byte stream into messages without copying bodies: a type byte (absent
@@ -89,11 +92,13 @@ interface Watched {
 }
 
 function watch(socket: net.Socket, timeoutMs: number, onExpired: (err: Error) => void): Watched {
-  let owed = 0;
+  // What the server owes, in order: a ReadyForQuery per start-up, Query and Sync; an answer per Flush
+  // (postgres.js describes a new statement with Parse, Describe, Flush, and no Sync until it has the answer).
+  const owed: Array<"ready" | "flush"> = [];
   let timer: NodeJS.Timeout | null = null;
   const arm = () => {
     if (timer) clearTimeout(timer);
-    timer = owed > 0 ? setTimeout(expire, timeoutMs) : null;
+    timer = owed.length > 0 ? setTimeout(expire, timeoutMs) : null;
   };
   const expire = () => {
     const message = `the database sent nothing for ${timeoutMs} ms while a query waited; the connection is taken for dead`;
@@ -101,13 +106,17 @@ function watch(socket: net.Socket, timeoutMs: number, onExpired: (err: Error) =>
     onExpired(Object.assign(new Error(`another connection to the database fell silent; this idle one is closed with it`), { code: NO_RESPONSE }));
   };
   const sent = new MessageFramer(true, (type) => {
-    if (type === null || type === QUERY || type === SYNC) {
-      owed++;
-      if (owed === 1) arm();
-    }
+    const expect = type === null || type === QUERY || type === SYNC ? "ready" : type === FLUSH ? "flush" : null;
+    if (!expect) return;
+    owed.push(expect);
+    if (owed.length === 1) arm();
   });
   const received = new MessageFramer(false, (type) => {
-    if (type === READY_FOR_QUERY) owed = Math.max(0, owed - 1);
+    if (type === READY_FOR_QUERY) {
+      // A server in an error state skips to the Sync: flushes before it are answered by this too.
+      while (owed[0] === "flush") owed.shift();
+      owed.shift();
+    } else if (owed[0] === "flush" && type !== null && FLUSH_ANSWERS.has(type)) owed.shift();
   });
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
   socket.write = ((chunk: unknown, ...rest: unknown[]) => {
@@ -124,5 +133,5 @@ function watch(socket: net.Socket, timeoutMs: number, onExpired: (err: Error) =>
     if (timer) clearTimeout(timer);
     timer = null;
   });
-  return { socket, owed: () => owed };
+  return { socket, owed: () => owed.length };
 }

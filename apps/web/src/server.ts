@@ -90,7 +90,7 @@ async function main() {
     console.error(`mesh: ${err.message}`);
     process.exit(1);
   }
-  const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl }) : null;
+  const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl, deadlines: config.databaseDeadlines }) : null;
   const grants: Grants = { providers: postgresGrants ? { postgres: postgresGrants } : {}, secrets };
   const stopSettler = postgresGrants ? await startGrantSettler({ db: database.db, log, grants }, database.bus) : async () => {};
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });

@@ -9,8 +9,7 @@ import * as schema from "./schema/index";
 import { createPostgresBus, createPgliteBus, type ChangeBus } from "./bus";
 import { createNatsBus } from "./nats-bus";
 import { useOutbox } from "./bus-outbox";
-import { resolveDeadlines, sessionSettings, type DatabaseDeadlines } from "./deadlines";
-import { responseDeadlineSocket } from "./response-deadline";
+import { postgresDeadlineOptions, resolveDeadlines, type DatabaseDeadlines } from "./deadlines";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -107,11 +106,7 @@ function openPostgres(url: string, options: CreateDbOptions, deadlines: Database
   const sql = postgres(url, {
     max,
     onnotice: (n) => options.onNotice?.(String(n.message)),
-    connect_timeout: deadlines.connectTimeoutMs / 1000,
-    idle_timeout: deadlines.idleConnectionTimeoutMs / 1000,
-    connection: sessionSettings(deadlines),
-    // Plain TCP only: over TLS postgres.js wraps the socket and the protocol is not readable under it.
-    ...(deadlines.responseTimeoutMs > 0 && !wantsTls(url) ? { socket: responseDeadlineSocket({ responseTimeoutMs: deadlines.responseTimeoutMs }) } : {}),
+    ...postgresDeadlineOptions(url, deadlines),
   });
   const db = drizzlePostgres({ client: sql, schema }) as unknown as Db;
   return {
@@ -131,9 +126,4 @@ function openPostgres(url: string, options: CreateDbOptions, deadlines: Database
       }
     },
   };
-}
-
-function wantsTls(url: string): boolean {
-  const mode = new URL(url).searchParams.get("sslmode") ?? new URL(url).searchParams.get("ssl");
-  return !!mode && mode !== "disable" && mode !== "false";
 }

@@ -1,5 +1,6 @@
 // How long the control plane waits for its database: to connect, for a statement, for a
 // transaction left idle, and for any answer at all on a connection whose packets are dropped.
+import { responseDeadlineSocket } from "./response-deadline";
 
 export interface DatabaseDeadlines {
   /** TCP connect plus start-up (authentication) until the server is ready for a query. */
@@ -49,4 +50,25 @@ export function sessionSettings(deadlines: Pick<DatabaseDeadlines, "statementTim
     statement_timeout: String(deadlines.statementTimeoutMs),
     idle_in_transaction_session_timeout: String(deadlines.idleInTransactionTimeoutMs),
   };
+}
+
+/**
+ * The postgres.js options that carry the deadlines, for every client the control plane opens on a
+ * Postgres (its own database, a grant provider's): connect and idle by the driver, statement and
+ * idle-in-transaction by the server, silence by the socket.
+ */
+export function postgresDeadlineOptions(url: string, deadlines: DatabaseDeadlines) {
+  return {
+    connect_timeout: deadlines.connectTimeoutMs / 1000,
+    idle_timeout: deadlines.idleConnectionTimeoutMs / 1000,
+    connection: sessionSettings(deadlines),
+    // Plain TCP only: over TLS postgres.js wraps the socket, and the protocol is not readable under it.
+    ...(deadlines.responseTimeoutMs > 0 && !wantsTls(url) ? { socket: responseDeadlineSocket({ responseTimeoutMs: deadlines.responseTimeoutMs }) } : {}),
+  };
+}
+
+function wantsTls(url: string): boolean {
+  const params = new URL(url).searchParams;
+  const mode = params.get("sslmode") ?? params.get("ssl");
+  return !!mode && mode !== "disable" && mode !== "false";
 }

@@ -5,7 +5,7 @@
 // answers again, the same process serves again. Asserts what the caller sees, never how long it took.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { ADMIN_API_KEY, ControlPlane } from "../harness/control-plane";
+import { ADMIN_API_KEY, ADMIN_PASSWORD, ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { launchBrowser, logIn } from "../harness/browser";
 import { connectFake, enrolFake, inventory, keyPair, profile, type FakeHost } from "../harness/link";
@@ -25,6 +25,7 @@ describe("the database unreachable", () => {
 
   const listNodes = () => fetch(`${cp.url}/api/trpc/node.list`, { headers: { authorization: `Bearer ${ADMIN_API_KEY}` } });
   const createToken = () => fetch(`${cp.url}/api/trpc/token.create`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" }, body: "{}" });
+  const login = () => fetch(`${cp.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ password: ADMIN_PASSWORD }) });
   const enrol = (token: string) =>
     fetch(`${cp.url}/api/enrol`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, publicKey: keyPair().publicKey, profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory }) });
 
@@ -75,6 +76,7 @@ describe("the database unreachable", () => {
     await expectUnavailable(await listNodes());
     await expectUnavailable(await createToken());
     await expectUnavailable(await enrol(token));
+    await expectUnavailable(await login());
     await expectLinkRefused();
     await page.goto(`${cp.url}/`);
     await page.getByRole("heading", { name: "The database is unreachable" }).waitFor();
@@ -83,6 +85,7 @@ describe("the database unreachable", () => {
     proxy.setMode("pass");
     await waitFor("tRPC to answer again", async () => (await listNodes()).status === 200, 60_000, 500);
     expect((await enrol(token)).status).toBe(201);
+    expect((await login()).status).toBe(200);
     (await connectFake(cp.url, host)).close();
     await page.getByRole("button", { name: "Try again" }).click();
     await page.getByTestId("fleet-row").first().waitFor();

@@ -5,6 +5,7 @@
 // answers again, the same process serves again. Asserts what the caller sees, never how long it took.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
+import postgres from "postgres";
 import { ADMIN_API_KEY, ADMIN_PASSWORD, ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { launchBrowser, logIn } from "../harness/browser";
@@ -83,9 +84,18 @@ describe("the database unreachable", () => {
     expect(await page.content()).not.toMatch(/Failed query|params:/);
 
     proxy.setMode("pass");
-    await waitFor("tRPC to answer again", async () => (await listNodes()).status === 200, 60_000, 500);
-    expect((await enrol(token)).status).toBe(201);
-    expect((await login()).status).toBe(200);
+    // Straight to the database, past the proxy: when the outage ended, by the database's clock.
+    const direct = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const passedAt = (await direct<{ now: Date }[]>`select now()`)[0]!.now;
+      await waitFor("tRPC to answer again", async () => (await listNodes()).status === 200, 60_000, 500);
+      expect((await enrol(token)).status).toBe(201);
+      expect((await login()).status).toBe(200);
+      // A background loop that met the dead connection ended its turn and goes on: the gateway beats again.
+      await waitFor("the gateway's heartbeat after the outage", async () => (await direct<{ n: number }[]>`select count(*)::int as n from gateways where heartbeat_at > ${passedAt}`)[0]!.n > 0, 60_000, 500);
+    } finally {
+      await direct.end();
+    }
     (await connectFake(cp.url, host)).close();
     await page.getByRole("button", { name: "Try again" }).click();
     await page.getByTestId("fleet-row").first().waitFor();

@@ -72,7 +72,8 @@ async function openDb(options: CreateDbOptions): Promise<Database> {
     const deadlines = resolveDeadlines(options.deadlines);
     const pool = openPostgres(options.url, options, deadlines, options.maxConnections ?? 10);
     return {
-      ...pool,
+      db: pool.db,
+      withAdvisoryLock: pool.withAdvisoryLock,
       bus: createPostgresBus(pool.sql),
       kind: "postgres",
       async withoutDeadlines(fn) {

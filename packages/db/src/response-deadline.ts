@@ -77,8 +77,12 @@ export function responseDeadlineSocket(opts: ResponseDeadlineOptions) {
     for (const w of live) if (w.owed() === 0) w.socket.destroy(err);
   };
   return (o: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
-    const socket = o.path ? net.connect(o.path) : net.connect(o.port[next % o.port.length]!, o.host[next % o.host.length]!);
+    const host = o.host[next % o.host.length]!;
+    const port = o.port[next % o.port.length]!;
     next++;
+    const socket = o.path ? net.connect(o.path) : net.connect(port, host);
+    // What postgres.js names in its connection errors (it sets these only on sockets it makes itself).
+    Object.assign(socket, { host: o.path || host, port });
     const watched = watch(socket, opts.responseTimeoutMs, condemnIdle);
     live.add(watched);
     socket.once("close", () => live.delete(watched));

@@ -43,10 +43,10 @@ describe.runIf(hasPostgres)("database deadlines", () => {
   });
 
   it("packets dropped: queries on open and on new connections end with an error; once they flow, queries and notifications work again", async () => {
-    // Every pooled connection open, and the LISTEN one idle.
+    // Every pooled connection open, and the LISTEN one idle; then more queries than connections, so some wait in the queue.
     await Promise.all([1, 2, 3, 4].map((n) => database.db.execute(sql`select ${n}::int`)));
     proxy.setMode("blackhole");
-    const results = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => failure(database.db.execute(sql`select ${n}::int`))));
+    const results = await Promise.all(Array.from({ length: 40 }, (_, n) => failure(database.db.execute(sql`select ${n}::int`))));
     for (const err of results) expect(isDatabaseUnreachable(err), String(err)).toBe(true);
 
     proxy.setMode("pass");

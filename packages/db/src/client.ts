@@ -10,6 +10,7 @@ import { createPostgresBus, createPgliteBus, type ChangeBus } from "./bus";
 import { createNatsBus } from "./nats-bus";
 import { useOutbox } from "./bus-outbox";
 import { postgresDeadlineOptions, resolveDeadlines, type DatabaseDeadlines } from "./deadlines";
+import { withQueryDeadline } from "./query-deadline";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -102,14 +103,19 @@ async function openDb(options: CreateDbOptions): Promise<Database> {
   return database;
 }
 
-/** A postgres.js pool with the deadlines: connect and idle by the driver, statement and idle-in-transaction by the server, silence by the socket. */
+/**
+ * A postgres.js pool with the deadlines: connect and idle by the driver, statement and idle-in-transaction
+ * by the server, silence by the socket, and a whole wait (queue included) per query.
+ */
 function openPostgres(url: string, options: CreateDbOptions, deadlines: DatabaseDeadlines, max: number) {
   const sql = postgres(url, {
     max,
     onnotice: (n) => options.onNotice?.(String(n.message)),
     ...postgresDeadlineOptions(url, deadlines),
   });
-  const db = drizzlePostgres({ client: sql, schema }) as unknown as Db;
+  // Queued included: connecting, then answering. Off when the response deadline is (work without deadlines).
+  const queryDeadlineMs = deadlines.responseTimeoutMs > 0 ? deadlines.connectTimeoutMs + deadlines.responseTimeoutMs : 0;
+  const db = drizzlePostgres({ client: withQueryDeadline(sql, queryDeadlineMs), schema }) as unknown as Db;
   return {
     sql,
     db,

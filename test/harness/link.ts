@@ -59,7 +59,7 @@ export function openLink(baseUrl: string, headers: Record<string, string>): Prom
     ws.once("unexpected-response", (_req, res) => {
       let body = "";
       res.on("data", (d) => (body += d));
-      res.on("end", () => reject(Object.assign(new Error(`upgrade refused ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+      res.on("end", () => reject(Object.assign(new Error(`upgrade refused ${res.statusCode}: ${body}`), { status: res.statusCode, body, headers: res.headers })));
     });
     ws.once("error", reject);
   });

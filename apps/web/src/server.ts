@@ -59,7 +59,7 @@ async function main() {
 
   const database = await createDb({
     ...(config.databaseUrl
-      ? { url: config.databaseUrl, onNotice: (m: string) => log.debug({ notice: m }, "postgres notice") }
+      ? { url: config.databaseUrl, deadlines: config.databaseDeadlines, onNotice: (m: string) => log.debug({ notice: m }, "postgres notice") }
       : { dataDir: path.join(config.dataDir, "pglite") }),
     busUrl: config.busUrl,
     onBusError: (message) => log.warn({ bus: "nats" }, message),
@@ -80,7 +80,9 @@ async function main() {
 
   let secrets;
   try {
-    const opened = await openSecrets(database.db, loadSecretKey({ envKey: config.secretKey, dataDir: config.dataDir }));
+    // Without the statement deadline: it may seal every grant and VACUUM FULL two tables, once.
+    const secretKey = loadSecretKey({ envKey: config.secretKey, dataDir: config.dataDir });
+    const opened = await database.withoutDeadlines((unbounded) => openSecrets(unbounded.db, secretKey));
     if (opened.sealed > 0) log.info({ sealed: opened.sealed }, "sealed grant secrets stored in clear by an older version");
     secrets = opened.box;
   } catch (err) {
@@ -88,7 +90,7 @@ async function main() {
     console.error(`mesh: ${err.message}`);
     process.exit(1);
   }
-  const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl }) : null;
+  const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl, deadlines: config.databaseDeadlines }) : null;
   const grants: Grants = { providers: postgresGrants ? { postgres: postgresGrants } : {}, secrets };
   const stopSettler = postgresGrants ? await startGrantSettler({ db: database.db, log, grants }, database.bus) : async () => {};
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });

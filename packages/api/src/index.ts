@@ -3,7 +3,7 @@ export { appRouter, createCaller, type AppRouter } from "./root";
 export { createTrpcContext, errorIdOf, type TrpcContext } from "./trpc";
 export type { Deps } from "./deps";
 export { createLogger, type Logger } from "./log";
-export { MeshError, newErrorId, type ErrorCode } from "./errors";
+export { asMeshError, DATABASE_RETRY_AFTER_SECONDS, MeshError, newErrorId, type ErrorCode } from "./errors";
 export { handleEnrol, createEnrolLimits, type EnrolLimits } from "./http/enrol-handler";
 export { RateLimiter } from "./http/rate-limiter";
 export { addressKey, plainAddress } from "./http/address-key";

@@ -22,7 +22,10 @@ export interface TrpcContext extends Deps {
 }
 
 export async function createTrpcContext(opts: { deps: Deps; headers: Headers; publicUrl: string; tlsPin?: string }): Promise<TrpcContext> {
-  const caller = await authenticateCaller(opts.deps.db, opts.headers);
+  // The caller is looked up before any procedure runs: a database that cannot answer is a 503 here too.
+  const caller = await authenticateCaller(opts.deps.db, opts.headers).catch((err) => {
+    throw toTrpcError(err);
+  });
   return { ...opts.deps, actor: caller?.name ?? null, role: caller?.role ?? null, user: caller?.user ?? null, publicUrl: opts.publicUrl, tlsPin: opts.tlsPin };
 }
 

@@ -9,6 +9,8 @@ import * as schema from "./schema/index";
 import { createPostgresBus, createPgliteBus, type ChangeBus } from "./bus";
 import { createNatsBus } from "./nats-bus";
 import { useOutbox } from "./bus-outbox";
+import { postgresDeadlineOptions, resolveDeadlines, type DatabaseDeadlines } from "./deadlines";
+import { withQueryDeadline } from "./query-deadline";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -22,6 +24,12 @@ export interface Database {
   kind: "postgres" | "pglite";
   /** Runs fn while holding a cluster-wide advisory lock (a no-op lock on PGlite, which has one process). */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs fn on a connection of its own without the statement, idle-in-transaction and response
+   * deadlines (the connect timeout stays): for work that is long by nature, migrations and VACUUM.
+   * On PGlite, which honours none of them, fn gets this database.
+   */
+  withoutDeadlines<T>(fn: (unbounded: Pick<Database, "db" | "withAdvisoryLock">) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -37,6 +45,8 @@ export interface CreateDbOptions {
   busUrl?: string;
   /** Where bus errors go (NATS disconnects, dropped payloads). */
   onBusError?: (message: string) => void;
+  /** Postgres only (deadlines.ts has the defaults and why); PGlite honours none of them. */
+  deadlines?: Partial<DatabaseDeadlines>;
 }
 
 /** Swaps the database's LISTEN/NOTIFY bus for NATS when a bus URL is given. */
@@ -60,33 +70,67 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
 
 async function openDb(options: CreateDbOptions): Promise<Database> {
   if (options.url) {
-    const sql = postgres(options.url, {
-      max: options.maxConnections ?? 10,
-      onnotice: (n) => options.onNotice?.(String(n.message)),
-    });
-    const db = drizzlePostgres({ client: sql, schema }) as unknown as Db;
+    const deadlines = resolveDeadlines(options.deadlines);
+    const pool = openPostgres(options.url, options, deadlines, options.maxConnections ?? 10);
     return {
-      db,
-      bus: createPostgresBus(sql),
+      db: pool.db,
+      withAdvisoryLock: pool.withAdvisoryLock,
+      bus: createPostgresBus(pool.sql),
       kind: "postgres",
-      async withAdvisoryLock(key, fn) {
-        const conn = await sql.reserve();
+      async withoutDeadlines(fn) {
+        // Two connections: one may hold an advisory lock while the other works.
+        const unbounded = openPostgres(options.url!, options, { ...deadlines, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0, responseTimeoutMs: 0 }, 2);
         try {
-          await conn`select pg_advisory_lock(${key})`;
-          try {
-            return await fn();
-          } finally {
-            await conn`select pg_advisory_unlock(${key})`;
-          }
+          return await fn(unbounded);
         } finally {
-          conn.release();
+          await unbounded.sql.end({ timeout: 5 });
         }
       },
-      close: () => sql.end({ timeout: 5 }),
+      close: () => pool.sql.end({ timeout: 5 }),
     };
   }
   const pg = new PGlite(options.dataDir ?? "memory://");
   await pg.waitReady;
   const db = drizzlePglite({ client: pg, schema }) as unknown as Db;
-  return { db, bus: createPgliteBus(pg), kind: "pglite", withAdvisoryLock: (_key, fn) => fn(), close: () => pg.close() };
+  const database: Database = {
+    db,
+    bus: createPgliteBus(pg),
+    kind: "pglite",
+    withAdvisoryLock: (_key, fn) => fn(),
+    withoutDeadlines: (fn) => fn(database),
+    close: () => pg.close(),
+  };
+  return database;
+}
+
+/**
+ * A postgres.js pool with the deadlines: connect and idle by the driver, statement and idle-in-transaction
+ * by the server, silence by the socket, and a whole wait (queue included) per query.
+ */
+function openPostgres(url: string, options: CreateDbOptions, deadlines: DatabaseDeadlines, max: number) {
+  const sql = postgres(url, {
+    max,
+    onnotice: (n) => options.onNotice?.(String(n.message)),
+    ...postgresDeadlineOptions(url, deadlines),
+  });
+  // Queued included: connecting, then answering. Off when the response deadline is (work without deadlines).
+  const queryDeadlineMs = deadlines.responseTimeoutMs > 0 ? deadlines.connectTimeoutMs + deadlines.responseTimeoutMs : 0;
+  const db = drizzlePostgres({ client: withQueryDeadline(sql, queryDeadlineMs), schema }) as unknown as Db;
+  return {
+    sql,
+    db,
+    async withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T> {
+      const conn = await sql.reserve();
+      try {
+        await conn`select pg_advisory_lock(${key})`;
+        try {
+          return await fn();
+        } finally {
+          await conn`select pg_advisory_unlock(${key})`;
+        }
+      } finally {
+        conn.release();
+      }
+    },
+  };
 }

@@ -1,3 +1,5 @@
 export * from "./schema/index";
 export * from "./client";
 export * from "./bus";
+export * from "./deadlines";
+export * from "./unreachable";

@@ -1,5 +1,6 @@
 // Applies the committed drizzle-kit migrations at start-up. On Postgres an
-// advisory lock makes concurrent instances take turns.
+// advisory lock makes concurrent instances take turns, without the statement
+// deadline: a migration (or the wait for another instance's) may be long.
 import path from "node:path";
 import { createRequire } from "node:module";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
@@ -20,5 +21,5 @@ export async function migrate(database: Database): Promise<void> {
     await migratePglite(database.db as never, { migrationsFolder: folder });
     return;
   }
-  await database.withAdvisoryLock(MIGRATION_LOCK, () => migratePostgres(database.db as never, { migrationsFolder: folder }));
+  await database.withoutDeadlines((unbounded) => unbounded.withAdvisoryLock(MIGRATION_LOCK, () => migratePostgres(unbounded.db as never, { migrationsFolder: folder })));
 }

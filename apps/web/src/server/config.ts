@@ -4,11 +4,16 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { isAddressOrCidr } from "./trusted-proxies";
 import type { ConnectionLimitOptions } from "./connection-limits";
+import type { DatabaseDeadlines } from "@mesh/db";
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
   DATABASE_URL: z.string().url().optional(),
+  /** Database deadlines (packages/db deadlines.ts has the defaults and why; decision DRAFT-database-deadlines). */
+  MESH_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).optional(),
+  MESH_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
+  MESH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
   MESH_DATA_DIR: z.string().default(".mesh"),
   MESH_ROLE: z.enum(["all", "web", "gateway"]).default("all"),
   MESH_BUS_URL: z
@@ -53,6 +58,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl?: string;
+  /** What the Postgres driver waits for (unset: the defaults); PGlite honours none. */
+  databaseDeadlines: Partial<DatabaseDeadlines>;
   dataDir: string;
   role: "all" | "web" | "gateway";
   /** nats://host:port: the change bus on NATS; unset: LISTEN/NOTIFY on the database (decision 0016). */
@@ -107,6 +114,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseDeadlines: {
+      ...(e.MESH_DB_CONNECT_TIMEOUT_MS !== undefined ? { connectTimeoutMs: e.MESH_DB_CONNECT_TIMEOUT_MS } : {}),
+      ...(e.MESH_DB_STATEMENT_TIMEOUT_MS !== undefined ? { statementTimeoutMs: e.MESH_DB_STATEMENT_TIMEOUT_MS } : {}),
+      ...(e.MESH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS !== undefined ? { idleInTransactionTimeoutMs: e.MESH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS } : {}),
+    },
     dataDir: path.resolve(cwd, e.MESH_DATA_DIR),
     role: e.MESH_ROLE,
     busUrl: e.MESH_BUS_URL,

@@ -53,6 +53,9 @@ function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: str
 /** What a host refused for too many handshakes in progress is told: they finish within a second or two. */
 const HANDSHAKES_BUSY_RETRY_SECONDS = 2;
 
+/** What a host whose handshake outlived its deadline is told: about the database driver's own reconnect. */
+const HANDSHAKE_LATE_RETRY_SECONDS = 5;
+
 export interface ConnectionLimits {
   /** Reserves a pending agent handshake for the request's peer; null (and the socket answered with 503) when over a limit. */
   admitHandshake(socket: Duplex, peer: string | undefined): { settle(): void } | null;
@@ -151,7 +154,10 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
       };
       const deadline = setTimeout(() => {
         settle();
-        socket.destroy();
+        // Headers are in: what is slow is the check behind them (the database, most often). The host
+        // is told so and when to come back, rather than finding its socket reset.
+        socket.on("error", () => {});
+        refuseRaw(socket, 503, "Service Unavailable", "the control plane could not check the link in time; retry later", HANDSHAKE_LATE_RETRY_SECONDS);
       }, opts.handshakeTimeoutMs);
       deadline.unref();
       socket.once("close", settle);

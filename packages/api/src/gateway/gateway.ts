@@ -29,6 +29,7 @@ import { ConnectLimit } from "./connect-limit";
 import { FairLinkAdmission } from "./admission";
 import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
+import { asMeshError } from "../errors";
 
 export interface GatewayOptions {
   deps: Deps;
@@ -588,8 +589,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         })
         .catch((err) => {
           onSettled?.();
+          // The database is down or slow: the host is told so, and when to come back (it honours Retry-After).
+          const unavailable = asMeshError(err);
+          if (unavailable?.code === "DATABASE_UNAVAILABLE") {
+            const slot = errorLines.take("\u0000database");
+            if (slot) log.warn({ code: (err as { cause?: { code?: unknown } }).cause?.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "link refused: the database cannot answer");
+            refuseUpgrade(socket, 503, unavailable.message, unavailable.retryAfterSeconds);
+            return;
+          }
           log.error({ err }, "link authentication failed");
-          // The database is down or slow: the host is told so and retries with backoff.
           refuseUpgrade(socket, 503, "the control plane cannot check the link now; try again");
         });
     },

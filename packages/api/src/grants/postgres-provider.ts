@@ -3,6 +3,7 @@
 // passwords are sent as SCRAM verifiers; revoke refuses new logins, ends the role's sessions and drops it.
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
+import { postgresDeadlineOptions, resolveDeadlines, type DatabaseDeadlines } from "@mesh/db";
 import type { GrantDeclaration, GrantProvider } from "./provider";
 import { scramVerifier } from "./scram-verifier";
 
@@ -40,8 +41,9 @@ async function revokePrivileges(tx: postgres.TransactionSql, principal: string):
   }
 }
 
-export function createPostgresGrantProvider(adminUrl: string, opts: { publicUrl?: string } = {}): GrantProvider & { close(): Promise<void> } {
-  const sql = postgres(adminUrl, { max: 2, onnotice: () => {} });
+export function createPostgresGrantProvider(adminUrl: string, opts: { publicUrl?: string; deadlines?: Partial<DatabaseDeadlines> } = {}): GrantProvider & { close(): Promise<void> } {
+  // The control plane's own deadlines: a settler must not wait forever on an unreachable target either.
+  const sql = postgres(adminUrl, { max: 2, onnotice: () => {}, ...postgresDeadlineOptions(adminUrl, resolveDeadlines(opts.deadlines)) });
   const target = new URL(opts.publicUrl ?? adminUrl);
   const database = decodeURIComponent(new URL(adminUrl).pathname.slice(1));
 

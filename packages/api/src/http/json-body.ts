@@ -2,7 +2,7 @@
 // responses: MeshError with its status and message, anything else a generic 500 with an id in the log.
 import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { MeshError, newErrorId } from "../errors";
+import { asMeshError, MeshError, newErrorId } from "../errors";
 import { readBody } from "./request-body";
 
 /** Parses JSON text; refuses invalid JSON and any string or key Postgres cannot store (NUL, lone surrogate), naming the field. */
@@ -25,8 +25,19 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
 }
 
 export function jsonError(deps: Pick<Deps, "log">, err: unknown): Response {
-  if (err instanceof MeshError) return Response.json(err.toJSON(), { status: err.status });
+  const mesh = asMeshError(err);
+  if (mesh) {
+    if (mesh.code === "DATABASE_UNAVAILABLE" && !(err instanceof MeshError)) deps.log.warn({ err: describeCause(err) }, "database unavailable");
+    return Response.json(mesh.toJSON(), { status: mesh.status, headers: mesh.headers() });
+  }
   const errorId = newErrorId();
   deps.log.error({ err, errorId }, "unhandled error");
   return Response.json({ error: "INTERNAL", message: `internal error (id ${errorId}); the control plane's log has the details`, errorId }, { status: 500 });
+}
+
+/** A driver error for the log: its code and message, not the stack of every request that hit the outage. */
+function describeCause(err: unknown): { code?: unknown; message?: unknown } {
+  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | null;
+  while (e && typeof e === "object" && e.cause && typeof e.code !== "string") e = e.cause as typeof e;
+  return { code: e?.code, message: e?.message };
 }

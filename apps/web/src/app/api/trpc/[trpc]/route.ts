@@ -1,7 +1,7 @@
 // The tRPC API over HTTP: queries by GET, mutations by POST (JSON, same Origin
 // from a browser, a bounded body), authenticated inside every procedure.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter, BODY_LIMITS, createTrpcContext, errorIdOf, MeshError, withBoundedBody } from "@mesh/api";
+import { appRouter, BODY_LIMITS, createTrpcContext, DATABASE_RETRY_AFTER_SECONDS, errorIdOf, MeshError, withBoundedBody } from "@mesh/api";
 import { getRuntime, publicUrlFor, runtimeDeps } from "@/server/runtime";
 import { checkMutationRequest } from "@/server/same-origin";
 
@@ -29,6 +29,8 @@ async function handler(req: Request) {
     req,
     router: appRouter,
     createContext: () => createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFor(req), tlsPin: getRuntime().tlsPin }),
+    // A database that cannot answer is a 503 (errors.ts): the caller is told when to try again.
+    responseMeta: ({ errors }) => (errors.some((e) => e.code === "SERVICE_UNAVAILABLE") ? { headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) } } : {}),
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR") getRuntime().log.error({ err: error.cause ?? error, path, errorId: errorIdOf(error) }, "tRPC procedure failed");
     },

@@ -45,7 +45,7 @@ export const Ownership = z.strictObject({
   lostAt: z.iso.datetime().optional(),
   /**
    * Bumped on every write and reported: a store older than the generation the control plane
-   * acknowledged (a restored backup, a snapshot) is a lost store, not the truth (DRAFT-store-generation).
+   * acknowledged (a restored backup, a snapshot) is a lost store, not the truth (decision 0027).
    */
   generation: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });

@@ -10,7 +10,7 @@ const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
   DATABASE_URL: z.string().url().optional(),
-  /** Database deadlines (packages/db deadlines.ts has the defaults and why; decision DRAFT-database-deadlines). */
+  /** Database deadlines (packages/db deadlines.ts has the defaults and why; decision 0023). */
   MESH_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).optional(),
   MESH_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
   MESH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),

@@ -1,6 +1,6 @@
 // POST /api/enrol served by the server entry itself, beside the gateway's challenge: the
 // handler is a plain fetch handler, and going through Next's router cost ~7 ms of a ~28 ms
-// enrolment (measured, DRAFT-enrolment-and-admission.md). The Next route stays for `next dev`
+// enrolment (measured, decision 0020). The Next route stays for `next dev`
 // and as the one place a request reaches when this one is not in front of it.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";

@@ -5,7 +5,7 @@
 // signature check or database work) with a Retry-After that gives it a place in a queue
 // drained at that rate: the hosts come back spread out, as many per second as are served.
 
-/** Handshakes started per second by default: a restart peaked at 650/s (65 links in 100 ms) with no timeout on 2 cores, and 10,000 hosts queue for 10 s at this rate (DRAFT-enrolment-and-admission.md). */
+/** Handshakes started per second by default: a restart peaked at 650/s (65 links in 100 ms) with no timeout on 2 cores, and 10,000 hosts queue for 10 s at this rate (decision 0020). */
 export const DEFAULT_ADMISSIONS_PER_SECOND = 1000;
 /** A host is never told to wait longer than this, however long the queue. */
 export const MAX_RETRY_AFTER_SECONDS = 300;

@@ -4,8 +4,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
-import { eq, isNull } from "drizzle-orm";
-import { events, grants } from "@mesh/db";
+import { eq, isNull, like, sql } from "drizzle-orm";
+import { events, grants, nodes } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { GrantDeclaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
@@ -83,5 +83,20 @@ describe.each(testEngines())("grants for many nodes at once (%s)", (engine) => {
     const added = (await eventsOf("grant.issue")).filter((e) => !before.has(e.id));
     expect(added).toHaveLength(1);
     expect(added[0]!.data).toMatchObject({ grants: NODES - 1 });
+  });
+
+  it("issues grants for more nodes than one statement's parameters could carry", { timeout: 120_000 }, async () => {
+    // 11,000 rows of 6 parameters each would pass the protocol's 65,535 in one INSERT.
+    const many = 11_000;
+    await deps.db.execute(sql`
+      insert into nodes (id, name, state, labels, public_key, machine_id, profile, inventory)
+      select gen_random_uuid(), 'bulk-' || i, 'enrolled', '{}'::jsonb, 'key-' || i, 'bulk-machine-' || i, '{}'::jsonb, '{}'::jsonb
+      from generate_series(1, ${many}) as i`);
+    const bulk = (await deps.db.select({ id: nodes.id }).from(nodes).where(like(nodes.name, "bulk-%"))).map((n) => n.id);
+    expect(bulk).toHaveLength(many);
+    const files = await ensureGrants(deps.db, deps.grants, bulk.map((nodeId) => ({ nodeId, declared: [grant] })), "test");
+    expect(files.size).toBe(many);
+    const [held] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(grants).where(sql`${grants.nodeId} in (select id from nodes where name like 'bulk-%') and ${grants.revokedAt} is null`);
+    expect(held!.n).toBe(many);
   });
 });

@@ -20,6 +20,8 @@ export interface NodeGrants {
   declared: GrantDeclaration[];
 }
 
+/** New grant rows per INSERT (6 bound parameters each, under the protocol's 65,535). */
+const INSERT_SLICE = 5_000;
 /** A summary event names at most this many principals; the grants table keeps every one. */
 const TARGETS_IN_EVENT = 50;
 
@@ -51,7 +53,7 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
       } else {
         const principal = principalFor(nodeId, grant.id);
         credential = provider.mint(principal, grant);
-        issued.push({ nodeId, grantId: grant.id, provider: grant.provider, principal, spec: grant, secret: setup.secrets.seal(credential, principal), settledAt: null });
+        issued.push({ nodeId, grantId: grant.id, provider: grant.provider, principal, spec: grant, secret: setup.secrets.seal(credential, principal) });
       }
       resources.push({ type: "file", id: grant.id, path: grant.path, mode: grant.mode, content: grantReference(grant.id, credential), encoding: "utf8", onDrift: "correct" });
     }
@@ -67,8 +69,11 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
       delete from ${grants} using jsonb_to_recordset(${JSON.stringify(issued.map(({ provider, principal }) => ({ provider, principal })))}::jsonb)
         as v(provider text, principal text)
       where ${grants.provider} = v.provider and ${grants.principal} = v.principal`);
-    const rows = await tx.insert(grants).values(issued).returning({ id: grants.id });
-    changed.push(...rows.map((r) => r.id));
+    // In slices: each row binds 6 parameters, and a statement may bind at most 65,535.
+    for (let i = 0; i < issued.length; i += INSERT_SLICE) {
+      const rows = await tx.insert(grants).values(issued.slice(i, i + INSERT_SLICE)).returning({ id: grants.id });
+      changed.push(...rows.map((r) => r.id));
+    }
   }
   if (revoked.length > 0) {
     await tx

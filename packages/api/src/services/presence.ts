@@ -102,7 +102,7 @@ export async function reassertLinks(deps: Pick<Deps, "db">, gatewayId: string, h
  * time of its first beat after starting, after a failed beat, or after a gap): silence is only
  * counted while the sweeper itself was beating. After a database outage every gateway's last beat
  * is old; the one that recovers first must not take the others' silence, which was its own too,
- * for death (decision DRAFT-outage-liveness). A gateway that really died is swept once the sweeper
+ * for death (decision 0025). A gateway that really died is swept once the sweeper
  * has beaten for `staleMs` without hearing from it.
  */
 export async function sweepDeadGateways(deps: Pick<Deps, "db">, staleMs: number, watchedSince: Date): Promise<string[]> {

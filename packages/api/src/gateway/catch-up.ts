@@ -3,7 +3,7 @@
 // query, one bodies query for any number of links), one comparison at a time, retried with backoff.
 import type { Logger } from "pino";
 import type { PushLink, Pusher } from "./push";
-import { pushRetryDelayMs } from "./push";
+import { retryDelayMs } from "../batching/retry-delay";
 
 export interface CatchUpOptions {
   /** The links fleet-wide checks cover (ready and open). */
@@ -85,7 +85,7 @@ export class DeclarationCatchUp {
     );
     void this.running.finally(() => {
       this.running = null;
-      if (this.pending !== null) this.schedule(this.failures > 0 ? pushRetryDelayMs(this.failures) : this.pending === "all" ? 0 : (this.opts.reportWindowMs ?? 1_000));
+      if (this.pending !== null) this.schedule(this.failures > 0 ? retryDelayMs(this.failures) : this.pending === "all" ? 0 : (this.opts.reportWindowMs ?? 1_000));
     });
   }
 }

@@ -19,8 +19,10 @@ export interface GatewayBeatOptions {
 /** Beats once (the caller waits: a gateway exists in the database before it takes links), then every heartbeat. Returns stop. */
 export async function startGatewayBeat(options: GatewayBeatOptions): Promise<() => void> {
   const { deps, log, gatewayId, heartbeatMs, staleMs, heldLinks } = options;
-  // Two intervals without a beat on the database's clock break the run (as 0017's late-loop rule did on this process's clock).
-  const run = new BeatRun(2 * heartbeatMs);
+  // Three intervals without a beat on the database's clock break the run. Not two: a beat is skipped while
+  // the last one is still running, so a database slower than one interval puts good beats two apart, and
+  // a run broken at every beat would never sweep a dead instance.
+  const run = new BeatRun(3 * heartbeatMs);
   run.beat((await beatGateway(deps, gatewayId)).at);
   let beating = false;
   // Set when the links must be claimed back; cleared only once that write went through.

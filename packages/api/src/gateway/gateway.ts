@@ -20,7 +20,8 @@ import { startGatewayBeat } from "./gateway-beat";
 import { PresenceBatcher } from "../services/presence-batch";
 import { recompileForFacts, updateFacts, type AuditSlot } from "../services/update-facts";
 import { completeRetirement } from "../services/lifecycle";
-import { createPusher, pushRetryDelayMs, type PushLink } from "./push";
+import { retryDelayMs } from "../batching/retry-delay";
+import { createPusher, type PushLink } from "./push";
 import { DeclarationCatchUp } from "./catch-up";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
@@ -353,16 +354,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
    * transaction per report of every node with an empty declaration. Without its link (the report was
    * flushed after the close) the gateway does not know, and asks.
    */
+  const retirementRetries = new Set<string>();
   async function finishRetirement(nodeId: string, frame: ReportFrame, failures = 0): Promise<void> {
     const link = links.get(nodeId);
     if (frame.report.owned.length > 0 || (link && !link.retiring)) return;
     try {
       await completeRetirement(deps, nodeId, frame.report);
     } catch (err) {
-      const delayMs = pushRetryDelayMs(failures + 1);
+      // One retry at a time per node: the reports that fail meanwhile would each start their own.
+      if (retirementRetries.has(nodeId) && failures === 0) return;
+      retirementRetries.add(nodeId);
+      const delayMs = retryDelayMs(failures + 1);
       log.warn({ err, nodeId, failures: failures + 1, retryInMs: delayMs }, "could not complete the retirement; will retry");
       // Retried while this link is the node's (a later link's reports carry it on); a report flushed after the close is retried a few times.
       const retry = () => {
+        retirementRetries.delete(nodeId);
         const now = links.get(nodeId);
         if (link ? now === link : failures < 5) onLinkQueue(nodeId, () => finishRetirement(nodeId, frame, failures + 1));
       };
@@ -527,7 +533,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         log.info({ links: held.length, closed }, "links checked after a gap on the change bus");
       })
       .catch((err) => {
-        const delayMs = pushRetryDelayMs(failures + 1);
+        const delayMs = retryDelayMs(failures + 1);
         log.warn({ err, retryInMs: delayMs }, "could not check links after a gap on the change bus; will retry");
         setTimeout(() => recheckLinks(failures + 1), delayMs).unref();
       });

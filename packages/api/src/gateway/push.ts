@@ -8,6 +8,7 @@ import type { Declaration, Resource } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { currentDeclarations, loadBodies, type DeclarationRow } from "../services/declaration-store";
 import { KeyBatcher } from "../batching/key-batcher";
+import { retryDelayMs } from "../batching/retry-delay";
 import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { parseGrantReference } from "../grants/grant-reference";
 
@@ -33,6 +34,8 @@ export interface PushLink {
   retiring?: boolean;
   /** Frames from one host and pushes to it run in order on this chain. */
   queue: Promise<void>;
+  /** A failed push waits to be tried again: one retry at a time per link (it sends whatever is current then). */
+  retryPending?: boolean;
 }
 
 export interface Pusher {
@@ -63,7 +66,6 @@ export interface PushSummary {
 }
 
 /** Backoff between attempts of a failed per-node push: 0.5 s doubling to 30 s. */
-export const pushRetryDelayMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1));
 
 const linkOpen = (link: PushLink) => link.ws.readyState === link.ws.OPEN;
 
@@ -141,10 +143,13 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
   }
 
   function retryLater(link: PushLink, push: () => Promise<void>, err: unknown, failures: number) {
-    if (!linkOpen(link)) return;
-    const delayMs = pushRetryDelayMs(failures);
+    // Failures during an outage do not each start a timer: the one retry reads the current declaration.
+    if (!linkOpen(link) || link.retryPending) return;
+    link.retryPending = true;
+    const delayMs = retryDelayMs(failures);
     log.warn({ err, nodeId: link.nodeId, failures, retryInMs: delayMs }, "push failed; will retry");
     setTimeout(() => {
+      link.retryPending = false;
       if (linkOpen(link)) queue(link, push, failures);
     }, delayMs).unref();
   }

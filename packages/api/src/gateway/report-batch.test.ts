@@ -21,7 +21,7 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   beforeAll(async () => {
     // A small pool on Postgres (see createTestDatabase).
     t = await createTestDatabase(engine, { maxConnections: 8 });
-    deps = { db: t.database.db, log: pino({ level: process.env.DEBUG_LOG ? "warn" : "silent" }) };
+    deps = { db: t.database.db, log: pino({ level: "silent" }) };
   });
   afterAll(async () => {
     await t?.drop();
@@ -55,7 +55,9 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
     deps.db.select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
 
   it("stores 200 hosts' reports, sent at once, in a handful of transactions, and acks each", { timeout: 180_000 }, async () => {
-    // No window: a batch is written when its 100th report arrives, so 200 reports are exactly two batches.
+    // No window: a batch is written when its 100th report arrives. While the first commits, the loop
+    // writes what has arrived meanwhile (the next batch grows while the last one commits), and the
+    // 200th arrival writes the rest: two batches, or three when the reports come slower than a commit.
     await start({ reportWindowMs: 600_000, reportBatchItems: 100 });
     try {
       const hosts = await enrol(200);
@@ -66,7 +68,7 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
       expect(new Set(acks).size).toBe(200);
       const stored = await versions(ids);
       expect(stored).toHaveLength(200);
-      expect(new Set(stored.map((r) => r.xmin)).size).toBeLessThanOrEqual(2);
+      expect(new Set(stored.map((r) => r.xmin)).size).toBeLessThanOrEqual(3);
       const [history] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(reportHistory).where(inArray(reportHistory.nodeId, ids));
       expect(history!.n).toBe(200);
       const drift = await deps.db.select({ nodeId: events.nodeId }).from(events).where(and(eq(events.action, "node.drift"), inArray(events.nodeId, ids)));

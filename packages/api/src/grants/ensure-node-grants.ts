@@ -11,7 +11,8 @@ import { grants, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import { canonicalJson, type GrantDeclaration, type Resource } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { uuidSet } from "../sql/uuid-set";
-import { recordEvents, type EventInput } from "../services/record-event";
+import { recordEvents } from "../services/record-event";
+import { grantEvents } from "./grant-events";
 import { grantReference } from "./grant-reference";
 import { principalFor, type Grants } from "./provider";
 
@@ -22,8 +23,6 @@ export interface NodeGrants {
 
 /** New grant rows per INSERT (6 bound parameters each, under the protocol's 65,535). */
 const INSERT_SLICE = 5_000;
-/** A summary event names at most this many principals; the grants table keeps every one. */
-const TARGETS_IN_EVENT = 50;
 
 /** The grant file resources per node (only nodes that declare grants have an entry). */
 export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted: NodeGrants[], actor: string): Promise<Map<string, Resource[]>> {
@@ -91,18 +90,6 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
   // The settler sets each provider after commit; "*" asks it to settle everything pending.
   await notify(tx, CHANNELS.grant, changed.length === 1 ? changed[0]! : MANY_NODES);
   return files;
-}
-
-/**
- * One event per grant while the change touches one node (its audit trail stays exact); one
- * event with counts when it touches many (the grants table keeps each row and its times).
- */
-function grantEvents(actor: string, action: string, list: Array<{ nodeId: string; provider: string; principal: string }>, data: Record<string, unknown>): EventInput[] {
-  if (list.length === 0) return [];
-  const target = (g: { provider: string; principal: string }) => `${g.provider}:${g.principal}`;
-  const nodeIds = new Set(list.map((g) => g.nodeId));
-  if (nodeIds.size === 1) return list.map((g) => ({ actor, action, nodeId: g.nodeId, target: target(g), ...(Object.keys(data).length ? { data } : {}) }));
-  return [{ actor, action, data: { ...data, grants: list.length, nodes: nodeIds.size, targets: list.slice(0, TARGETS_IN_EVENT).map(target) } }];
 }
 
 /** One node's grants: a batch of one. */

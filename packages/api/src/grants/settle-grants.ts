@@ -5,6 +5,8 @@ import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { grants, nodes, notify, CHANNELS, MANY_NODES, type ChangeBus, type DbOrTx } from "@mesh/db";
 import { GrantDeclaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
+import { recordEvents } from "../services/record-event";
+import { grantEvents } from "./grant-events";
 
 type SettleDeps = Pick<Deps, "db" | "log" | "grants">;
 
@@ -32,13 +34,17 @@ export async function settleGrant(deps: SettleDeps, id: string): Promise<"settle
  * the node's state and failed before its grants): revoked in one statement. Returns their ids.
  */
 export async function markLeftoverGrantsRevoked(db: DbOrTx): Promise<string[]> {
-  const gone = db.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, ["retired", "revoked"]));
-  const rows = await db
-    .update(grants)
-    .set({ revokedAt: sql`now()`, secret: null, settledAt: null })
-    .where(and(isNull(grants.revokedAt), inArray(grants.nodeId, gone)))
-    .returning({ id: grants.id });
-  return rows.map((r) => r.id);
+  return db.transaction(async (tx) => {
+    const gone = tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, ["retired", "revoked"]));
+    const rows = await tx
+      .update(grants)
+      .set({ revokedAt: sql`now()`, secret: null, settledAt: null })
+      .where(and(isNull(grants.revokedAt), inArray(grants.nodeId, gone)))
+      .returning({ id: grants.id, nodeId: grants.nodeId, provider: grants.provider, principal: grants.principal });
+    // Audited like any revocation (grant.revoke), in one event whatever their number.
+    if (rows.length > 0) await recordEvents(tx, grantEvents("system", "grant.revoke", rows, { reason: "its node is retired or revoked" }));
+    return rows.map((r) => r.id);
+  });
 }
 
 /** Settles every pending grant, a page at a time; returns how many are still pending because their provider failed. */

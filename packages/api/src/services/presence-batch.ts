@@ -3,6 +3,7 @@
 // collects transitions for up to ~100 ms (or 500 of them) and writes them in ONE transaction: one
 // locking SELECT (rows in id order, the order a fleet compile locks them in: no deadlock), one UPDATE
 // for the disconnects, one for the connects, one multi-row INSERT of audit events, one NOTIFY.
+import { retryDelayMs } from "../batching/retry-delay";
 import { sql } from "drizzle-orm";
 import { events, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Deps } from "../deps";
@@ -132,7 +133,6 @@ interface Waiting<R, T> {
  * a dead host would look connected, its last seen the gateway's beat, until this gateway stops.
  */
 const CONNECT_TRIES = 3;
-const retryDelayMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1));
 
 export interface PresenceBatcherOptions {
   /** How long the first transition of a batch waits for others (default 100 ms). */

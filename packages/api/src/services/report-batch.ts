@@ -5,6 +5,7 @@
 // lock them in: no deadlock), one statement for history + latest, one UPDATE of the nodes' figures,
 // one pruning DELETE, one INSERT of every audit event, one NOTIFY. The ReportBatcher collects one
 // gateway's reports for a short window and writes them so; each caller awaits its own answer.
+import { retryDelayMs } from "../batching/retry-delay";
 import { sql } from "drizzle-orm";
 import { latestReports, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/protocol";
@@ -245,7 +246,6 @@ interface Waiting {
  * After REPORT_TRIES the callers fail, as the single write failed its one caller before.
  */
 const REPORT_TRIES = 3;
-const retryDelayMs = (failures: number) => 200 * 2 ** (failures - 1);
 
 export interface ReportBatcherOptions {
   /** How long the first report of a batch waits for others (default 50 ms). */
@@ -340,6 +340,6 @@ export class ReportBatcher {
       this.waiting.unshift(...batch);
       this.waitingBytes += batch.reduce((n, w) => n + w.item.json!.length, 0);
       void this.flush();
-    }, retryDelayMs(Math.max(...batch.map((w) => w.failures)))).unref();
+    }, retryDelayMs(Math.max(...batch.map((w) => w.failures)), 200)).unref();
   }
 }

@@ -255,7 +255,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // notification this gateway never heard. Compared with the database in a batch, at most one a window.
       if (link.ready) catchUp.reported(link);
       // Equal to what is stored, and no other report of this node waits to replace it: no database
-      // call at all, only "checked" (a timer report, every few minutes from every host).
+      // call of its own, only "checked" (a timer report, every few minutes from every host); its version
+      // joins the catch-up above, one read per window for all such links.
       if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && hashOf(frame) === link.storedReport) {
         checked.add(link.nodeId);
         send(link, { type: "ack", seq: frame.seq });

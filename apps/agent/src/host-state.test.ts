@@ -1,15 +1,13 @@
 // The host's truth about its own state (issue 12): a store rolled back to an older copy is a
 // lost store, and a write of its own state that fails (a full disk) is an error it reports and retries.
-import { createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Host } from "./host";
-import { Backoff } from "./link/backoff";
+import { testHost } from "./link/test-host";
 import { startControlPlane, waitFor, type FakeControlPlane } from "./link/fake-control-plane";
-import { silentLogger } from "./log";
-import { Root } from "./resources/root";
 import { DiskStore } from "./store/disk-store";
 import { MemoryStore } from "./store/memory-store";
 import type { Store } from "./store/store";
@@ -32,25 +30,7 @@ async function enrolledStore<S extends Store>(store: S): Promise<S> {
 }
 
 function startHost(cp: FakeControlPlane, store: Store, rootDir: string, privateKey: KeyObject, intervalMs = 60_000): Host {
-  const host = new Host({
-    store,
-    root: new Root(rootDir),
-    identity: {
-      nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f61",
-      name: "n",
-      labels: {},
-      controlPlaneUrl: cp.url,
-      trust: { kind: "insecure" },
-      publicKey: createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64"),
-      enrolledAt: new Date().toISOString(),
-    },
-    privateKey,
-    intervalMs,
-    linkTimeoutMs: 45_000,
-    hostVersion: "test",
-    log: silentLogger(),
-    backoff: new Backoff({ baseMs: 20, capMs: 100 }),
-  });
+  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, intervalMs });
   cleanups.push(() => host.stop());
   return host;
 }

@@ -1,15 +1,12 @@
 // The daemon side of bad input: a pushed declaration whose path leaves the root is
 // refused as a whole, reported, and the held declaration stays in force (on disk too).
-import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { Host } from "./host";
-import { Backoff } from "./link/backoff";
 import { startControlPlane, waitFor } from "./link/fake-control-plane";
-import { silentLogger } from "./log";
-import { Root } from "./resources/root";
+import { testHost } from "./link/test-host";
 import { DiskStore } from "./store/disk-store";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -34,25 +31,7 @@ describe("host: a pushed declaration refused as a whole", () => {
     symlinkSync(outside, join(rootDir, "escape"));
     const store = new DiskStore(join(base, "state"));
     await store.init();
-    const host = new Host({
-      store,
-      root: new Root(rootDir),
-      identity: {
-        nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f61",
-        name: "n",
-        labels: {},
-        controlPlaneUrl: cp.url,
-        trust: { kind: "insecure" },
-        publicKey: createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64"),
-        enrolledAt: new Date().toISOString(),
-      },
-      privateKey,
-      intervalMs: 60_000,
-      linkTimeoutMs: 45_000,
-      hostVersion: "test",
-      log: silentLogger(),
-      backoff: new Backoff({ baseMs: 20, capMs: 100 }),
-    });
+    const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey });
     cleanups.push(() => host.stop());
     await host.start();
     await waitFor("v1 applied", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 1));

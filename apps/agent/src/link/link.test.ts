@@ -1,19 +1,16 @@
 // The link against a tiny in-test control plane (node:http + ws on 127.0.0.1):
 // the challenge is signed, a pushed declaration is applied and reported, and
 // garbage from the server, a refusal or a silent link never crash the host.
-import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import type { AuthFrame } from "@mesh/protocol";
-import { Host } from "../host";
-import { silentLogger } from "../log";
-import { Root } from "../resources/root";
 import { DiskStore } from "../store/disk-store";
-import { Backoff } from "./backoff";
 import { startControlPlane, waitFor } from "./fake-control-plane";
+import { testHost } from "./test-host";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,25 +27,7 @@ async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTi
   mkdirSync(rootDir);
   const store = new DiskStore(join(base, "state"));
   await store.init();
-  const host = new Host({
-    store,
-    root: new Root(rootDir),
-    identity: {
-      nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60",
-      name: "test-node",
-      labels: {},
-      controlPlaneUrl: cp.url,
-      trust: { kind: "insecure" },
-      publicKey: createPublicKey(privateKey).export({ type: "spki", format: "der" }).toString("base64"),
-      enrolledAt: new Date().toISOString(),
-    },
-    privateKey,
-    intervalMs: 60_000,
-    linkTimeoutMs,
-    hostVersion: "test",
-    log: silentLogger(),
-    backoff: new Backoff({ baseMs: 20, capMs: 100 }),
-  });
+  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, linkTimeoutMs, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" });
   cleanups.push(() => host.stop());
   return { cp, host, rootDir, stateDir: join(base, "state") };
 }

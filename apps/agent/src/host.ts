@@ -112,6 +112,8 @@ export class Host {
               (err) => this.log.warn({ err: String(err) }, "could not record the approval in the identity"),
             );
           }
+          // What waits for an ack now may be stored already: only a report first sent on this link vouches for the store.
+          this.generations.linkUp(this.outbox?.pending().at(-1)?.sequence ?? -1);
           this.opts.onLinkUp?.();
           this.writeStatus();
           // Re-observe and report at once on every (re)connect.
@@ -370,7 +372,7 @@ export class Host {
   private async sendReport(report: Report): Promise<{ item: OutboxSend; sent: boolean }> {
     const item = await this.outbox!.add(report);
     let sent = false;
-    if (this.link) for (const waiting of this.outbox!.pending()) sent = this.link.send({ ...waiting, report: this.generations.forSending(waiting.report, this.connected) });
+    if (this.link) for (const waiting of this.outbox!.pending()) sent = this.link.send({ ...waiting, report: this.generations.forSending(waiting.report, this.connected, waiting.sequence) });
     return { item, sent };
   }
 

@@ -17,7 +17,17 @@ export class GenerationCheck {
    */
   private base: number | null = null;
   private accepted = false;
-  private baseSent = false;
+  /**
+   * Reports numbered up to this one were waiting when the link came up: sent before (on an earlier
+   * link, or by an earlier process), they may be stored already, and the control plane acks one
+   * found stored by its origin without comparing its generation. Nothing is fresh before a link is up.
+   */
+  private waitingAtLinkUp = Number.MAX_SAFE_INTEGER;
+  /**
+   * The first report first sent on this link carrying the base generation: only an ack of it or a
+   * later one (acks answer every report before them, and reports go in sequence order) accepts the base.
+   */
+  private baseSeq: number | null = null;
 
   /** What the next reconcile is told about the store it loads. */
   input(): { acknowledgedGeneration: number; storeRolledBack: boolean } {
@@ -39,7 +49,7 @@ export class GenerationCheck {
    */
   acknowledged(seq: number, storeGeneration: number | undefined, lostSeq: number | null): boolean {
     if (storeGeneration === undefined) {
-      if (this.baseSent && !this.rolledBack) this.accepted = true;
+      if (this.baseSeq !== null && seq >= this.baseSeq && !this.rolledBack) this.accepted = true;
       return false;
     }
     if (lostSeq !== null && seq < lostSeq) return false;
@@ -49,10 +59,19 @@ export class GenerationCheck {
     return first;
   }
 
-  /** The report as sent: until the control plane accepted the generation this process started from, it carries that one. */
-  forSending(report: Report, connected: boolean): Report {
+  /** A link is up; `waitingUpTo` is the newest report still waiting for an ack (-1: none). */
+  linkUp(waitingUpTo: number): void {
+    this.waitingAtLinkUp = waitingUpTo;
+    this.baseSeq = null;
+  }
+
+  /**
+   * The report numbered `sequence` as sent: until the control plane accepted the generation this
+   * process started from, it carries that one.
+   */
+  forSending(report: Report, connected: boolean, sequence: number): Report {
     if (this.accepted || this.base === null || report.storeGeneration === undefined) return report;
-    this.baseSent ||= connected;
+    if (connected && this.baseSeq === null && sequence > this.waitingAtLinkUp) this.baseSeq = sequence;
     // A lost store starts a new line of generations: the control plane takes its current one.
     if (report.storeLost) return report;
     return { ...report, storeGeneration: Math.min(this.base, report.storeGeneration) };

@@ -122,6 +122,42 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(behind).toEqual([9]);
   });
 
+  it("compares a report sent again (found stored by its origin) with the generation stored: a store restored since is lost (issue 12)", async () => {
+    const nodeId = await enrol();
+    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    const node = async () => (await deps.db.select({ lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;
+    const behind: number[] = [];
+    const opts = { storeBehind: (g: number) => behind.push(g) };
+    const stream = "ef".repeat(8);
+    const sent = (sequence: number, storeGeneration: number) => ({ ...report(0), storeGeneration, origin: { stream, sequence } });
+    expect(await recordReport(deps, nodeId, sent(19, 6), opts)).toBe(true);
+    expect(await recordReport(deps, nodeId, sent(20, 7), opts)).toBe(true);
+    // Acks lost, sent again as they were: stored already, and an older report's older generation is no rollback.
+    expect(await recordReport(deps, nodeId, sent(19, 6), opts)).toBe(false);
+    expect(await recordReport(deps, nodeId, sent(20, 7), opts)).toBe(false);
+    expect(behind).toEqual([]);
+    expect(await node()).toEqual({ lost: false, generation: 7 });
+    // The store was restored to generation 3 since: seq 20 comes again carrying the generation the host started from.
+    expect(await recordReport(deps, nodeId, sent(20, 3), opts)).toBe(false);
+    expect(behind).toEqual([7]);
+    expect(await node()).toEqual({ lost: true, generation: 7 });
+    expect((await storeLostEvents()).map((e) => e.data)).toEqual([{ rolledBack: { storeGeneration: 3, acknowledged: 7 } }]);
+    expect(await deps.db.select().from(reportHistory).where(eq(reportHistory.nodeId, nodeId))).toHaveLength(2);
+  });
+
+  it("tells again that a store is behind when a report equal to the stored one (itself behind) comes again: its ack may have been lost", async () => {
+    const nodeId = await enrol();
+    const behind: number[] = [];
+    const opts = { storeBehind: (g: number) => behind.push(g) };
+    expect(await recordReport(deps, nodeId, { ...report(0), storeGeneration: 7 }, opts)).toBe(true);
+    expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 3 }, opts)).toBe(true);
+    expect(behind).toEqual([7]);
+    // The same report again (a new link, the ack lost): not written, but still behind, said once more; no second event.
+    expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 3, reconciledAt: new Date(Date.now() + 1000).toISOString() }, opts)).toBe(false);
+    expect(behind).toEqual([7, 7]);
+    expect(await deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")))).toHaveLength(1);
+  });
+
   it("stores the applied version the host reports only up to the declared one, and never lower than before", async () => {
     const nodeId = await enrol();
     const applied = async () => (await deps.db.select({ v: nodes.appliedVersion, d: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;

@@ -192,6 +192,38 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     );
   });
 
+  it("compares the reports of a batch found stored by their origin with the generation stored; only the flag of such a node changes", async () => {
+    const [a, b, c, d] = await enrol(4);
+    const stream = "ab".repeat(8);
+    const sent = (sequence: number, storeGeneration: number, tag = ""): Report => ({
+      declarationVersion: 1,
+      owned: [],
+      drift: drift(tag ? 2 : 0, tag),
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      storeGeneration,
+      origin: { stream, sequence },
+      reconciledAt: new Date().toISOString(),
+    });
+    await deps.db.transaction((tx) => writeReports(tx, [a!, b!, c!, d!].flatMap((nodeId) => [{ nodeId, report: sent(19, 6) }, { nodeId, report: sent(20, 7) }])));
+    const behind: string[] = [];
+    const item = (nodeId: string, r: Report) => ({ nodeId, report: r, opts: { storeBehind: (g: number) => behind.push(`${nodeId}@${g}`) } });
+    // a: restored to 3, sends seq 20 again; b: the same, then a report it made since (still carrying 3);
+    // c: sends 19 and 20 again as they were; d: restored, sends 19 again (older by right) then 20.
+    const written = await deps.db.transaction((tx) =>
+      writeReports(tx, [item(a!, sent(20, 3)), item(b!, sent(20, 3)), item(b!, sent(21, 3, "new")), item(c!, sent(19, 6)), item(c!, sent(20, 7)), item(d!, sent(19, 3)), item(d!, sent(20, 3))]),
+    );
+    expect(written).toEqual([false, false, true, false, false, false, false]);
+    expect(behind.sort()).toEqual([`${a}@7`, `${b}@7`, `${b}@7`, `${d}@7`].sort());
+    const rows = await deps.db.select({ id: nodes.id, lost: nodes.storeLost, generation: nodes.storeGeneration, drift: nodes.driftCount }).from(nodes).where(inArray(nodes.id, [a!, b!, c!, d!]));
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.lost, r.generation, r.drift]]))).toEqual({ [a!]: [true, 7, 0], [b!]: [true, 7, 1], [c!]: [false, 7, 0], [d!]: [true, 7, 0] });
+    const lostEvents = await deps.db.select().from(events).where(and(inArray(events.nodeId, [a!, b!, c!, d!]), eq(events.action, "node.store-lost")));
+    expect(lostEvents.map((e) => [e.nodeId, e.data]).sort()).toEqual(
+      [a, b, d].map((n) => [n, { rolledBack: { storeGeneration: 3, acknowledged: 7 } }]).sort(),
+    );
+  });
+
   it("stores a batch of reports in one transaction and answers each caller", async () => {
     const ids = await enrol(30);
     const batcher = new ReportBatcher(deps, { windowMs: 20 });

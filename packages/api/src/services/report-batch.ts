@@ -123,17 +123,50 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   const reports: string[] = [];
   const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number }>();
   const audit: EventRow[] = [];
+  /** Nodes whose store a report not written again found rolled back: only their flag changes. */
+  const lostOnly = new Set<string>();
+  type Held = NonNullable<ReturnType<typeof state.get>>;
+  /** node.store-lost, told when the flag turns on (within the caller's budget). */
+  const tellStoreLost = (nodeId: string, report: Report, opts: RecordReportOptions, held: Held, behind: boolean) => {
+    if (held.storeLost) return;
+    const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };
+    const data = {
+      ...(behind ? { rolledBack: { storeGeneration: report.storeGeneration, acknowledged: held.generation } } : {}),
+      ...(slot && slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}),
+    };
+    if (slot) audit.push({ i: audit.length, actor: `node:${nodeId}`, action: "node.store-lost", node_id: nodeId, data });
+  };
+  /**
+   * A report not written again still speaks for the store it comes from: one older than the
+   * generation stored is a store rolled back, so lost (told in the ack, the flag, the event).
+   */
+  const compareGeneration = (nodeId: string, report: Report, opts: RecordReportOptions, held: Held) => {
+    if (!nextStoreGeneration(held.generation, report).behind) return;
+    opts.storeBehind?.(held.generation);
+    tellStoreLost(nodeId, report, opts, held, true);
+    held.storeLost = true;
+    const figure = figures.get(nodeId);
+    if (figure) figure.store_lost = true;
+    else lostOnly.add(nodeId);
+  };
   items.forEach((item, i) => {
     const { nodeId, report } = item;
     const hash = item.hash ?? reportHash(report);
     const held = state.get(nodeId);
     if (!held) return void written.push(false);
-    // Sent again after a lost ack: stored already, with its events.
-    if (storedBefore(report.origin, held.origin)) return void written.push(false);
+    // Sent again after a lost ack: stored already, with its events. The very report stored last, sent
+    // again, is still compared: a host whose store was restored since sends it with the generation it
+    // started from. (An older one's generation is older by right; the newer ones follow it in order.)
+    if (storedBefore(report.origin, held.origin)) {
+      if (report.origin!.sequence === held.origin!.sequence) compareGeneration(nodeId, report, item.opts ?? {}, held);
+      return void written.push(false);
+    }
     const opts = withoutStoredDrift(item.opts, held.origin);
     const actor = `node:${nodeId}`;
     if (held.hash === hash) {
       if (carriesDrift(opts)) audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
+      // Equal to the stored one, which was compared when stored: behind only if that one was (its ack may be lost).
+      compareGeneration(nodeId, report, opts, held);
       return void written.push(false);
     }
     written.push(true);
@@ -145,19 +178,13 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     const next = nextStoreGeneration(held.generation, report);
     if (next.behind) opts.storeBehind?.(held.generation);
     const storeLost = report.storeLost || next.behind;
+    lostOnly.delete(nodeId);
     figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation });
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
     // Told when it turns on, not with every report that still says so.
-    if (storeLost && !held.storeLost) {
-      const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };
-      const data = {
-        ...(next.behind ? { rolledBack: { storeGeneration: report.storeGeneration, acknowledged: held.generation } } : {}),
-        ...(slot && slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}),
-      };
-      if (slot) audit.push({ i: audit.length, actor, action: "node.store-lost", node_id: nodeId, data });
-    }
+    if (storeLost) tellStoreLost(nodeId, report, opts, held, next.behind);
     held.storeLost = storeLost;
     held.generation = next.generation;
   });
@@ -195,6 +222,11 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       ) k
       where h.id = k.id and k.n > ${REPORT_HISTORY_PER_NODE}`);
   }
+  if (lostOnly.size > 0) {
+    await tx.execute(sql`
+      update nodes set store_lost = true, updated_at = now()
+      where id in (select jsonb_array_elements_text(${JSON.stringify([...lostOnly])}::jsonb)::uuid)`);
+  }
   if (audit.length > 0) {
     await tx.execute(sql`
       insert into events (actor, action, node_id, data)
@@ -203,7 +235,8 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       order by i`);
   }
   // Wakes views: the node when one changed, else "*" (any number, bus.ts).
-  if (figures.size > 0) await notify(tx, CHANNELS.node, figures.size === 1 ? [...figures.keys()][0]! : MANY_NODES);
+  const changed = [...figures.keys(), ...lostOnly];
+  if (changed.length > 0) await notify(tx, CHANNELS.node, changed.length === 1 ? changed[0]! : MANY_NODES);
   return written;
 }
 
@@ -214,7 +247,10 @@ function withoutStoredDrift(opts: RecordReportOptions = {}, stored: ReportOrigin
   return { ...opts, carriedDrift: opts.carriedDrift.filter((d) => !storedBefore(from[d.id], stored)) };
 }
 
-/** Of these items, the ones that equal their node's stored report and carry nothing to tell: one read, no lock. */
+/**
+ * Of these items, the ones that equal their node's stored report and carry nothing to tell (nor come
+ * from a store older than the generation stored: writeReports tells that again): one read, no lock.
+ */
 export async function unchangedReports(db: DbOrTx, items: ReportItem[]): Promise<Set<number>> {
   // Only a node's first item in the batch compares with the stored report (a later one follows the earlier).
   const first = new Map<string, number>();
@@ -224,11 +260,18 @@ export async function unchangedReports(db: DbOrTx, items: ReportItem[]): Promise
   const candidates = [...first.values()].filter((i) => !carriesDrift(items[i]!.opts));
   if (candidates.length === 0) return new Set();
   const stored = await db
-    .select({ nodeId: latestReports.nodeId, hash: latestReports.hash })
+    .select({ nodeId: latestReports.nodeId, hash: latestReports.hash, generation: nodes.storeGeneration })
     .from(latestReports)
+    .innerJoin(nodes, sql`${nodes.id} = ${latestReports.nodeId}`)
     .where(sql`${latestReports.nodeId} in (select jsonb_array_elements_text(${JSON.stringify(candidates.map((i) => items[i]!.nodeId))}::jsonb)::uuid)`);
-  const byNode = new Map(stored.map((s) => [s.nodeId, s.hash]));
-  return new Set(candidates.filter((i) => byNode.get(items[i]!.nodeId) === (items[i]!.hash ?? reportHash(items[i]!.report))));
+  const byNode = new Map(stored.map((s) => [s.nodeId, s]));
+  return new Set(
+    candidates.filter((i) => {
+      const { nodeId, report, hash } = items[i]!;
+      const held = byNode.get(nodeId);
+      return held !== undefined && held.hash === (hash ?? reportHash(report)) && !nextStoreGeneration(Number(held.generation), report).behind;
+    }),
+  );
 }
 
 interface Waiting {

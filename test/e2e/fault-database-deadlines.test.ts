@@ -1,7 +1,8 @@
 // The database client's deadlines (issue 12, item 2), against a real Postgres behind a TCP proxy the
 // test controls: a query over a connection whose packets are dropped ends (it does not wait for TCP),
 // the pool and the LISTEN connection come back by themselves once packets flow, and long work that
-// is long by nature (a migration, VACUUM) is not cut by the statement timeout that ordinary queries get.
+// is long by nature (a migration, VACUUM) is not cut by the statement timeout that ordinary queries get;
+// a transaction or an advisory lock waiting for a connection fails by the deadline like a query, and never runs later.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { CHANNELS, createDb, isDatabaseUnreachable, type Database } from "@mesh/db";
@@ -20,11 +21,42 @@ describe.runIf(hasPostgres)("database deadlines", () => {
   const heard: string[] = [];
 
   const failure = async (query: Promise<unknown>) => query.then(() => null, (err: unknown) => err);
+  const deadlines = { connectTimeoutMs: 1000, statementTimeoutMs: 500 };
+
+  // A pool of its own behind a proxy of its own, for a test that needs every connection healthy at its start.
+  const pools: { proxy: TcpProxy; database: Database }[] = [];
+  const openPool = async (maxConnections: number) => {
+    const own = await TcpProxy.forUrl(target.url).listen();
+    pools.push({ proxy: own, database: await createDb({ url: own.rewrite(target.url), maxConnections, deadlines }) });
+    return pools.at(-1)!;
+  };
+
+  /** Takes every connection of the pool (each reserved for an advisory lock, idle) until `letGo`, which resolves once all are given back. */
+  const holdEveryConnection = async (pool: Database, connections: number) => {
+    let held = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const holders = Array.from({ length: connections }, (_, n) =>
+      failure(
+        pool.withAdvisoryLock(7_100 + n, async () => {
+          held++;
+          await gate;
+        }),
+      ),
+    );
+    await waitFor("every connection to be held", () => held === connections);
+    return {
+      letGo: async () => {
+        open();
+        await Promise.all(holders);
+      },
+    };
+  };
 
   beforeAll(async () => {
     target = await createPostgresDatabase("mesh_deadlines");
     proxy = await TcpProxy.forUrl(target.url).listen();
-    database = await createDb({ url: proxy.rewrite(target.url), maxConnections: 4, deadlines: { connectTimeoutMs: 1000, statementTimeoutMs: 500 } });
+    database = await createDb({ url: proxy.rewrite(target.url), maxConnections: 4, deadlines });
     await migrate(database);
     await database.bus.subscribe(CHANNELS.node, (payload) => heard.push(payload));
   });
@@ -32,6 +64,11 @@ describe.runIf(hasPostgres)("database deadlines", () => {
     proxy?.setMode("pass");
     await database?.close();
     await proxy?.close();
+    for (const pool of pools) {
+      pool.proxy.setMode("pass");
+      await pool.database.close();
+      await pool.proxy.close();
+    }
     await target?.drop();
   });
 
@@ -66,5 +103,42 @@ describe.runIf(hasPostgres)("database deadlines", () => {
     } finally {
       await notifier.end();
     }
+  });
+
+  it("packets dropped: transactions and advisory locks, more than there are connections, fail by the deadline; once packets flow both work again", async () => {
+    const pool = await openPool(2);
+    await Promise.all([1, 2].map((n) => pool.database.db.transaction((tx) => tx.execute(sql`select ${n}::int`))));
+    pool.proxy.setMode("blackhole");
+    const waiters = [
+      ...Array.from({ length: 6 }, (_, n) => failure(pool.database.db.transaction((tx) => tx.execute(sql`select ${n}::int`)))),
+      ...Array.from({ length: 2 }, (_, n) => failure(pool.database.withAdvisoryLock(7_200 + n, async () => {}))),
+    ];
+    for (const err of await Promise.all(waiters)) expect(isDatabaseUnreachable(err), String(err)).toBe(true);
+
+    pool.proxy.setMode("pass");
+    await waitFor("a transaction to commit again", () => pool.database.db.transaction((tx) => tx.execute(sql`select 1`)).then(() => true), 30_000, 200);
+    expect(await pool.database.withAdvisoryLock(7_200, async () => "locked")).toBe("locked");
+  });
+
+  it("a transaction or an advisory lock whose caller was told it failed does not run its body when a connection frees later", async () => {
+    // One connection: postgres.js hands it to its queue in order, so the answered waiters get it before the checks below.
+    const pool = await openPool(1);
+    const holder = await holdEveryConnection(pool.database, 1);
+    let bodiesRun = 0;
+    const waiters = [
+      failure(
+        pool.database.db.transaction(async (tx) => {
+          bodiesRun++;
+          await tx.execute(sql`select 1`);
+        }),
+      ),
+      failure(pool.database.withAdvisoryLock(7_300, async () => void bodiesRun++)),
+    ];
+    for (const err of await Promise.all(waiters)) expect(isDatabaseUnreachable(err), String(err)).toBe(true);
+
+    await holder.letGo();
+    expect(await pool.database.db.transaction(async (tx) => (await tx.execute(sql`select 1`), "committed"))).toBe("committed");
+    expect(await pool.database.withAdvisoryLock(7_300, async () => "locked")).toBe("locked");
+    expect(bodiesRun).toBe(0);
   });
 });

@@ -105,7 +105,7 @@ async function openDb(options: CreateDbOptions): Promise<Database> {
 
 /**
  * A postgres.js pool with the deadlines: connect and idle by the driver, statement and idle-in-transaction
- * by the server, silence by the socket, and a whole wait (queue included) per query.
+ * by the server, silence by the socket, and a whole wait (queue included) per query, transaction and reserved connection.
  */
 function openPostgres(url: string, options: CreateDbOptions, deadlines: DatabaseDeadlines, max: number) {
   const sql = postgres(url, {
@@ -115,12 +115,13 @@ function openPostgres(url: string, options: CreateDbOptions, deadlines: Database
   });
   // Queued included: connecting, then answering. Off when the response deadline is (work without deadlines).
   const queryDeadlineMs = deadlines.responseTimeoutMs > 0 ? deadlines.connectTimeoutMs + deadlines.responseTimeoutMs : 0;
-  const db = drizzlePostgres({ client: withQueryDeadline(sql, queryDeadlineMs), schema }) as unknown as Db;
+  const bounded = withQueryDeadline(sql, queryDeadlineMs);
+  const db = drizzlePostgres({ client: bounded, schema }) as unknown as Db;
   return {
     sql,
     db,
     async withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T> {
-      const conn = await sql.reserve();
+      const conn = await bounded.reserve();
       try {
         await conn`select pg_advisory_lock(${key})`;
         try {

@@ -41,14 +41,20 @@ function tempDir(): string {
   return base;
 }
 
+/** A fake control plane that pushes v1 (one file) to every link, a host key, and a root dir for the host. */
+async function pushingV1() {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [file("a")])));
+  cleanups.push(() => cp.close());
+  const base = tempDir();
+  const rootDir = join(base, "root");
+  mkdirSync(rootDir);
+  return { cp, privateKey, base, rootDir };
+}
+
 describe("host: a store rolled back to an older copy", () => {
   it("is a lost store: kept aside, reported as lost, and its generation passes the acknowledged one", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [file("a")])));
-    cleanups.push(() => cp.close());
-    const base = tempDir();
-    const rootDir = join(base, "root");
-    mkdirSync(rootDir);
+    const { cp, privateKey, base, rootDir } = await pushingV1();
     const stateDir = join(base, "state");
     const store = new DiskStore(stateDir);
     await store.init();
@@ -86,12 +92,7 @@ describe("host: a store rolled back to an older copy", () => {
   });
 
   it("is noticed by a running host when store.json is replaced under it", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [file("a")])));
-    cleanups.push(() => cp.close());
-    const base = tempDir();
-    const rootDir = join(base, "root");
-    mkdirSync(rootDir);
+    const { cp, privateKey, base, rootDir } = await pushingV1();
     const store = await enrolledStore(new MemoryStore());
     const host = startHost(cp, store, rootDir, privateKey);
     await host.start();
@@ -112,12 +113,7 @@ describe("host: a store rolled back to an older copy", () => {
 
 describe("host: a full state dir", () => {
   it("says a declaration it cannot keep is not applied, retries, and applies it once space returns", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [file("a")])));
-    cleanups.push(() => cp.close());
-    const base = tempDir();
-    const rootDir = join(base, "root");
-    mkdirSync(rootDir);
+    const { cp, privateKey, base, rootDir } = await pushingV1();
     const store = await enrolledStore(new MemoryStore());
     const host = startHost(cp, store, rootDir, privateKey);
     await host.start();
@@ -140,12 +136,7 @@ describe("host: a full state dir", () => {
   });
 
   it("reports a reconcile that cannot write its store instead of staying silent", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [file("a")])));
-    cleanups.push(() => cp.close());
-    const base = tempDir();
-    const rootDir = join(base, "root");
-    mkdirSync(rootDir);
+    const { cp, privateKey, base, rootDir } = await pushingV1();
     const store = await enrolledStore(new MemoryStore());
     await saveHeldDeclaration(store, { version: 1, resources: [file("a")] } as Declaration);
     // The store can be read, but nothing can be written: the held declaration's apply cannot record its intents.

@@ -45,26 +45,32 @@ function waitedPastDeadline(what: string, deadlineMs: number): Error {
 
 type Body<T> = (tx: TransactionSql) => T | Promise<T>;
 
+/** A wait for a connection: the caller is told it failed at the deadline; `late` says so to what arrives after. */
+function waitDeadline(what: string, deadlineMs: number, reject: (err: Error) => void) {
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    reject(waitedPastDeadline(what, deadlineMs));
+  }, deadlineMs);
+  timer.unref();
+  return { late: () => late, clear: () => clearTimeout(timer) };
+}
+
 function beginWithDeadline(target: Sql, deadlineMs: number) {
   return <T>(...args: [Body<T>] | [string, Body<T>]) => {
     const options = args.length === 2 ? args[0] : "";
     const body = args.length === 2 ? args[1] : args[0];
     return new Promise((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(waitedPastDeadline("a transaction", deadlineMs));
-      }, deadlineMs);
-      timer.unref();
+      const wait = waitDeadline("a transaction", deadlineMs, reject);
       target
         .begin(options, (tx) => {
-          clearTimeout(timer);
+          wait.clear();
           // Its caller was told it failed: roll back rather than run the body now.
-          if (late) throw waitedPastDeadline("a transaction", deadlineMs);
+          if (wait.late()) throw waitedPastDeadline("a transaction", deadlineMs);
           return body(tx);
         })
         .then(resolve, (err: unknown) => {
-          clearTimeout(timer);
+          wait.clear();
           reject(err); // a no-op once the deadline has answered
         });
     });
@@ -74,21 +80,16 @@ function beginWithDeadline(target: Sql, deadlineMs: number) {
 function reserveWithDeadline(target: Sql, deadlineMs: number) {
   return () =>
     new Promise<ReservedSql>((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(waitedPastDeadline("a reserved connection", deadlineMs));
-      }, deadlineMs);
-      timer.unref();
+      const wait = waitDeadline("a reserved connection", deadlineMs, reject);
       target.reserve().then(
         (conn) => {
-          clearTimeout(timer);
+          wait.clear();
           // Its caller was told it failed: give the connection back to the pool at once.
-          if (late) conn.release();
+          if (wait.late()) conn.release();
           else resolve(conn);
         },
         (err: unknown) => {
-          clearTimeout(timer);
+          wait.clear();
           reject(err);
         },
       );

@@ -7,6 +7,7 @@ import { LIMITS } from "./limits";
 import { Declaration } from "./declaration";
 import { Report } from "./report";
 import { Profile, Inventory } from "./profile";
+import { ResourceId } from "./resources";
 import { refineStorableText } from "./storable-text";
 
 export const AGENT_PATH = "/agent";
@@ -27,6 +28,25 @@ export const FEATURE = {
 } as const;
 /** The header's value from a control plane that reads everything this protocol defines. */
 export const EVERY_FEATURE = Object.values(FEATURE).join(", ");
+
+/**
+ * On the host's upgrade request: the server frames this host reads beyond the first protocol, comma
+ * separated. The control plane sends a newer frame only on a link whose host named it (an older host's
+ * ServerFrame is strict and would take the frame as bad).
+ */
+export const HOST_FEATURES_HEADER = "x-mesh-host-features";
+export const HOST_FEATURE = {
+  /** The host reads `reconcile` frames: reconcile now, correct or accept named drift. */
+  reconcileNow: "reconcile-now",
+} as const;
+/** The header's value from a host that reads every server frame this protocol defines. */
+export const EVERY_HOST_FEATURE = Object.values(HOST_FEATURE).join(", ");
+
+/** Reads a comma-separated features header (either direction) into a set. */
+export function parseFeatures(value: string | string[] | null | undefined): Set<string> {
+  const text = Array.isArray(value) ? value.join(",") : (value ?? "");
+  return new Set(text.split(",").map((f) => f.trim()).filter((f) => f.length > 0 && f.length <= 64));
+}
 
 /** Close codes the gateway uses (4000-4999 is the application range). */
 export const CloseCode = {
@@ -113,8 +133,25 @@ export const FactsFrame = z.strictObject({
 });
 export type FactsFrame = z.infer<typeof FactsFrame>;
 
+/**
+ * Reconcile now (sent only to hosts that name HOST_FEATURE.reconcileNow). The host runs one reconcile of
+ * its current declaration as soon as it can (coalesced with one already queued; never a second reconciler)
+ * and reports as after any reconcile. `correct` names `onDrift: report` resources whose drift this
+ * reconcile corrects once, as if they were `onDrift: correct`; `accept` names resources whose drift as
+ * observed now is accepted: the host stops reporting that drift until the resource changes again or the
+ * declaration changes it. Ids the declaration does not hold are ignored (and named in the report's errors).
+ */
+export const ReconcileFrame = z.strictObject({
+  type: z.literal("reconcile"),
+  /** Who asked, for the host's log: e.g. "node.reconcile by admin@example.com". */
+  reason: z.string().max(200).optional(),
+  correct: z.array(ResourceId).max(LIMITS.resources).optional(),
+  accept: z.array(ResourceId).max(LIMITS.resources).optional(),
+});
+export type ReconcileFrame = z.infer<typeof ReconcileFrame>;
+
 /** Frames the control plane sends to a host. */
-export const ServerFrame = z.discriminatedUnion("type", [DeclarationFrame, AckFrame, ErrorFrame, RetiredFrame]);
+export const ServerFrame = z.discriminatedUnion("type", [DeclarationFrame, AckFrame, ErrorFrame, RetiredFrame, ReconcileFrame]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 /** Frames a host sends to the control plane. */

@@ -13,6 +13,7 @@ import { startNatsServer } from "@mesh/db/testing";
 import { generateKeyPairSync } from "node:crypto";
 import { Fleet, type Identity } from "./fleet";
 import { machine, markdownTable, writeSection, type Row } from "./table";
+import { CpuSampler, cpuSummary } from "./cpu-sampler";
 
 const NODES = Number(process.env.NODES ?? 1000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? Math.max(2, Math.ceil(NODES / 2500)));
@@ -249,6 +250,10 @@ async function main() {
     const killedAt = Date.now();
     await cp.kill("SIGKILL");
     await fleet.until(() => f.linked.size === 0, 60_000, "every link to notice the control plane is gone");
+    // BENCH_RESTART_PROFILE=DIR: the restarted process writes a V8 CPU profile there when the bench stops it.
+    if (process.env.BENCH_RESTART_PROFILE) cp.options.env!.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_RESTART_PROFILE}`;
+    const sampler = new CpuSampler(() => cp!.pid, () => f.linked.size);
+    sampler.start();
     await cp.boot();
     const upAt = Date.now();
     log(`control plane restarted after ${ms(upAt - killedAt)}`);
@@ -259,6 +264,9 @@ async function main() {
     } catch (err) {
       notes.push(`restart: ${(err as Error).message}; ${fleet.linked.size} of ${NODES} back`);
     }
+    const restartCpu = sampler.stop();
+    log(`restart, per second: ${restartCpu.map((c) => `${c.t}s ${c.mark} back cp ${c.controlPlane.toFixed(2)} pg ${c.postgres.toFixed(2)} other ${c.other.toFixed(2)} idle ${c.idle.toFixed(2)}`).join("; ")}`);
+    notes.push(`restart: ${cpuSummary(restartCpu)}`);
     const back = fleet.linkTimes.slice(linkMark);
     const buckets = new Map<number, number>();
     for (const t of back) buckets.set(Math.floor(t / 100), (buckets.get(Math.floor(t / 100)) ?? 0) + 1);

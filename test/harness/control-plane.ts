@@ -21,6 +21,8 @@ export interface ControlPlaneOptions {
   dataDir?: string;
   port?: number;
   env?: Record<string, string>;
+  /** Flags for node itself, before the script (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
   /** Start under this open-file limit, "soft:hard" (util-linux prlimit). */
   openFiles?: string;
 }
@@ -71,7 +73,7 @@ export class ControlPlane {
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;
     else env.MESH_DATA_DIR = this.options.dataDir!;
     this.output = "";
-    const argv = [process.execPath, "--import", "tsx", "src/server.ts"];
+    const argv = [process.execPath, ...(this.options.nodeArgs ?? []), "--import", "tsx", "src/server.ts"];
     // prlimit execs the command: the child's pid is the control plane's.
     if (this.options.openFiles) argv.unshift("prlimit", `--nofile=${this.options.openFiles}`, "--");
     const child = spawn(argv[0]!, argv.slice(1), { cwd: WEB_DIR, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -251,7 +251,7 @@ async function main() {
     await cp.kill("SIGKILL");
     await fleet.until(() => f.linked.size === 0, 60_000, "every link to notice the control plane is gone");
     // BENCH_RESTART_PROFILE=DIR: the restarted process writes a V8 CPU profile there when the bench stops it.
-    if (process.env.BENCH_RESTART_PROFILE) cp.options.env!.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_RESTART_PROFILE}`;
+    if (process.env.BENCH_RESTART_PROFILE) cp.options.nodeArgs = ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_RESTART_PROFILE}`];
     const sampler = new CpuSampler(() => cp!.pid, () => f.linked.size);
     sampler.start();
     await cp.boot();

@@ -26,6 +26,8 @@ import { upgradeListener } from "./server/upgrades";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dev = process.argv.includes("--dev");
+/** Connections the kernel may hold completed before we accept them (capped by net.core.somaxconn). */
+const LISTEN_BACKLOG = 8192;
 const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 async function main() {
@@ -166,7 +168,11 @@ async function main() {
       console.error(`mesh: cannot listen on ${config.host}:${config.port} (${err.code ?? err.message}); stop what holds the port or set PORT to another one`);
       process.exit(1);
     });
-    server.listen(config.port, config.host, resolve);
+    // A restarted control plane meets its whole fleet at once. Node's default accept queue (511)
+    // overflows then, and a connection the kernel completed but the queue had no room for loses its
+    // request until TCP gives up: 3,312 challenge timeouts (15 s each, then a backoff window of up to
+    // 30 s) in a 10,000-host restart (decision 0020). The kernel caps this at net.core.somaxconn.
+    server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, resolve);
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

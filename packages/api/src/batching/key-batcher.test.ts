@@ -36,3 +36,65 @@ describe("KeyBatcher", () => {
     expect(await b.load(1)).toBe(1);
   });
 });
+
+describe("KeyBatcher under load", () => {
+  it("runs at most maxInFlight calls; keys asked meanwhile go together when one lands", async () => {
+    const calls: number[][] = [];
+    const release: Array<() => void> = [];
+    const b = new KeyBatcher<number, number>(
+      (keys) => {
+        calls.push(keys);
+        return new Promise((resolve) => release.push(() => resolve(new Map(keys.map((k) => [k, k])))));
+      },
+      { windowMs: 0, maxInFlight: 1 },
+    );
+    const first = b.load(1);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toEqual([[1]]);
+    // Asked while the first call runs: nothing is sent until it lands, then all go as one.
+    const later = [2, 3, 4, 5].map((k) => b.load(k));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toEqual([[1]]);
+    release.shift()!();
+    expect(await first).toBe(1);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toEqual([[1], [2, 3, 4, 5]]);
+    release.shift()!();
+    expect(await Promise.all(later)).toEqual([2, 3, 4, 5]);
+  });
+
+  it("splits what waited into batches of maxKeys, one after another", async () => {
+    const calls: number[][] = [];
+    let hold = true;
+    const waiting: Array<() => void> = [];
+    const b = new KeyBatcher<number, number>(
+      async (keys) => {
+        calls.push(keys);
+        if (hold) await new Promise<void>((r) => waiting.push(r));
+        return new Map(keys.map((k) => [k, k]));
+      },
+      { windowMs: 0, maxKeys: 2, maxInFlight: 1 },
+    );
+    const all = [1, 2, 3, 4, 5].map((k) => b.load(k));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toEqual([[1, 2]]);
+    hold = false;
+    waiting.shift()!();
+    expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
+    expect(calls).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it("a call that throws synchronously rejects its waiters and frees its flight", async () => {
+    let fail = true;
+    const b = new KeyBatcher<number, number>(
+      (keys) => {
+        if (fail) throw new Error("bad");
+        return Promise.resolve(new Map(keys.map((k) => [k, k])));
+      },
+      { maxInFlight: 1 },
+    );
+    await expect(b.load(1)).rejects.toThrow("bad");
+    fail = false;
+    expect(await b.load(2)).toBe(2);
+  });
+});

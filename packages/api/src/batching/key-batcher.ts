@@ -2,17 +2,29 @@
 // a burst of link handshakes (a fleet coming back after a restart) costs a few set-based
 // statements instead of one round trip per host. Requests for a key already waiting in the
 // open batch share its answer.
+//
+// Batches grow with load: at most `maxInFlight` calls run at once, and keys asked while they
+// run wait for one to finish and go together. A fixed window alone made ~2-key batches at a
+// few hundred handshakes a second (one statement per two hosts, the control plane's largest
+// CPU cost in a 10,000-host restart: decision 0020); a bounded number of flights makes the
+// batch as large as the arrivals during one statement, and never more concurrent statements
+// than the pool can take without queueing everything else behind them.
 
 export interface KeyBatcherOptions {
   /** How long a batch stays open for more keys after its first one (default 5 ms). */
   windowMs?: number;
-  /** A batch this large is sent at once (default 500). */
+  /** At most this many keys per call; more wait for the next (default 500). */
   maxKeys?: number;
+  /** Calls running at once; keys asked meanwhile wait for one to finish (default 2). */
+  maxInFlight?: number;
 }
 
+type Waiter<V> = { resolve: (v: V | undefined) => void; reject: (e: unknown) => void };
+
 export class KeyBatcher<K, V> {
-  private pending = new Map<K, Array<{ resolve: (v: V | undefined) => void; reject: (e: unknown) => void }>>();
+  private pending = new Map<K, Array<Waiter<V>>>();
   private timer: NodeJS.Timeout | null = null;
+  private inFlight = 0;
 
   constructor(
     /** Answers every key of one batch; a key missing from the map answers undefined. */
@@ -20,12 +32,22 @@ export class KeyBatcher<K, V> {
     private readonly opts: KeyBatcherOptions = {},
   ) {}
 
+  private get maxKeys(): number {
+    return this.opts.maxKeys ?? 500;
+  }
+
+  private get maxInFlight(): number {
+    return Math.max(1, this.opts.maxInFlight ?? 2);
+  }
+
   load(key: K): Promise<V | undefined> {
     return new Promise((resolve, reject) => {
       const waiting = this.pending.get(key);
       if (waiting) waiting.push({ resolve, reject });
       else this.pending.set(key, [{ resolve, reject }]);
-      if (this.pending.size >= (this.opts.maxKeys ?? 500)) this.flush();
+      // While every flight is taken, the keys wait for one to land (see settled()).
+      if (this.inFlight >= this.maxInFlight) return;
+      if (this.pending.size >= this.maxKeys) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.opts.windowMs ?? 5);
     });
   }
@@ -33,16 +55,33 @@ export class KeyBatcher<K, V> {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const batch = this.pending;
-    this.pending = new Map();
-    if (batch.size === 0) return;
-    this.run([...batch.keys()]).then(
+    if (this.pending.size === 0 || this.inFlight >= this.maxInFlight) return;
+    const batch = new Map<K, Array<Waiter<V>>>();
+    for (const [key, waiters] of this.pending) {
+      if (batch.size >= this.maxKeys) break;
+      batch.set(key, waiters);
+    }
+    for (const key of batch.keys()) this.pending.delete(key);
+    this.inFlight++;
+    let call: Promise<Map<K, V>>;
+    try {
+      call = this.run([...batch.keys()]);
+    } catch (err) {
+      call = Promise.reject(err);
+    }
+    call.then(
       (answers) => {
         for (const [key, waiters] of batch) for (const w of waiters) w.resolve(answers.get(key));
       },
       (err) => {
         for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
       },
-    );
+    ).finally(() => this.settled());
+  }
+
+  /** A flight landed: keys that waited for it go now (they waited one statement already). */
+  private settled(): void {
+    this.inFlight--;
+    if (this.pending.size > 0) this.flush();
   }
 }

@@ -24,5 +24,5 @@ export { authenticateCaller } from "./auth/authenticate-caller";
 export type { Caller } from "./auth/caller";
 export { loginUser, createLoginLimits, type LoginLimits } from "./auth/login-user";
 export { resourceStatuses, type ResourceStatus } from "./services/resource-status";
-export { handleDownload, installScript, type DownloadOptions } from "./http/downloads-handler";
+export { artifactStatus, handleDownload, installScript, type ArtifactStatus, type DownloadOptions } from "./http/downloads-handler";
 export { handleBootstrapToken } from "./http/bootstrap-handler";

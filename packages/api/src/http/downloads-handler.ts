@@ -23,6 +23,26 @@ function tarballName(version: string, arch: string) {
   return `mesh-host-${version}-linux-${arch}.tar.gz`;
 }
 
+export interface ArtifactStatus {
+  hostVersion: string;
+  /** Architectures with a tarball of this version: install.sh serves these. */
+  arches: string[];
+  /** .deb files of this version, by name. */
+  debs: string[];
+}
+
+/** What `npm run package` has left for this control plane's version (the Add machines page says so). */
+export function artifactStatus(opts: Pick<DownloadOptions, "artifactsDir" | "hostVersion">): ArtifactStatus {
+  const arches = ARCHES.filter((arch) => fs.existsSync(path.join(opts.artifactsDir, tarballName(opts.hostVersion, arch))));
+  let debs: string[] = [];
+  try {
+    debs = fs.readdirSync(opts.artifactsDir).filter((f) => f.startsWith(`mesh-host_${opts.hostVersion}_`) && f.endsWith(".deb"));
+  } catch {
+    // no artifacts directory yet
+  }
+  return { hostVersion: opts.hostVersion, arches: [...arches], debs };
+}
+
 // Hashed once per file version, not on every unauthenticated install.sh request (a tarball is ~32 MB).
 const sums = new Map<string, { key: string; sha256: string }>();
 
@@ -73,7 +93,7 @@ sh "$tmp/mesh-host-$version-linux-$arch/install.sh" "$@"
 export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts: DownloadOptions): Promise<Response> {
   try {
     if (name === "install.sh") {
-      if (!fs.existsSync(path.join(opts.artifactsDir, tarballName(opts.hostVersion, "x86_64"))) && !fs.existsSync(path.join(opts.artifactsDir, tarballName(opts.hostVersion, "aarch64")))) {
+      if (artifactStatus(opts).arches.length === 0) {
         throw new MeshError("NOT_FOUND", `no mesh-host ${opts.hostVersion} tarball here: run \`npm run package\` on the control plane`);
       }
       return new Response(installScript(opts), { headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" } });

@@ -1,8 +1,8 @@
 // Users & keys (admins): who may use the dashboard and the API, and as what.
-import { notFound } from "next/navigation";
 import { requireSession } from "@/server/session";
 import { Shell } from "@/components/shell";
 import { Section } from "@/components/section";
+import { AdminsOnly } from "@/components/admins-only";
 import { UsersPanel } from "@/components/access/users-panel";
 import { ApiKeysPanel } from "@/components/access/api-keys-panel";
 
@@ -10,7 +10,12 @@ export const dynamic = "force-dynamic";
 
 export default async function AccessPage() {
   const { me, isAdmin } = await requireSession();
-  if (!isAdmin) notFound();
+  if (!isAdmin)
+    return (
+      <Shell me={me}>
+        <AdminsOnly what="Managing users and API keys" />
+      </Shell>
+    );
   return (
     <Shell me={me}>
       <h1 className="mb-1 text-2xl font-semibold">Users &amp; keys</h1>

@@ -4,16 +4,22 @@ import { Shell } from "@/components/shell";
 import { Section } from "@/components/section";
 import { IssueTokenForm } from "@/components/machines/issue-token-form";
 import { TokenList } from "@/components/machines/token-list";
+import { ArtifactStatusNote } from "@/components/machines/artifact-status";
+import { artifactStatus } from "@mesh/api";
+import { getRuntime } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
 
 export default async function MachinesPage() {
   const { me, isAdmin } = await requireSession();
+  const { config, hostVersion } = getRuntime();
+  const artifacts = artifactStatus({ artifactsDir: config.artifactsDir, hostVersion });
   return (
     <Shell me={me}>
       <h1 className="mb-1 text-2xl font-semibold">Add machines</h1>
       <p className="mb-4 text-sm text-slate-700">A token enrols a machine that has mesh-host installed. Tokens are single-use unless you say otherwise, and expire.</p>
       <div className="space-y-4">
+        <ArtifactStatusNote status={artifacts} />
         {isAdmin ? (
           <Section title="Issue a token">
             <IssueTokenForm />

@@ -3,13 +3,19 @@ import { notFound } from "next/navigation";
 import { requireSession } from "@/server/session";
 import { Shell } from "@/components/shell";
 import { RoleEditor } from "@/components/roles/role-editor";
+import { AdminsOnly } from "@/components/admins-only";
 
 export const dynamic = "force-dynamic";
 
 export default async function EditRolePage({ searchParams }: { searchParams: Promise<{ name?: string }> }) {
   const { name } = await searchParams;
   const { api, me, isAdmin } = await requireSession();
-  if (!isAdmin) notFound();
+  if (!isAdmin)
+    return (
+      <Shell me={me}>
+        <AdminsOnly what="Editing roles" />
+      </Shell>
+    );
   const existing = name ? (await api.role.list()).find((r) => r.name === name) : undefined;
   if (name && !existing) notFound();
   return (

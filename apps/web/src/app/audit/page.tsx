@@ -5,13 +5,16 @@ import { AuditView } from "@/components/audit/audit-view";
 
 export const dynamic = "force-dynamic";
 
-export default async function AuditPage({ searchParams }: { searchParams: Promise<{ node?: string }> }) {
-  const { node } = await searchParams;
+type Param = string | string[] | undefined;
+const one = (v: Param) => (typeof v === "string" ? v.slice(0, 200) : undefined);
+
+export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, Param>> }) {
+  const q = await searchParams;
   const { me } = await requireSession();
   return (
     <Shell me={me}>
       <h1 className="mb-4 text-2xl font-semibold">Audit</h1>
-      <AuditView initialNode={node} />
+      <AuditView initial={{ actor: one(q.actor), action: one(q.action), node: one(q.node), from: one(q.from), to: one(q.to) }} />
     </Shell>
   );
 }

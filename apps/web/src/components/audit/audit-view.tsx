@@ -1,9 +1,11 @@
 "use client";
-// The audit trail: every mutation and what hosts reported, newest first,
-// filterable by actor, action and node, paged by the last id seen.
+// The audit trail: every mutation and what hosts reported, newest first, filterable by
+// actor, action, node and a date range (every filter kept in the URL, so a view can be
+// shared or reloaded), paged by the last id seen, and exported as CSV.
 import Link from "next/link";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useDeferredValue, useState } from "react";
+import { usePathname, useRouter } from "next/navigation";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useDeferredValue, useEffect, useState } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { RelativeTime } from "../relative-time";
@@ -11,24 +13,70 @@ import { ColumnHeads } from "../column-heads";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export function AuditView({ initialNode }: { initialNode?: string }) {
+/** The filters as the URL carries them (`?actor=&action=&node=&from=YYYY-MM-DD&to=YYYY-MM-DD`). */
+export interface AuditFilters {
+  actor?: string;
+  action?: string;
+  node?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A day in the browser's time zone: `from` starts at its midnight, `to` includes the whole day. */
+function dayBounds(from: string, to: string): { since?: string; until?: string; invalid?: string } {
+  const since = DAY.test(from) ? new Date(`${from}T00:00`) : undefined;
+  const end = DAY.test(to) ? new Date(`${to}T00:00`) : undefined;
+  if (end) end.setDate(end.getDate() + 1);
+  if (since && end && since >= end) return { invalid: "The range ends before it starts." };
+  return { since: since?.toISOString(), until: end?.toISOString() };
+}
+
+export function AuditView({ initial }: { initial: AuditFilters }) {
   const trpc = useTRPC();
-  const [actor, setActor] = useState("");
-  const [action, setAction] = useState("");
-  const [node, setNode] = useState(initialNode ?? "");
+  const router = useRouter();
+  const pathname = usePathname() ?? "/audit";
+  const queryClient = useQueryClient();
+  const [actor, setActor] = useState(initial.actor ?? "");
+  const [action, setAction] = useState(initial.action ?? "");
+  const [node, setNode] = useState(initial.node ?? "");
+  const [from, setFrom] = useState(initial.from ?? "");
+  const [to, setTo] = useState(initial.to ?? "");
   const [pages, setPages] = useState<number[]>([]);
+  const [exporting, setExporting] = useState<string | null>(null);
   const a = useDeferredValue(actor.trim());
   const ac = useDeferredValue(action.trim());
   const n = useDeferredValue(node.trim());
+  const range = dayBounds(from, to);
   const before = pages[pages.length - 1];
   const reset = () => setPages([]);
+  // Every filter lives in the URL: a reload or a shared link shows the same view.
+  useEffect(() => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries({ actor: a, action: ac, node: n, from, to })) if (v) q.set(k, v);
+    const next = q.size ? `${pathname}?${q}` : pathname;
+    if (next !== `${window.location.pathname}${window.location.search}`) router.replace(next, { scroll: false });
+  }, [a, ac, n, from, to, pathname, router]);
+  const filter = { ...(a ? { actor: a } : {}), ...(ac ? { action: ac } : {}), ...(UUID.test(n) ? { nodeId: n } : {}), ...(range.since ? { since: range.since } : {}), ...(range.until ? { until: range.until } : {}) };
   const events = useQuery(
-    trpc.event.list.queryOptions(
-      { limit: 50, ...(before ? { before } : {}), ...(a ? { actor: a } : {}), ...(ac ? { action: ac } : {}), ...(UUID.test(n) ? { nodeId: n } : {}) },
-      { refetchInterval: before ? false : 5000, placeholderData: keepPreviousData },
-    ),
+    trpc.event.list.queryOptions({ limit: 50, ...(before ? { before } : {}), ...filter }, { refetchInterval: before ? false : 5000, placeholderData: keepPreviousData, enabled: !range.invalid }),
   );
+  const exportCsv = async () => {
+    setExporting("Exporting…");
+    try {
+      const out = await queryClient.fetchQuery(trpc.event.export.queryOptions(filter, { staleTime: 0 }));
+      const url = URL.createObjectURL(new Blob([out.csv], { type: "text/csv;charset=utf-8" }));
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = `mesh-audit-${new Date().toISOString().slice(0, 10)}.csv`;
+      link.click();
+      URL.revokeObjectURL(url);
+      setExporting(out.truncated ? `Exported the newest ${out.rows.toLocaleString("en")} events; narrow the range for the rest.` : `Exported ${out.rows.toLocaleString("en")} events.`);
+    } catch (err) {
+      setExporting(`Export failed: ${(err as Error).message}`);
+    }
+  };
   const field = "rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm";
   return (
     <div className="space-y-4">
@@ -45,8 +93,22 @@ export function AuditView({ initialNode }: { initialNode?: string }) {
           Node id
           <input value={node} onChange={(e) => (setNode(e.target.value), reset())} placeholder="uuid" aria-invalid={!!n && !UUID.test(n)} className={`${field} w-80 max-w-full`} />
         </label>
+        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
+          From
+          <input type="date" value={from} onChange={(e) => (setFrom(e.target.value), reset())} aria-invalid={!!range.invalid} className={field} />
+        </label>
+        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
+          To
+          <input type="date" value={to} onChange={(e) => (setTo(e.target.value), reset())} aria-invalid={!!range.invalid} className={field} />
+        </label>
+        <Button onClick={() => void exportCsv()} disabled={!!range.invalid}>
+          Export CSV
+        </Button>
       </form>
-      {events.isPending ? (
+      {n && !UUID.test(n) ? <p role="alert" className="text-sm text-rose-700">The node id is not a valid id: it filters nothing until it is.</p> : null}
+      {range.invalid ? <p role="alert" className="text-sm text-rose-700">{range.invalid}</p> : null}
+      {exporting ? <p role="status" className="text-sm text-slate-700">{exporting}</p> : null}
+      {range.invalid ? null : events.isPending ? (
         <LoadingState label="Loading events…" />
       ) : events.isError ? (
         <ErrorState error={events.error} title="Could not load events" />
@@ -61,7 +123,7 @@ export function AuditView({ initialNode }: { initialNode?: string }) {
                 <tr key={e.id} data-testid="event-row">
                   <td className="whitespace-nowrap px-3 py-2 text-slate-700"><RelativeTime at={e.at} /></td>
                   <td className="px-3 py-2">
-                    <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setActor(e.actor), reset())}>{e.actor}</button>
+                    <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>{e.actorName ? `${e.actorName} (host)` : e.actor}</button>
                   </td>
                   <td className="px-3 py-2 font-mono">
                     <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>{e.action}</button>

@@ -17,6 +17,8 @@ export interface TestHostOptions {
   nodeId?: string;
   intervalMs?: number;
   linkTimeoutMs?: number;
+  revokedRetryMs?: number;
+  driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
 }
 
 export function testHost(o: TestHostOptions): Host {
@@ -38,5 +40,7 @@ export function testHost(o: TestHostOptions): Host {
     hostVersion: "test",
     log: silentLogger(),
     backoff: new Backoff({ baseMs: 20, capMs: 100 }),
+    revokedRetryMs: o.revokedRetryMs ?? 50,
+    driftWatch: o.driftWatch ?? { quietMs: 50, maxDelayMs: 200 },
   });
 }

@@ -332,6 +332,9 @@ export class Host {
     const generations = this.generations.input();
     // Asked for now: served by this run (asked during it: by the next).
     const asked = this.requests.take();
+    // Changes to owned paths during the run are judged at its end: its own writes start no reconcile.
+    this.watch?.hold();
+    let changed: string[] | null = null;
     try {
       const outcome = await reconcile(
         { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
@@ -350,6 +353,7 @@ export class Host {
           ...(asked ? { correct: asked.correct, accept: asked.accept } : {}),
         },
       );
+      changed = outcome.changes.map((c) => c.subject);
       this.watch?.follow(outcome.subjects);
       const { report } = outcome;
       this.generations.reconciled(generations, outcome);
@@ -381,6 +385,7 @@ export class Host {
       asked?.settle({ ok: false, error: reasonOf(err) });
       this.reportFailure(reasonOf(err));
     } finally {
+      this.watch?.release(changed);
       this.writeStatus();
       this.scheduleRetry();
     }

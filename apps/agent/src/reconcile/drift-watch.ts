@@ -46,6 +46,8 @@ export class DriftWatch {
   private firstAt = 0;
   private hits = 0;
   private closed = false;
+  /** Set while a reconcile runs: events are kept here (full paths) and judged when it ends. */
+  private held: Set<string> | null = null;
 
   constructor(private readonly opts: DriftWatchOptions) {}
 
@@ -73,6 +75,27 @@ export class DriftWatch {
       this.add(dir, names);
     }
     for (const dir of this.failed.keys()) if (!wanted.has(dir)) this.failed.delete(dir);
+  }
+
+  /** A reconcile starts: what changes now may be its own writes, judged by `release`. */
+  hold(): void {
+    this.held ??= new Set();
+  }
+
+  /**
+   * The reconcile ended, having changed `changed` (subjects `path:/x`): events on those are its own
+   * writes and are dropped; events on any other owned path were someone else's, and start a reconcile.
+   * A failed run passes null: its events are dropped too (failures are retried on their own schedule).
+   */
+  release(changed: Iterable<string> | null): void {
+    const held = this.held;
+    this.held = null;
+    if (!held || held.size === 0 || changed === null) return;
+    const own = new Set<string>();
+    for (const subject of changed) if (subject.startsWith("path:")) own.add(join(this.opts.rootDir, subject.slice(5)));
+    for (const path of held) {
+      if (!own.has(path)) return this.schedule();
+    }
   }
 
   close(): void {
@@ -119,6 +142,11 @@ export class DriftWatch {
     if (!held) return;
     // No name (an event on the directory itself) or an owned name: look. Anything else in the directory is not ours.
     if (filename !== null && !held.names.has(filename.toString())) return;
+    if (this.held) {
+      // During a reconcile: its own writes or someone else's, told apart when it ends. An event on the directory itself counts as someone else's.
+      this.held.add(filename === null ? dir : join(dir, filename.toString()));
+      return;
+    }
     this.schedule();
   }
 

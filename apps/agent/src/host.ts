@@ -375,7 +375,7 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
-      asked?.settle({ ok: true, report, changes: outcome.changes.length });
+      asked?.settle({ ok: true, report, changes: outcome.changes, unchanged: outcome.unchanged });
       const { item, sent } = await this.sendReport(report);
       if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
       if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(sent ? item.sequence : null);

@@ -12,6 +12,7 @@ import { Backoff, reconnectDelay } from "./backoff";
 import { openSocket } from "./connect";
 import { describeTrustFailure, type Trust } from "./trust";
 import { Heartbeat } from "./heartbeat";
+import { describeReachFailure } from "./not-mesh";
 
 export interface LinkEvents {
   /** The declaration version held, sent in the auth frame. */
@@ -165,7 +166,7 @@ export class Link {
           waitAsked = err.retryAfterMs ?? 0;
           log.warn({ status: err.status, reason: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) }, "link refused");
         } else {
-          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? reasonOf(err) }, "link failed");
+          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? describeReachFailure(this.opts.controlPlaneUrl, err) }, "link failed");
         }
       }
       if (this.stopped) break;

@@ -2,6 +2,7 @@
 // reconcile`): requests that arrive before a run starts are folded into that one run, which
 // corrects and accepts what they name, and every asker hears how that run ended.
 import type { Declaration, Report } from "@mesh/protocol";
+import type { Change } from "./run";
 
 export interface ReconcileRequest {
   /** Who asked, for the log. */
@@ -11,7 +12,7 @@ export interface ReconcileRequest {
 }
 
 /** How the run that served a request ended. */
-export type RequestResult = { ok: true; report: Report; changes: number } | { ok: false; error: string };
+export type RequestResult = { ok: true; report: Report; changes: Change[]; unchanged: number } | { ok: false; error: string };
 
 export interface TakenRequests {
   reasons: string[];

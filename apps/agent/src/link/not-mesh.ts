@@ -31,7 +31,8 @@ export function notMeshAnswer(url: string, path: string, status: number, body: s
 export function describeReachFailure(url: string, err: unknown): string {
   const e = (err as { cause?: unknown })?.cause ?? err;
   const code = String((e as { code?: unknown })?.code ?? "");
-  const message = reasonOf(e);
+  // OpenSSL's messages run over several lines: one line is kept.
+  const message = reasonOf(e).split("\n")[0]!.trim();
   let u: URL | null = null;
   try {
     u = new URL(url);
@@ -40,7 +41,7 @@ export function describeReachFailure(url: string, err: unknown): string {
   }
   const where = u ? u.host : url;
   if (u?.protocol === "https:" && (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST|UNKNOWN_PROTOCOL/i.test(code) || /wrong version number|packet length too long|http request/i.test(message))) {
-    return `${where} does not speak TLS: is it a plain http server? Try the URL with http:// (and --insecure), or the https URL the dashboard shows (${message})`;
+    return `${where} does not speak TLS: is it a plain http server? Try the URL with http:// (and --insecure), or the https URL the dashboard shows (TLS: ${/wrong version number|packet length too long|http request/i.exec(message)?.[0] ?? code})`;
   }
   if (code === "ECONNREFUSED") return `nothing listens at ${where} (connection refused): is the control plane running, and is the port right?`;
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `the host name ${u?.hostname ?? where} does not resolve (${code})`;

@@ -69,7 +69,7 @@ describe("reconcile now over the link", () => {
     await waitFor("the drift again", () => cp.reports.slice(n).find((r) => driftOf(r, "index")?.corrected === false));
   });
 
-  it("accepts drift as observed: no longer reported until the resource moves again, kept across a restart", async () => {
+  it("accepts drift as observed: no longer reported until the resource moves again, recorded in the store", async () => {
     const { cp, rootDir, stateDir, host } = await setup([site, index]);
     writeFileSync(join(rootDir, "srv/index.html"), "edited by hand\n");
     await waitFor("drift reported", () => driftOf(cp.reports.at(-1), "index"));

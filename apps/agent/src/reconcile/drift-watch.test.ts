@@ -138,3 +138,18 @@ describe("drift watch during a reconcile", () => {
     await waitFor("a drift call", () => calls.length > 0, 2000);
   });
 });
+
+describe("drift watch on a directory made again", () => {
+  it("a watched directory removed and made again is watched again when the owned set is next followed", async () => {
+    const { root, w, calls } = setup();
+    mkdirSync(join(root, "app"));
+    w.follow(["path:/app/conf"]);
+    rmSync(join(root, "app"), { recursive: true });
+    await settle();
+    mkdirSync(join(root, "app"));
+    w.follow(["path:/app/conf"]);
+    const before = calls.length;
+    writeFileSync(join(root, "app/conf"), "1");
+    await waitFor("a drift call on the new directory", () => calls.length > before, 2000);
+  });
+});

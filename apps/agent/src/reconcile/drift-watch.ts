@@ -2,7 +2,7 @@
 // (one watch per parent directory, never one per file), events filtered to the owned names, and
 // bursts coalesced into one reconcile. The timer stays for packages, services and as the
 // backstop; a watch that cannot be made (ENOSPC, a path gone) leaves that directory to the timer.
-import { watch, type FSWatcher } from "node:fs";
+import { statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
@@ -39,7 +39,8 @@ export function watchedDirectories(subjects: Iterable<string>, rootDir: string):
 }
 
 export class DriftWatch {
-  private readonly watches = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
+  /** By directory; `ino` tells a directory removed and made again (whose old watch is dead) from the one watched. */
+  private readonly watches = new Map<string, { watcher: FSWatcher; names: Set<string>; ino: number }>();
   /** Directories that could not be watched, with the reason: logged once each, tried again when followed. */
   private readonly failed = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
@@ -68,9 +69,13 @@ export class DriftWatch {
     }
     for (const [dir, names] of wanted) {
       const held = this.watches.get(dir);
-      if (held) {
+      if (held && inode(dir) === held.ino) {
         held.names = names;
         continue;
+      }
+      if (held) {
+        held.watcher.close();
+        this.watches.delete(dir);
       }
       this.add(dir, names);
     }
@@ -122,7 +127,7 @@ export class DriftWatch {
       this.schedule();
     });
     this.failed.delete(dir);
-    this.watches.set(dir, { watcher, names });
+    this.watches.set(dir, { watcher, names, ino: inode(dir) });
   }
 
   /** One log line per directory that cannot be watched; the timer still catches its drift. */
@@ -167,5 +172,13 @@ export class DriftWatch {
     const hits = this.hits;
     this.hits = 0;
     if (!this.closed) this.opts.onDrift(hits);
+  }
+}
+
+function inode(dir: string): number {
+  try {
+    return statSync(dir).ino;
+  } catch {
+    return -1;
   }
 }

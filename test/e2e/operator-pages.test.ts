@@ -2,6 +2,7 @@
 // whether mesh-host is built here (the install command 404s until it is), and a viewer who opens
 // an admin page is told it is for admins, not that it does not exist. Server-rendered HTML, read
 // over HTTP with a real session.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -37,10 +38,12 @@ describe(`operator pages (${engine})`, () => {
     expect(before.status).toBe(200);
     expect(before.html).toMatch(/is not built on this control plane yet/);
     expect(before.html).toMatch(/npm run package/);
-    // The install script itself refuses loudly (404 with the reason), never an empty 200.
+    // The install script itself fails loudly: piped into sh, it prints the reason and exits 1.
     const script = await fetch(`${cp.url}/download/install.sh`);
-    expect(script.status).toBe(404);
-    expect((await script.json()).message).toMatch(/npm run package/);
+    expect(script.headers.get("x-mesh-artifacts")).toBe("missing");
+    const run = spawnSync("sh", [], { input: await script.text(), encoding: "utf8" });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/npm run package/);
 
     const version = /mesh-host ([^ <]+) is not built/.exec(before.html)![1]!;
     fs.writeFileSync(path.join(artifacts, `mesh-host-${version}-linux-x86_64.tar.gz`), "not really a tarball");

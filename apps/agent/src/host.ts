@@ -21,6 +21,8 @@ import { OWNERSHIP_KEY } from "./store/ownership";
 import { GenerationCheck } from "./store/generation-check";
 import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
 import { ReportOutbox, type OutboxSend } from "./reports/outbox";
+import { DriftWatch } from "./reconcile/drift-watch";
+import { ReconcileRequests, requestProblems, type ReconcileRequest, type RequestResult } from "./reconcile/requests";
 
 /** How long an upgraded host waits for the control plane to acknowledge its last report before it exits anyway. */
 const UPGRADE_ACK_WAIT_MS = 5_000;
@@ -42,6 +44,10 @@ export interface HostOptions {
   selfUpgrade?: SelfUpgrade | null;
   /** Called on every accepted link (an upgrade on trial is kept once the control plane is reached). */
   onLinkUp?: () => void;
+  /** Watch what the host owns and reconcile within seconds of a change (default on); false: the timer only. */
+  driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
+  /** How long a revoked host waits between link attempts (default 1 h). */
+  revokedRetryMs?: number;
 }
 
 export class Host {
@@ -78,10 +84,17 @@ export class Host {
   private ackWaiter: { seq: number; resolve: () => void } | null = null;
   /** Reports kept until the control plane says it stored them (opened by start). */
   private outbox: ReportOutbox | null = null;
+  /** Reconcile now, from the link or the local socket: served by the next run. */
+  private readonly requests = new ReconcileRequests();
+  private readonly watch: DriftWatch | null;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
     this.loop = new ReconcileLoop((t) => this.reconcileNow(t), { intervalMs: opts.intervalMs, log: this.log });
+    this.watch =
+      opts.driftWatch === false
+        ? null
+        : new DriftWatch({ rootDir: opts.root.dir, log: this.log, ...opts.driftWatch, onDrift: () => this.loop.trigger("watch") });
     this.link = opts.identity && opts.privateKey ? this.makeLink(opts.identity, opts.privateKey) : null;
   }
 
@@ -97,6 +110,7 @@ export class Host {
         log: this.log,
         timeoutMs: opts.linkTimeoutMs,
         backoff: opts.backoff,
+        revokedRetryMs: opts.revokedRetryMs,
       },
       {
         declarationVersion: () => this.held?.version ?? 0,
@@ -144,6 +158,10 @@ export class Host {
         onRetired: () => {
           this.retiring ??= this.forget();
         },
+        onReconcile: (frame) => {
+          const { type: _type, ...request } = frame;
+          void this.requestReconcile(request);
+        },
       },
     );
   }
@@ -165,12 +183,26 @@ export class Host {
     this.link?.start();
   }
 
+  /**
+   * Reconcile now (a `reconcile` frame, or `mesh-host reconcile` on the machine): one run of the held
+   * declaration as soon as the loop is free, folded with any already queued; resolves with its result.
+   */
+  requestReconcile(request: ReconcileRequest): Promise<RequestResult> {
+    if (this.stopped) return Promise.resolve({ ok: false, error: "the host is stopping" });
+    this.log.info({ reason: request.reason, correct: request.correct?.length ?? 0, accept: request.accept?.length ?? 0 }, "reconcile asked for");
+    const result = this.requests.add(request);
+    this.loop.trigger("request");
+    return result;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    this.watch?.close();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
+    this.requests.abandon("the host stopped before reconciling");
     this.writeStatus();
     await this.statusWrites;
   }
@@ -193,10 +225,12 @@ export class Host {
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");
     this.stopped = true;
+    this.watch?.close();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
+    this.requests.abandon("the node was retired");
     await this.statusWrites;
     for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY]) await this.opts.store.remove(key);
     this.onRetiredDone?.();
@@ -296,6 +330,11 @@ export class Host {
     }
     const rejected = this.rejected;
     const generations = this.generations.input();
+    // Asked for now: served by this run (asked during it: by the next).
+    const asked = this.requests.take();
+    // Changes to owned paths during the run are judged at its end: its own writes start no reconcile.
+    this.watch?.hold();
+    let changed: string[] | null = null;
     try {
       const outcome = await reconcile(
         { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
@@ -304,14 +343,18 @@ export class Host {
           extraErrors: [
             ...(rejected ? [{ id: null, message: `declaration${rejected.version !== undefined ? ` v${rejected.version}` : ""} rejected: ${rejected.reason}`.slice(0, 1024) }] : []),
             ...this.stateErrorList(),
+            ...(asked ? requestProblems(asked, this.held).map((message) => ({ id: null, message: message.slice(0, LIMITS.message) })) : []),
           ],
           rejectedVersion: rejected?.version,
           clearLost,
           ...generations,
           // Retired with keepResources: drop ownership, leave the machine as it is.
           forget: this.held?.final === "forget",
+          ...(asked ? { correct: asked.correct, accept: asked.accept } : {}),
         },
       );
+      changed = outcome.changes.map((c) => c.subject);
+      this.watch?.follow(outcome.subjects);
       const { report } = outcome;
       this.generations.reconciled(generations, outcome);
       this.lastReport = report;
@@ -332,14 +375,17 @@ export class Host {
         "reconciled",
       );
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
+      asked?.settle({ ok: true, report, changes: outcome.changes, unchanged: outcome.unchanged });
       const { item, sent } = await this.sendReport(report);
       if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
       if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(sent ? item.sequence : null);
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");
+      asked?.settle({ ok: false, error: reasonOf(err) });
       this.reportFailure(reasonOf(err));
     } finally {
+      this.watch?.release(changed);
       this.writeStatus();
       this.scheduleRetry();
     }

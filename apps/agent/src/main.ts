@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { HostError, reasonOf } from "./host-error";
 import { commonOptions } from "./cli/options";
+import { describeParseError } from "./cli/usage-hint";
 import type { Logger } from "./log";
 
 const USAGE = `usage: mesh-host <command> [options]
@@ -12,6 +13,7 @@ commands:
                                   enrol this machine with a control plane; \`--token -\` reads
                                   the token from standard input (keeps it out of \`ps\`)
   run                             the daemon: hold the link and reconcile
+  reconcile [--json]              ask the running daemon to reconcile now; prints the result
   status [--json]                 hosted or enrolled, and what was last reconciled
   apply --file F [--json]         reconcile a local declaration once
   bootstrap --bundle F            node one: apply the bundle that raises the control plane,
@@ -32,6 +34,7 @@ environment:
 const ALLOWED: Record<string, string[]> = {
   enrol: ["token", "token-file", "force", "ca-pin", "insecure"],
   run: [],
+  reconcile: ["json"],
   status: ["json"],
   apply: ["file", "json"],
   bootstrap: ["bundle"],
@@ -63,7 +66,8 @@ export async function main(argv: string[]): Promise<number> {
       },
     });
   } catch (err) {
-    process.stderr.write(`mesh-host: ${reasonOf(err)}\n\n${USAGE}`);
+    const said = describeParseError(err, argv, { usage: USAGE, commands: Object.keys(ALLOWED), options: ALLOWED, common: ["state-dir", "root", "interval"] });
+    process.stderr.write(said ?? `mesh-host: ${reasonOf(err)}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -98,6 +102,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import("./cli/enrol")).enrolCommand({ ...common, url: rest[0], token: values.token, tokenFile: values["token-file"], force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log: await logger() });
       case "run":
         return await (await import("./cli/run")).runCommand({ ...common, log: await logger() });
+      case "reconcile":
+        return await (await import("./cli/reconcile")).reconcileCommand({ ...common, json: values.json ?? false });
       case "status":
         return await (await import("./cli/status")).statusCommand({ ...common, json: values.json ?? false, log: await logger() });
       case "apply":

@@ -11,6 +11,7 @@ import { loadIdentity } from "../state-dir/identity";
 import { lockStateDir } from "../state-dir/lock";
 import { DiskStore } from "../store/disk-store";
 import type { CommonOptions } from "./options";
+import { describeOutcome } from "./outcome";
 import { HOST_VERSION } from "../version";
 import { runningBinaryPath } from "../self-upgrade/binary-path";
 import { RELEASE_PUBLIC_KEY } from "../self-upgrade/release-key";
@@ -56,18 +57,7 @@ export async function applyCommand(opts: CommonOptions & { file?: string; json: 
   if (opts.json) {
     process.stdout.write(JSON.stringify(report, null, 2) + "\n");
   } else {
-    const out: string[] = [];
-    for (const c of changes) out.push(`${c.kind} ${c.type} ${c.id} ${c.subject.replace(/^path:/, "")}${c.detail ? `: ${c.detail}` : ""}`);
-    for (const d of report.drift) out.push(`drift ${d.type} ${d.id}: ${d.description}${d.corrected ? " (corrected)" : ""}`);
-    for (const e of report.errors) out.push(`error ${e.id ?? "-"}: ${e.message}`);
-    const count = (k: string) => changes.filter((c) => c.kind === k).length;
-    out.push(
-      `declaration v${declaration.version}: ${count("created")} created, ${count("adopted")} adopted, ${count("updated")} updated, ` +
-        `${count("removed")} removed, ${count("restored")} restored, ${unchanged} unchanged, ${report.errors.length} errors, ` +
-        `${report.skipped.length} skipped; ${report.owned.length} owned` +
-        (report.storeLost ? " (store was lost)" : ""),
-    );
-    process.stdout.write(out.join("\n") + "\n");
+    process.stdout.write(describeOutcome(report, changes, unchanged).join("\n") + "\n");
   }
   return report.errors.length ? 1 : 0;
 }

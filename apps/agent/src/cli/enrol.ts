@@ -17,6 +17,8 @@ import { DiskStore } from "../store/disk-store";
 import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "../store/ownership";
 import type { CommonOptions } from "./options";
 import { readEnrolToken } from "./enrol-token";
+import { describeReachFailure, notMeshAnswer } from "../link/not-mesh";
+import { lockHolder } from "../state-dir/lock";
 
 export function checkControlPlaneUrl(raw: string | undefined): string {
   if (!raw) throw new HostError("usage", "enrol: the control plane URL is required (mesh-host enrol URL --token T)");
@@ -47,7 +49,7 @@ export async function establishTrust(url: string, opts: { caPin?: string; insecu
     try {
       cert = await probeCertificate(url);
     } catch (err) {
-      throw new HostError("failure", `enrol failed: cannot reach ${url}: ${reasonOf(err)}`);
+      throw new HostError("failure", `enrol failed: cannot reach ${url}: ${describeReachFailure(url, err)}`);
     }
     const seen = pinOf(cert);
     if (seen !== opts.caPin) {
@@ -79,6 +81,14 @@ export async function enrolCommand(
       `already enrolled as node ${existing.identity.nodeId} with ${existing.identity.controlPlaneUrl}; pass --force to enrol again`,
     );
   }
+  // A running daemon holds the old key in memory and would be refused forever with the new one.
+  const holder = existing.kind === "ok" ? await lockHolder(opts.stateDir) : null;
+  if (holder !== null) {
+    throw new HostError(
+      "refused",
+      `enrol refused: a mesh-host (pid ${holder}) is running on the state dir ${opts.stateDir} with node ${existing.kind === "ok" ? existing.identity.nodeId : "?"}'s key, and would keep it. Stop it first (\`systemctl stop mesh-host\`), enrol again, then start it. Nothing was sent.`,
+    );
+  }
 
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const publicKeyB64 = publicKey.export({ type: "spki", format: "der" }).toString("base64");
@@ -103,9 +113,11 @@ export async function enrolCommand(
       maxBytes: 1024 * 1024,
     });
   } catch (err) {
-    throw new HostError("failure", `enrol failed: cannot reach ${url}: ${reasonOf((err as Error).cause ?? err)}`);
+    throw new HostError("failure", `enrol failed: cannot reach ${url}: ${describeReachFailure(url, err)}`);
   }
   const text = res.text();
+  const notMesh = notMeshAnswer(url, ENROL_PATH, res.status, text);
+  if (notMesh) throw new HostError("failure", `enrol failed: ${notMesh}`);
   if (res.status < 200 || res.status > 299) throw new HostError("refused", `enrol refused: ${httpReason(res.status, text)}`);
   let body: unknown;
   try {

@@ -17,6 +17,7 @@ import { runningBinaryPath } from "../self-upgrade/binary-path";
 import { RELEASE_PUBLIC_KEY, TEST_BUILD, TEST_BUILD_WARNING } from "../self-upgrade/release-key";
 import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
+import { serveControlSocket, type ControlAnswer } from "../state-dir/control-socket";
 
 export async function runCommand(opts: CommonOptions & { log: Logger }): Promise<number> {
   // The daemon is idle nearly all the time: V8 sized for memory rather than speed keeps a
@@ -31,9 +32,17 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
     await store.removeLeftovers();
     // Before anything else: a start after a self-upgrade is on trial until the control plane is reached.
     const trial = await UpgradeTrial.begin(store, HOST_VERSION, opts.log);
+    // `mesh-host reconcile` asks the host running now, through the state dir's control socket.
+    let current: Host | null = null;
+    const control = await serveControlSocket(opts.stateDir, async (request): Promise<ControlAnswer> => {
+      if (!current) return { ok: false, error: "this machine is not enrolled (hosted): there is no declaration to reconcile; `mesh-host apply --file F` reconciles a local one" };
+      const result = await current.requestReconcile({ reason: request.reason });
+      return result.ok ? { ok: true, report: result.report, changes: result.changes.slice(0, 20_000), unchanged: result.unchanged } : result;
+    }, opts.log);
     try {
-      return await daemon(store, opts, trial);
+      return await daemon(store, opts, trial, (h) => (current = h));
     } finally {
+      await control.close();
       trial?.stop();
     }
   } finally {
@@ -41,7 +50,7 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
   }
 }
 
-async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, trial: UpgradeTrial | null): Promise<number> {
+async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, trial: UpgradeTrial | null, serving: (host: Host | null) => void): Promise<number> {
   let stopping = false;
   let wake: (() => void) | null = null;
   let host: Host | null = null;
@@ -80,6 +89,7 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
         onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });
       await host.start();
+      serving(host);
       // With no link there is no control plane to reach: an upgrade on trial is kept as it is.
       if (damaged) await trial?.commit();
       const ended = await Promise.race([
@@ -89,6 +99,7 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
         (trial?.rolledBack ?? new Promise<never>(() => undefined)).then(() => "rolled-back" as const),
         ...(damaged ? [identityUsable(store, Math.min(opts.intervalMs, 5_000), () => stopping).then(() => "repaired" as const)] : []),
       ]);
+      serving(null);
       if (ended === "upgraded" || ended === "rolled-back") {
         stopping = true;
         await host.stop();

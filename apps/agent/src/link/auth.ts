@@ -4,6 +4,7 @@ import { sign, type KeyObject } from "node:crypto";
 import { AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage } from "@mesh/protocol";
 import { describeIssues } from "../input-error";
 import { controlPlaneRequest } from "./control-plane-http";
+import { notMeshAnswer } from "./not-mesh";
 import type { Trust } from "./trust";
 
 /** `path` under the control plane's base URL (which may carry a path prefix). */
@@ -41,6 +42,8 @@ export class LinkRefused extends Error {
 export async function fetchChallenge(base: string, trust: Trust | undefined, signal?: AbortSignal): Promise<ChallengeFrame> {
   const res = await controlPlaneRequest(endpoint(base, CHALLENGE_PATH), { headers: { accept: "application/json" }, trust, timeoutMs: 15_000, signal, maxBytes: 64 * 1024 });
   const text = res.text();
+  const notMesh = notMeshAnswer(base, CHALLENGE_PATH, res.status, text);
+  if (notMesh) throw new LinkRefused(res.status, notMesh);
   if (res.status < 200 || res.status > 299) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`);
   let body: unknown;
   try {

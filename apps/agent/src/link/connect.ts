@@ -1,7 +1,7 @@
 // One link attempt: open the websocket with the signed auth header. A refusal
 // at the upgrade (401, 403) comes back as LinkRefused with the server's reason.
 import WebSocket from "ws";
-import { AUTH_HEADER, LIMITS } from "@mesh/protocol";
+import { AUTH_HEADER, EVERY_HOST_FEATURE, HOST_FEATURES_HEADER, LIMITS } from "@mesh/protocol";
 import { LinkRefused, httpReason, retryAfterMs } from "./auth";
 import { tlsOptions, type Trust } from "./trust";
 
@@ -13,7 +13,8 @@ export function openSocket(url: string, authHeader: string, trust: Trust | undef
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, {
       ...(url.startsWith("wss:") ? tlsOptions(trust) : {}),
-      headers: { [AUTH_HEADER]: authHeader },
+      // The server frames this host reads: the control plane sends newer ones (reconcile now) only to hosts that name them.
+      headers: { [AUTH_HEADER]: authHeader, [HOST_FEATURES_HEADER]: EVERY_HOST_FEATURE },
       perMessageDeflate: false,
       maxPayload: LIMITS.frameBytes,
       handshakeTimeout: 15_000,

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { AuthFrame, EVERY_FEATURE, EnrolRequest, FEATURES_HEADER, HostFrame, challengeMessage, type Report } from "@mesh/protocol";
+import { AuthFrame, EVERY_FEATURE, EnrolRequest, FEATURES_HEADER, HOST_FEATURES_HEADER, HostFrame, ReconcileFrame, challengeMessage, parseFeatures, type Report } from "@mesh/protocol";
 
 export interface FakeControlPlane {
   url: string;
@@ -22,6 +22,10 @@ export interface FakeControlPlane {
   bootstrapTokens: number;
   /** The newest store generation acknowledged, kept as the real control plane keeps it (report-batch.ts). */
   storeGeneration: number;
+  /** What each linked host said it reads (HOST_FEATURES_HEADER on its upgrade), in link order. */
+  hostFeatures: Set<string>[];
+  /** Reconcile now on the newest link, as the gateway sends it (checked against the protocol first). */
+  reconcile(frame: Omit<ReconcileFrame, "type">): void;
   close(): Promise<void>;
 }
 
@@ -35,7 +39,7 @@ export async function startControlPlane(
   // Reads every field the protocol defines, as the real gateway says it does (features: "" plays an older one).
   const features = opts.features ?? EVERY_FEATURE;
   if (features) wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${features}`));
-  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0, storeGeneration: 0 };
+  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0, storeGeneration: 0, hostFeatures: [] };
   let bootstrapUsed = false;
   let key = publicKey;
   const server: Server = createServer((req, res) => {
@@ -105,6 +109,7 @@ export async function startControlPlane(
       verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
     if (!ok) return refuse(socket, 401, "bad signature");
     cp.auths!.push(auth);
+    cp.hostFeatures!.push(parseFeatures(req.headers[HOST_FEATURES_HEADER]));
     wss.handleUpgrade(req, socket, head, (ws) => {
       cp.sockets!.push(ws);
       ws.on("message", (data) => {
@@ -122,6 +127,11 @@ export async function startControlPlane(
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   cp.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cp.reconcile = (frame) => {
+    const ws = cp.sockets!.at(-1);
+    if (!ws) throw new Error("no host is linked");
+    ws.send(JSON.stringify(ReconcileFrame.parse({ type: "reconcile", ...frame })));
+  };
   cp.close = async () => {
     for (const ws of cp.sockets!) ws.terminate();
     wss.close();

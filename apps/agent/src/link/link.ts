@@ -2,7 +2,7 @@
 // as long as the host runs. Frames are parsed here; what they mean is the host's business.
 import type { KeyObject } from "node:crypto";
 import type WebSocket from "ws";
-import { AGENT_PATH, CloseCode, FEATURE, FEATURES_HEADER, LIMITS, ReportFrame, ServerFrame, type Declaration, FactsFrame, type Profile, type Inventory } from "@mesh/protocol";
+import { AGENT_PATH, CloseCode, FEATURE, FEATURES_HEADER, LIMITS, ReportFrame, ServerFrame, type Declaration, FactsFrame, type Profile, type Inventory, type ReconcileFrame } from "@mesh/protocol";
 import type { OutboxSend } from "../reports/outbox";
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
@@ -12,6 +12,7 @@ import { Backoff, reconnectDelay } from "./backoff";
 import { openSocket } from "./connect";
 import { describeTrustFailure, type Trust } from "./trust";
 import { Heartbeat } from "./heartbeat";
+import { describeReachFailure } from "./not-mesh";
 
 export interface LinkEvents {
   /** The declaration version held, sent in the auth frame. */
@@ -27,6 +28,8 @@ export interface LinkEvents {
   onRevoked(reason: string): void;
   /** The node was retired: the host forgets its identity. */
   onRetired(): void;
+  /** Reconcile now, correcting or accepting the drift the frame names. */
+  onReconcile(frame: ReconcileFrame): void;
 }
 
 export interface LinkOptions {
@@ -41,7 +44,12 @@ export interface LinkOptions {
   backoff?: Backoff;
   /** A link up this long resets the backoff. */
   stableMs?: number;
+  /** A revoked node tries again this seldom (default 1 h), and says so at most once per hour. */
+  revokedRetryMs?: number;
 }
+
+/** How seldom a revoked host knocks again, and logs that it is still refused. */
+export const REVOKED_RETRY_MS = 60 * 60_000;
 
 export class Link {
   private socket: WebSocket | null = null;
@@ -53,6 +61,9 @@ export class Link {
   private readonly abort = new AbortController();
   private connecting: WebSocket | null = null;
   private readonly backoff: Backoff;
+  /** Refused as revoked since the last accepted link: wait long, log seldom. */
+  private revoked = false;
+  private revokedLoggedAt = -Infinity;
 
   constructor(
     private readonly opts: LinkOptions,
@@ -147,21 +158,21 @@ export class Link {
           log.warn({ status: err.status, reason: err.message }, "link refused: node retired");
           this.events.onRetired();
         } else if (err instanceof LinkRefused && (err.status === 403 || /node is revoked/.test(err.message))) {
-          // Revoked: nothing will change soon; keep trying at the cap while reconciling locally.
-          this.backoff.pinToCap();
-          log.warn({ status: err.status, reason: err.message }, "link refused: node revoked");
+          // Revoked: nothing will change soon; try again seldom (an admin may undo it) while reconciling locally.
+          this.revoked = true;
+          this.logRevoked({ status: err.status, reason: err.message });
           this.events.onRevoked(err.message);
         } else if (err instanceof LinkRefused) {
           waitAsked = err.retryAfterMs ?? 0;
           log.warn({ status: err.status, reason: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) }, "link refused");
         } else {
-          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? reasonOf(err) }, "link failed");
+          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? describeReachFailure(this.opts.controlPlaneUrl, err) }, "link failed");
         }
       }
       if (this.stopped) break;
       // A control plane that says when to come back (Retry-After) is not asked sooner, nor much
       // later: its turn, spread over a second or more among the hosts told the same (backoff.ts).
-      const delay = reconnectDelay(this.backoff, waitAsked);
+      const delay = this.revoked ? this.revokedDelay() : reconnectDelay(this.backoff, waitAsked);
       log.debug({ delayMs: delay }, "reconnecting after backoff");
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, delay);
@@ -172,6 +183,20 @@ export class Link {
       });
       this.wake = null;
     }
+  }
+
+  private revokedDelay(): number {
+    const every = this.opts.revokedRetryMs ?? REVOKED_RETRY_MS;
+    // Spread by up to a tenth, so that a fleet revoked together does not knock together.
+    return Math.floor(every * (1 + Math.random() / 10));
+  }
+
+  /** Once per hour at most: a revoked host retrying for days says so 24 times a day, not 3,000. */
+  private logRevoked(fields: Record<string, unknown>): void {
+    const now = Date.now();
+    if (now - this.revokedLoggedAt < REVOKED_RETRY_MS) return;
+    this.revokedLoggedAt = now;
+    this.opts.log.warn({ ...fields, retryEveryMs: this.opts.revokedRetryMs ?? REVOKED_RETRY_MS }, "link refused: node revoked; reconciling the last declaration locally and trying again hourly");
   }
 
   /** Listeners that must be on the socket before it opens (see openSocket). */
@@ -205,7 +230,8 @@ export class Link {
         clearTimeout(stable);
         this.socket = null;
         if (code === CloseCode.revoked) {
-          this.backoff.pinToCap();
+          this.revoked = true;
+          this.logRevoked({ code });
           this.events.onRevoked(reason.toString("utf8").slice(0, 200) || "node revoked");
         }
         if (code === CloseCode.retired) this.events.onRetired();
@@ -222,6 +248,8 @@ export class Link {
         return;
       }
       log.info({}, "link up");
+      this.revoked = false;
+      this.revokedLoggedAt = -Infinity;
       try {
         this.events.onOpen();
       } catch (err) {
@@ -265,6 +293,9 @@ export class Link {
       case "retired":
         log.info({}, "control plane says this node is retired");
         this.events.onRetired();
+        return;
+      case "reconcile":
+        this.events.onReconcile(frame);
         return;
     }
   }

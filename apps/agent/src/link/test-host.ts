@@ -2,6 +2,7 @@
 // a quick backoff, a silent log. Callers own its lifetime (stop it in their cleanup).
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { Host } from "../host";
+import pino from "pino";
 import { silentLogger } from "../log";
 import { Root } from "../resources/root";
 import type { Store } from "../store/store";
@@ -17,6 +18,8 @@ export interface TestHostOptions {
   nodeId?: string;
   intervalMs?: number;
   linkTimeoutMs?: number;
+  revokedRetryMs?: number;
+  driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
 }
 
 export function testHost(o: TestHostOptions): Host {
@@ -36,7 +39,9 @@ export function testHost(o: TestHostOptions): Host {
     intervalMs: o.intervalMs ?? 60_000,
     linkTimeoutMs: o.linkTimeoutMs ?? 45_000,
     hostVersion: "test",
-    log: silentLogger(),
+    log: process.env.MESH_TEST_LOG ? pino({ level: "info" }) : silentLogger(),
     backoff: new Backoff({ baseMs: 20, capMs: 100 }),
+    revokedRetryMs: o.revokedRetryMs ?? 50,
+    driftWatch: o.driftWatch ?? { quietMs: 50, maxDelayMs: 200 },
   });
 }

@@ -3,8 +3,11 @@
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
 
-/** `retry`: a write of the host's own state failed; `store`: the control plane holds a newer store generation. */
-export type Trigger = "start" | "declaration" | "timer" | "reconnect" | "rejected" | "retry" | "store";
+/**
+ * `retry`: a write of the host's own state failed; `store`: the control plane holds a newer store generation;
+ * `watch`: an owned path changed (drift-watch.ts); `request`: reconcile now, over the link or the local socket.
+ */
+export type Trigger = "start" | "declaration" | "timer" | "reconnect" | "rejected" | "retry" | "store" | "watch" | "request";
 
 export class ReconcileLoop {
   private running: Promise<void> | null = null;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Declaration, resourceSubject, type Resource, type ResourceInput } from "@mesh/protocol";
 import { providerFor } from "../resources/providers";
-import { digestOf, type State } from "../resources/observed";
+import { digestOf, project, type State } from "../resources/observed";
 import type { OwnedRecord } from "../store/ownership";
 import { plan, type Observation, type Step } from "./planner";
 
@@ -197,5 +197,36 @@ describe("plan", () => {
     });
     expect(summary(steps).sort()).toEqual(["create:index", "create:site"]);
     expect(problems.length).toBeGreaterThan(0);
+  });
+  describe("reconcile now: correct and accept", () => {
+    const reported = { ...index, onDrift: "report" } as ResourceInput;
+    const moved = { ...asObserved(reported), mode: "0600" };
+    const movedDigest = digestOf(project(moved, providerFor("file").declared(parse(reported))));
+
+    it("correct turns an onDrift report no-op into an update that carries the drift", () => {
+      const { steps } = plan({ declaration: decl([reported]), records: [record(reported)], observed: seen([reported, moved]), correct: new Set(["index"]) });
+      expect(steps[0]).toMatchObject({ kind: "update", drift: { description: "mode 0600, declared 0644" } });
+    });
+
+    it("accept makes it a no-op without drift, carrying the accepted digest to record", () => {
+      const { steps } = plan({ declaration: decl([reported]), records: [record(reported)], observed: seen([reported, moved]), accept: new Set(["index"]) });
+      expect(steps[0]).toMatchObject({ kind: "noop", drift: null, accept: movedDigest });
+    });
+
+    it("drift accepted before stays quiet while it stands as accepted, and is reported once it moves", () => {
+      const rec = record(reported, { accepted: movedDigest });
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, moved]) }).steps[0]).toMatchObject({ kind: "noop", drift: null, accept: movedDigest });
+      const movedAgain = { ...moved, mode: "0640" };
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, movedAgain]) }).steps[0]).toMatchObject({ kind: "noop", drift: { description: "mode 0640, declared 0644" } });
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, asObserved(reported)]) }).steps[0]).toMatchObject({ kind: "noop", drift: null });
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, asObserved(reported)]) }).steps[0]).not.toHaveProperty("accept");
+    });
+
+    it("a changed declaration is applied whatever was accepted; onDrift correct is never accepted", () => {
+      const rec = record(reported, { accepted: movedDigest });
+      const changed = { ...reported, content: "new" } as ResourceInput;
+      expect(plan({ declaration: decl([changed]), records: [rec], observed: seen([changed, moved]) }).steps[0]).toMatchObject({ kind: "update", drift: null });
+      expect(plan({ declaration: decl([index]), records: [record(index)], observed: seen([index, moved]), accept: new Set(["index"]) }).steps[0]).toMatchObject({ kind: "update", drift: { description: "mode 0600, declared 0644" } });
+    });
   });
 });

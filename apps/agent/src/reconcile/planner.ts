@@ -24,7 +24,8 @@ interface Declared {
 /** `key` names the step for `needs`: a resource id, or `remove:<id>` for a removal. */
 export type Step = { key: string; needs: Need[] } & (
   /** Owned and as declared, or drifted with onDrift "report" (`drift` set, nothing changed). */
-  | ({ kind: "noop"; record: OwnedRecord; drift: DriftNote | null } & Declared)
+  /** `accept`: drift accepted now or before, as observed (its digest, or "absent"): nothing reported. */
+  | ({ kind: "noop"; record: OwnedRecord; drift: DriftNote | null; accept?: string } & Declared)
   /** Neither owned nor present: make it. */
   | ({ kind: "create" } & Declared)
   /** Present but not owned: keep what stands there, then bring it to the declaration (`change`). */
@@ -45,6 +46,10 @@ export interface PlanInput {
   observed: ReadonlyMap<string, Observation>;
   /** The declared state of a resource; the providers' by default. */
   declare?: (resource: Resource) => State;
+  /** `onDrift: report` resources whose drift this plan corrects once (reconcile now, `correct`). */
+  correct?: ReadonlySet<string>;
+  /** Resources whose drift as observed now is accepted (reconcile now, `accept`). */
+  accept?: ReadonlySet<string>;
 }
 
 export interface Plan {
@@ -123,7 +128,10 @@ export function plan(input: PlanInput): Plan {
             description: provider(resource).describe?.(resource, observed) ?? describeDifference(observed, declared),
           }
         : null;
-    if (drift && resource.onDrift === "report") steps.push({ kind: "noop", ...base, record, drift });
+    const seen = drift ? (drift.observed ?? "absent") : null;
+    const accepted = resource.onDrift === "report" && (input.accept?.has(key) || record.accepted === seen);
+    if (drift && seen && accepted) steps.push({ kind: "noop", ...base, record, drift: null, accept: seen });
+    else if (drift && resource.onDrift === "report" && !input.correct?.has(key)) steps.push({ kind: "noop", ...base, record, drift });
     else steps.push({ kind: "update", ...base, record, drift });
   }
   return { steps, problems: [...removal.problems, ...ordered.problems] };

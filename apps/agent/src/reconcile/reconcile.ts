@@ -51,6 +51,9 @@ export interface ReconcileInput {
   storeRolledBack?: boolean;
   /** Retired with keepResources: drop ownership, leave the machine as it is. */
   forget?: boolean;
+  /** Reconcile now: `onDrift: report` resources corrected once, and resources whose drift is accepted as observed. */
+  correct?: ReadonlySet<string>;
+  accept?: ReadonlySet<string>;
 }
 
 export interface ReconcileOutcome {
@@ -61,6 +64,8 @@ export interface ReconcileOutcome {
   lostNow: boolean;
   changes: Change[];
   unchanged: number;
+  /** What the store records after this reconcile, by subject (`path:/etc/x`): what the drift watch follows. */
+  subjects: string[];
 }
 
 function declaredSources(resources: readonly Resource[]): string[] {
@@ -101,7 +106,7 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
   try {
     await run.prepareTypes([...resources.map((r) => r.type), ...ownership.records.map((r) => r.type)]);
     await run.resolveOpenIntents();
-    if (input.declaration) await run.apply(input.declaration);
+    if (input.declaration) await run.apply(input.declaration, { correct: input.correct, accept: input.accept });
     owned = await run.owned(input.declaration);
   } finally {
     // Every /proc/self/fd path handed out this reconcile is dead from here.
@@ -120,5 +125,6 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     storeGeneration: ownership.generation ?? 0,
     reconciledAt: now().toISOString(),
   };
-  return { report, changes: run.changes, unchanged: run.unchanged, loadedGeneration, lostNow: loaded.lostNow };
+  const subjects = ownership.records.map((r) => r.subject);
+  return { report, changes: run.changes, unchanged: run.unchanged, loadedGeneration, lostNow: loaded.lostNow, subjects };
 }

@@ -140,11 +140,11 @@ export class Run {
     if (settle) await settle(subjectKey(record.subject), this.ctx).catch(() => undefined);
   }
 
-  async apply(declaration: Declaration): Promise<void> {
+  async apply(declaration: Declaration, requested?: { correct?: ReadonlySet<string>; accept?: ReadonlySet<string> }): Promise<void> {
     const records = this.ownership.records.filter((r) => !r.intent);
     const wanted = declaration.resources.map((r) => ({ type: r.type, subject: resourceSubject(r), resource: r }));
     await observeSubjects(wanted, this.ctx, this.observed);
-    const { steps, problems } = plan({ declaration, records, observed: this.observed });
+    const { steps, problems } = plan({ declaration, records, observed: this.observed, correct: requested?.correct, accept: requested?.accept });
     for (const p of problems) this.errors.push({ id: p.id, message: clip(p.message) });
     for (let i = 0; i < steps.length; i += WINDOW) await this.window(steps.slice(i, i + WINDOW));
   }
@@ -210,8 +210,15 @@ export class Run {
         if (step.kind === "update") {
           record.intent = { op: "update", want: step.declared };
           this.dirty = true;
-        } else if (!step.drift && record.applied !== step.declaredDigest) {
+        } else if (!step.drift && !step.accept && record.applied !== step.declaredDigest) {
           record.applied = step.declaredDigest;
+          this.dirty = true;
+        }
+        // Accepted drift is kept while it stands as accepted; back as declared, or elsewhere, it goes
+        // (an update drops it once applied).
+        if (step.kind === "noop" && record.accepted !== step.accept) {
+          if (step.accept) record.accepted = step.accept;
+          else delete record.accepted;
           this.dirty = true;
         }
         return record;
@@ -300,7 +307,7 @@ export class Run {
     if (step.kind === "noop") {
       if (step.drift) this.noteDrift(step, false);
       else this.unchanged++;
-      const digest = step.drift ? step.drift.observed : step.declaredDigest;
+      const digest = step.drift ? step.drift.observed : step.accept ? (step.accept === "absent" ? null : step.accept) : step.declaredDigest;
       if (digest) this.digests.set(step.record.subject, digest);
       return;
     }
@@ -358,6 +365,7 @@ export class Run {
     failpoint("applied-before-record");
     this.forget(record.subject);
     delete record.intent;
+    delete record.accepted;
     record.applied = step.declaredDigest;
     this.dirty = true;
     if (step.kind === "update" && step.drift) this.noteDrift(step, true);

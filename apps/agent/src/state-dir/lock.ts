@@ -39,3 +39,9 @@ export async function lockStateDir(stateDir: string): Promise<() => Promise<void
   }
   throw new HostError("failure", `cannot take the lock ${path}`);
 }
+
+/** The live process holding the state dir's lock (a running daemon or apply), or null. */
+export async function lockHolder(stateDir: string): Promise<number | null> {
+  const holder = parseInt(await fs.readFile(join(stateDir, LOCK), "utf8").catch(() => ""), 10);
+  return alive(holder) ? holder : null;
+}

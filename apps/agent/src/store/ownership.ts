@@ -35,6 +35,12 @@ export const OwnedRecord = z.strictObject({
   /** It stood there before the host took it over: leaving restores `original` (whose full digest is `digest`). */
   adopted: z.strictObject({ original: Original, digest: Sha256Hex }).optional(),
   intent: Intent.optional(),
+  /**
+   * Drift an operator accepted (a `reconcile` frame's `accept`): the observed digest, projected on the
+   * declared state ("absent": nothing stands there). While the machine still shows exactly this, the
+   * drift is not reported; it goes once the resource matches, is applied again, or moves elsewhere.
+   */
+  accepted: z.union([Sha256Hex, z.literal("absent")]).optional(),
 });
 export type OwnedRecord = z.infer<typeof OwnedRecord>;
 

@@ -63,6 +63,17 @@ function sha256Of(file: string): string | null {
 /** A comment line cannot be ended early: anything but printable ASCII is dropped. */
 const commentSafe = (s: string) => s.replace(/[^\x20-\x7e]/g, "?");
 
+/**
+ * What `curl -fsSL …/install.sh | sh` runs when this control plane has no tarball: a 404 there would
+ * leave sh an empty script and the pipeline exiting 0 after curl's bare "(22) 404"; this says why and fails.
+ */
+export function missingArtifactsScript(hostVersion: string): string {
+  return `#!/bin/sh
+echo ${shellQuote(`mesh-host: this control plane has no mesh-host ${hostVersion} tarball to install: run \`npm run package\` on the control plane, then run this command again`)} >&2
+exit 1
+`;
+}
+
 /** The install script: sh, coreutils, tar, and curl or wget to fetch. Every value is shell-quoted. */
 export function installScript(opts: DownloadOptions): string {
   const sums = ARCHES.map((arch) => [arch, sha256Of(path.join(opts.artifactsDir, tarballName(opts.hostVersion, arch)))] as const).filter(([, s]) => s);
@@ -81,11 +92,13 @@ esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 url="$public_url/download/mesh-host-$version-linux-$arch.tar.gz"
-if command -v curl >/dev/null 2>&1; then curl -fsSL \${MESH_CURL_OPTS:-} "$url" -o "$tmp/host.tar.gz"
-elif command -v wget >/dev/null 2>&1; then wget -q \${MESH_WGET_OPTS:-} -O "$tmp/host.tar.gz" "$url"
-else echo "mesh-host: needs curl or wget to download" >&2; exit 1; fi
-echo "$sum  $tmp/host.tar.gz" | sha256sum -c --quiet -
-tar -xzf "$tmp/host.tar.gz" -C "$tmp"
+fail() { echo "mesh-host: $*" >&2; exit 1; }
+if command -v curl >/dev/null 2>&1; then curl -fsSL \${MESH_CURL_OPTS:-} "$url" -o "$tmp/host.tar.gz" || fail "could not download $url (curl exit $?): the control plane may not have built it; run 'npm run package' there, then run this command again"
+elif command -v wget >/dev/null 2>&1; then wget -q \${MESH_WGET_OPTS:-} -O "$tmp/host.tar.gz" "$url" || fail "could not download $url (wget exit $?): the control plane may not have built it; run 'npm run package' there, then run this command again"
+else fail "needs curl or wget to download"; fi
+[ -s "$tmp/host.tar.gz" ] || fail "the download of $url is empty"
+echo "$sum  $tmp/host.tar.gz" | sha256sum -c --quiet - >/dev/null 2>&1 || fail "the download of $url does not match its sha256 $sum (changed on the control plane since this script was fetched, or corrupted on the way); run this command again"
+tar -xzf "$tmp/host.tar.gz" -C "$tmp" || fail "cannot unpack $url"
 sh "$tmp/mesh-host-$version-linux-$arch/install.sh" "$@"
 `;
 }
@@ -94,7 +107,8 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
   try {
     if (name === "install.sh") {
       if (artifactStatus(opts).arches.length === 0) {
-        throw new MeshError("NOT_FOUND", `no mesh-host ${opts.hostVersion} tarball here: run \`npm run package\` on the control plane`);
+        // 200 with a script that fails loudly: the command is piped into sh, which runs whatever it is given.
+        return new Response(missingArtifactsScript(opts.hostVersion), { headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store", "x-mesh-artifacts": "missing" } });
       }
       return new Response(installScript(opts), { headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" } });
     }

@@ -1,0 +1,184 @@
+// Drift seen in seconds: inotify (fs.watch) on the directories that hold what the host owns
+// (one watch per parent directory, never one per file), events filtered to the owned names, and
+// bursts coalesced into one reconcile. The timer stays for packages, services and as the
+// backstop; a watch that cannot be made (ENOSPC, a path gone) leaves that directory to the timer.
+import { statSync, watch, type FSWatcher } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { reasonOf } from "../host-error";
+import type { Logger } from "../log";
+
+export interface DriftWatchOptions {
+  /** The --root every declared path is under. */
+  rootDir: string;
+  /** Called once per coalesced burst of changes to owned paths. */
+  onDrift: (paths: number) => void;
+  log: Logger;
+  /** Quiet time after the last event before the reconcile (ms). */
+  quietMs?: number;
+  /** Never longer than this after the first event of a burst (ms): a steady stream still reconciles. */
+  maxDelayMs?: number;
+  /** For tests: stands in for fs.watch (to fail like ENOSPC). */
+  watchFn?: typeof watch;
+}
+
+export const DRIFT_QUIET_MS = 300;
+export const DRIFT_MAX_DELAY_MS = 1_500;
+
+/** The owned paths (subjects `path:/x`) by the directory that holds them. */
+export function watchedDirectories(subjects: Iterable<string>, rootDir: string): Map<string, Set<string>> {
+  const byDir = new Map<string, Set<string>>();
+  for (const subject of subjects) {
+    if (!subject.startsWith("path:")) continue;
+    const path = join(rootDir, subject.slice(5));
+    const dir = dirname(path);
+    let names = byDir.get(dir);
+    if (!names) byDir.set(dir, (names = new Set()));
+    names.add(basename(path));
+  }
+  return byDir;
+}
+
+export class DriftWatch {
+  /** By directory; `ino` tells a directory removed and made again (whose old watch is dead) from the one watched. */
+  private readonly watches = new Map<string, { watcher: FSWatcher; names: Set<string>; ino: number }>();
+  /** Directories that could not be watched, with the reason: logged once each, tried again when followed. */
+  private readonly failed = new Map<string, string>();
+  private timer: NodeJS.Timeout | null = null;
+  private firstAt = 0;
+  private hits = 0;
+  private closed = false;
+  /** Set while a reconcile runs: events are kept here (full paths) and judged when it ends. */
+  private held: Set<string> | null = null;
+
+  constructor(private readonly opts: DriftWatchOptions) {}
+
+  /** How many directories are watched now (for tests and status). */
+  get watching(): number {
+    return this.watches.size;
+  }
+
+  /** Follows the owned set as it is now: watches added for new directories, dropped for ones left. */
+  follow(subjects: Iterable<string>): void {
+    if (this.closed) return;
+    const wanted = watchedDirectories(subjects, this.opts.rootDir);
+    for (const [dir, w] of this.watches) {
+      if (!wanted.has(dir)) {
+        w.watcher.close();
+        this.watches.delete(dir);
+      }
+    }
+    for (const [dir, names] of wanted) {
+      const held = this.watches.get(dir);
+      if (held && inode(dir) === held.ino) {
+        held.names = names;
+        continue;
+      }
+      if (held) {
+        held.watcher.close();
+        this.watches.delete(dir);
+      }
+      this.add(dir, names);
+    }
+    for (const dir of this.failed.keys()) if (!wanted.has(dir)) this.failed.delete(dir);
+  }
+
+  /** A reconcile starts: what changes now may be its own writes, judged by `release`. */
+  hold(): void {
+    this.held ??= new Set();
+  }
+
+  /**
+   * The reconcile ended, having changed `changed` (subjects `path:/x`): events on those are its own
+   * writes and are dropped; events on any other owned path were someone else's, and start a reconcile.
+   * A failed run passes null: its events are dropped too (failures are retried on their own schedule).
+   */
+  release(changed: Iterable<string> | null): void {
+    const held = this.held;
+    this.held = null;
+    if (!held || held.size === 0 || changed === null) return;
+    const own = new Set<string>();
+    for (const subject of changed) if (subject.startsWith("path:")) own.add(join(this.opts.rootDir, subject.slice(5)));
+    for (const path of held) {
+      if (!own.has(path)) return this.schedule();
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const w of this.watches.values()) w.watcher.close();
+    this.watches.clear();
+  }
+
+  private add(dir: string, names: Set<string>): void {
+    let watcher: FSWatcher;
+    try {
+      watcher = (this.opts.watchFn ?? watch)(dir, { persistent: false }, (_event, filename) => this.event(dir, filename));
+    } catch (err) {
+      this.degrade(dir, err);
+      return;
+    }
+    watcher.on("error", (err) => {
+      watcher.close();
+      if (this.watches.get(dir)?.watcher === watcher) this.watches.delete(dir);
+      this.degrade(dir, err);
+      // The directory went (or moved): what it held has changed, so look.
+      this.schedule();
+    });
+    this.failed.delete(dir);
+    this.watches.set(dir, { watcher, names, ino: inode(dir) });
+  }
+
+  /** One log line per directory that cannot be watched; the timer still catches its drift. */
+  private degrade(dir: string, err: unknown): void {
+    const reason = reasonOf(err);
+    if (this.failed.has(dir)) return;
+    this.failed.set(dir, reason);
+    const code = (err as NodeJS.ErrnoException)?.code;
+    this.opts.log.warn(
+      { dir, reason, ...(code ? { code } : {}) },
+      code === "ENOSPC" ? "cannot watch for drift (inotify watches exhausted: fs.inotify.max_user_watches); the timer still catches it" : "cannot watch for drift; the timer still catches it",
+    );
+  }
+
+  private event(dir: string, filename: string | Buffer | null): void {
+    const held = this.watches.get(dir);
+    if (!held) return;
+    // No name (an event on the directory itself) or an owned name: look. Anything else in the directory is not ours.
+    if (filename !== null && !held.names.has(filename.toString())) return;
+    if (this.held) {
+      // During a reconcile: its own writes or someone else's, told apart when it ends. An event on the directory itself counts as someone else's.
+      this.held.add(filename === null ? dir : join(dir, filename.toString()));
+      return;
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const now = Date.now();
+    if (!this.timer) this.firstAt = now;
+    this.hits++;
+    if (this.timer) clearTimeout(this.timer);
+    const quiet = this.opts.quietMs ?? DRIFT_QUIET_MS;
+    const latest = this.firstAt + (this.opts.maxDelayMs ?? DRIFT_MAX_DELAY_MS);
+    this.timer = setTimeout(() => this.fire(), Math.max(0, Math.min(quiet, latest - now)));
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = null;
+    const hits = this.hits;
+    this.hits = 0;
+    if (!this.closed) this.opts.onDrift(hits);
+  }
+}
+
+function inode(dir: string): number {
+  try {
+    return statSync(dir).ino;
+  } catch {
+    return -1;
+  }
+}

@@ -11,6 +11,7 @@ export const LabelCondition = z
   .max(LIMITS.label + 1 + LIMITS.labelValue)
   .superRefine((text, ctx) => {
     const i = text.indexOf("=");
+    if (i === 0 || text === "") return void ctx.addIssue({ code: "custom", message: `"${text}": a label key is missing` });
     const key = LabelKey.safeParse(i < 0 ? text : text.slice(0, i));
     if (!key.success) ctx.addIssue({ code: "custom", message: `"${text}": ${key.error.issues[0]?.message ?? "not a label key"}` });
   });

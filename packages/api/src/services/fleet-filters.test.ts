@@ -12,6 +12,8 @@ import { createLoginLimits, loginUser } from "../auth/login-user";
 import { SESSION_COOKIE } from "../auth/sessions";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
+import { csvField, exportNodesCsv } from "./export-nodes";
+import { handleNodesExport } from "../http/nodes-export-handler";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
 describe.each(testEngines())("fleet filters and names on %s", (engine) => {
@@ -80,5 +82,37 @@ describe.each(testEngines())("fleet filters and names on %s", (engine) => {
     const { sessionId } = await loginUser(deps.db, createLoginLimits(), { name: "vera", password: "viewer-password" });
     const viewer = createCaller(await createTrpcContext({ deps, headers: new Headers({ cookie: `${SESSION_COOKIE}=${sessionId}` }), publicUrl: "http://cp" }));
     await expect(viewer.node.rename({ id: ids.webA!, name: "x" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+  });
+
+  it("exports the current view as CSV: every matching node, page by page, in the view's order", async () => {
+    const all = async (filter: Parameters<typeof exportNodesCsv>[1], pageSize?: number) => {
+      let text = "";
+      for await (const chunk of exportNodesCsv(deps, filter, pageSize)) text += chunk;
+      return text.trimEnd().split("\r\n");
+    };
+    const lines = await all({ labels: ["tier=web"], sort: "name" }, 1);
+    expect(lines[0]).toMatch(/^id,short_id,name,hostname,state,health,labels,/);
+    expect(lines).toHaveLength(4);
+    expect(lines.slice(1).map((l) => l.split(",")[0]).sort()).toEqual([ids.webA, ids.webB, ids.dup].sort());
+    expect(lines.find((l) => l.startsWith(ids.webA!))).toContain(`,${ids.webA!.slice(0, 8)},web-1,web-1,disconnected,pending,"tier=web, zone=a",`);
+    expect(await all({ labels: ["tier=web"] }, 1)).toEqual(await all({ labels: ["tier=web"] }));
+    expect(csvField('say "hi", then')).toBe('"say ""hi"", then"');
+    expect(csvField("=cmd()")).toBe("'=cmd()");
+  });
+
+  it("serves the export over HTTP with the fleet page's query, and refuses an invalid filter or no caller", async () => {
+    const get = (query: string, headers: Record<string, string> = { authorization: "Bearer env-admin-api-key-0123" }) =>
+      handleNodesExport(deps, new Request(`http://cp/api/nodes/export?${query}`, { headers }));
+    const ok = await get(`labels=${encodeURIComponent("tier=web, zone=a")}&sort=name`);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toMatch(/^text\/csv/);
+    expect((await ok.text()).trimEnd().split("\r\n")).toHaveLength(2);
+    const bad = await get(`labels=${encodeURIComponent("tier=web, =x")}`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/labels: "=x": a label key is missing/);
+    expect((await get("health=sick")).status).toBe(400);
+    expect((await get("drift=maybe")).status).toBe(400);
+    expect((await get("colour=red")).status).toBe(400);
+    expect((await get("", {})).status).toBe(401);
   });
 });

@@ -205,7 +205,7 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
             </li>
           ))}
         </ul>
-        <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white md:block">
+        <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500 md:block" tabIndex={0} role="region" aria-label="Nodes table (scrolls sideways)">
           <table className="min-w-full text-sm">
             <caption className="sr-only">Nodes, page {page + 1}</caption>
             <thead className="bg-slate-50 text-left text-slate-700">

@@ -141,7 +141,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           {resources.length === 0 ? (
             <p className="text-sm text-slate-600">Nothing declared: no role matches this node.</p>
           ) : (
-            <div className="overflow-x-auto">
+            <div className="overflow-x-auto focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Declared resources (scrolls sideways)">
               <table className="min-w-full text-sm">
                 <ColumnHeads names={["Resource", "Subject", "Status", "Detail"]} cell="px-2 py-1" />
                 <tbody className="divide-y divide-slate-100">

@@ -184,8 +184,8 @@ describe(`node identity (${engine})`, () => {
     const page = await browser.newPage();
     await logIn(page, cp.url);
     await hydrated(page);
-    await page.getByTestId("pending-banner").getByRole("button", { name: "Show pending" }).click();
-    await page.getByRole("button", { name: /^pending/, pressed: true }).waitFor();
+    await page.getByTestId("pending-banner").getByRole("button", { name: "Show claims" }).click();
+    await page.getByRole("button", { name: /^claim/, pressed: true }).waitFor();
     const rows = page.getByTestId("fleet-row");
     await waitFor("only pending rows", async () => (await rows.count()) === 1 && /awaiting approval/.test((await rows.first().textContent()) ?? ""));
     await rows.first().getByRole("link").click();

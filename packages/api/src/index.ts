@@ -26,3 +26,4 @@ export { loginUser, createLoginLimits, type LoginLimits } from "./auth/login-use
 export { resourceStatuses, type ResourceStatus } from "./services/resource-status";
 export { artifactStatus, handleDownload, installScript, type ArtifactStatus, type DownloadOptions } from "./http/downloads-handler";
 export { handleBootstrapToken } from "./http/bootstrap-handler";
+export { handleNodesExport, nodeFilterFromQuery } from "./http/nodes-export-handler";

@@ -14,3 +14,4 @@ export * from "./sha256";
 export * from "./http-signature";
 export * from "./grant";
 export * from "./storable-text";
+export * from "./label-filter";

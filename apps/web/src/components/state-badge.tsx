@@ -8,10 +8,17 @@ export const STATE_COLOURS: Record<string, string> = {
   revoked: "bg-rose-100 text-rose-800 ring-rose-200",
 };
 
+/**
+ * The stored state `pending` is a replacement claim awaiting an admin (decision 0005); in the
+ * dashboard "pending" is a health (enrolled, never linked), so the state reads "claim".
+ */
+export const STATE_LABELS: Record<string, string> = { pending: "claim" };
+export const stateLabel = (state: string) => STATE_LABELS[state] ?? state;
+
 export function StateBadge({ state }: { state: string }) {
   return (
     <span data-testid="node-state" className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[state] ?? STATE_COLOURS.retired}`}>
-      {state}
+      {stateLabel(state)}
     </span>
   );
 }

@@ -6,6 +6,7 @@ import { seesContent } from "../services/redact-content";
 import { countNodes } from "../services/count-nodes";
 import { RetireInput, retireNode, revokeNode } from "../services/lifecycle";
 import { SetLabelsInput, setLabels } from "../services/set-labels";
+import { RenameNodeInput, renameNode } from "../services/rename-node";
 import { ReplacementInput, approveReplacement, rejectReplacement } from "../services/node-replacement";
 
 export const nodeRouter = router({
@@ -13,6 +14,7 @@ export const nodeRouter = router({
   counts: authedProcedure.query(({ ctx }) => countNodes(ctx)),
   get: authedProcedure.input(z.strictObject({ id: z.uuid() })).query(({ ctx, input }) => getNode(ctx, input.id, { showContent: seesContent(ctx.role) })),
   setLabels: adminProcedure.input(SetLabelsInput).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
+  rename: adminProcedure.input(RenameNodeInput).mutation(({ ctx, input }) => renameNode(ctx, { actor: ctx.actor, input })),
   retire: adminProcedure.input(RetireInput).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
   approveReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => approveReplacement(ctx, { actor: ctx.actor, input })),
   rejectReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => rejectReplacement(ctx, { actor: ctx.actor, input })),

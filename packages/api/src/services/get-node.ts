@@ -10,6 +10,8 @@ import { currentDeclaration, nodeDeclarationHistory } from "./declaration-store"
 import { pendingClaimsOn } from "./node-replacement";
 import { redactResources } from "./redact-content";
 import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
+import { nodeHealth } from "./node-health";
+import { shownName } from "./node-name";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -20,7 +22,7 @@ export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
 export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showContent: boolean } = { showContent: false }) {
   // Last seen as shown: a connected node's is its gateway's heartbeat (services/last-seen.ts).
   const [node] = await deps.db
-    .select({ ...getTableColumns(nodes), lastSeenAt })
+    .select({ ...getTableColumns(nodes), lastSeenAt, health: nodeHealth, shownName })
     .from(nodes)
     .leftJoin(seenBy, seenByJoin)
     .where(eq(nodes.id, id));
@@ -41,10 +43,13 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
   // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
   const claims = await pendingClaimsOn(deps.db, id);
   const report = (latest?.body ?? null) as Report | null;
-  const { publicKey: _publicKey, ...rest } = node;
+  const { publicKey: _publicKey, shownName: name, name: hostname, ...rest } = node;
   const shown = declaration && !opts.showContent ? { ...declaration, resources: redactResources(declaration.resources as Resource[]) } : declaration;
   return {
     ...rest,
+    /** The name shown (display name, else hostname) and the hostname the machine enrolled with. */
+    name,
+    hostname,
     declaration: shown,
     report,
     reportReceivedAt: latest?.receivedAt ?? null,

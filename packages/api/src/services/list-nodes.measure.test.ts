@@ -11,6 +11,7 @@ import { createDb, nodes } from "@mesh/db";
 import { migrate } from "@mesh/db/migrate";
 import { createPostgresDatabase } from "@mesh/db/testing";
 import { listNodes } from "./list-nodes";
+import { countNodes } from "./count-nodes";
 
 const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
 const RUNS = 15;
@@ -48,6 +49,13 @@ describe.skipIf(!process.env.MESH_MEASURE_LIST || !process.env.DATABASE_URL)("no
     await time("node.list sort lastSeenAt desc (derived)", () => listNodes(deps, { sort: "lastSeenAt", order: "desc", limit: 50 }));
     await time("node.list sort lastSeenAt asc (derived)", () => listNodes(deps, { sort: "lastSeenAt", order: "asc", limit: 50 }));
     await time("node.list sort name (default)", () => listNodes(deps, {}));
+    // Health (issue 13): one CASE over the node's own columns, so filter, sort and counts stay one query each.
+    await sql`update nodes set error_count = 1 where name like '%3'`;
+    await sql`analyze nodes`;
+    await time("node.list sort health (worst first)", () => listNodes(deps, { sort: "health", limit: 50 }));
+    await time("node.list filter health=failing", () => listNodes(deps, { health: "failing", limit: 50 }));
+    await time("node.list filter labels tier=web", () => listNodes(deps, { labels: ["tier=web"], limit: 50 }));
+    await time("node.counts (state x health, one grouped query)", () => countNodes(deps));
     // The stored column alone, as node.list sorted before (its index): the page query only.
     await time("page query on stored last_seen_at (old sort)", () => database.db.select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt }).from(nodes).orderBy(desc(nodes.lastSeenAt), asc(nodes.id)).limit(50));
     await sql.end();

@@ -11,6 +11,7 @@ import { latestReports, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from 
 import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
+import { HEALTH_FIGURES_COLUMNS, HEALTH_FIGURES_SET, healthFigures, type HealthFigures } from "./report-health-figures";
 
 export const REPORT_HISTORY_PER_NODE = 20;
 /** A drift event names this many resource ids and carries this many entries; the rest are in the report. */
@@ -121,7 +122,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   const written: boolean[] = [];
   // The stored rows as JSON text, each report's body spliced in as serialised once (ids are uuids, hashes hex).
   const reports: string[] = [];
-  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number }>();
+  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number } & HealthFigures>();
   const audit: EventRow[] = [];
   /** Nodes whose store a report not written again found rolled back: only their flag changes. */
   const lostOnly = new Set<string>();
@@ -179,7 +180,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     if (next.behind) opts.storeBehind?.(held.generation);
     const storeLost = report.storeLost || next.behind;
     lostOnly.delete(nodeId);
-    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation });
+    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation, ...healthFigures(report) });
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
@@ -209,9 +210,10 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       update nodes set
         applied_version = greatest(nodes.applied_version, least(v.version, nodes.declared_version)),
         owned_count = v.owned, drift_count = v.drift, error_count = v.errors, store_lost = v.store_lost,
-        store_generation = v.store_generation, last_checked_at = now(), updated_at = now()
+        store_generation = v.store_generation, last_checked_at = now(), updated_at = now(),
+        ${HEALTH_FIGURES_SET}
       from jsonb_to_recordset(${JSON.stringify([...figures.values()])}::jsonb)
-        as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint)
+        as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint, ${HEALTH_FIGURES_COLUMNS})
       where nodes.id = v.id`);
     // Each node's history kept to its newest REPORT_HISTORY_PER_NODE, one statement for the batch.
     await tx.execute(sql`

@@ -14,7 +14,10 @@ export const nodes = pgTable(
   "nodes",
   {
     id: uuid("id").primaryKey().defaultRandom(),
+    /** The hostname the machine enrolled with (kept as the host says it). */
     name: text("name").notNull(),
+    /** A name an admin gave (node.rename); null shows the hostname. */
+    displayName: text("display_name"),
     state: text("state").$type<NodeState>().notNull().default("disconnected"),
     labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
     publicKey: text("public_key").notNull(),
@@ -27,6 +30,10 @@ export const nodes = pgTable(
     ownedCount: integer("owned_count").notNull().default(0),
     driftCount: integer("drift_count").notNull().default(0),
     errorCount: integer("error_count").notNull().default(0),
+    /** Resources the latest stored report skipped (one they depend on failed): counts towards health `failing`. */
+    skippedCount: integer("skipped_count").notNull().default(0),
+    /** The declaration version the host refused as a whole in its latest stored report, if any. */
+    rejectedVersion: integer("rejected_version"),
     storeLost: boolean("store_lost").notNull().default(false),
     /** The newest store generation the host reported (reset by a report saying its store was lost): an older one is a rolled back store. */
     storeGeneration: bigint("store_generation", { mode: "number" }).notNull().default(0),
@@ -52,6 +59,8 @@ export const nodes = pgTable(
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     /** The last report heard, stored or unchanged (unchanged ones batched at most once a minute by the gateway). */
     lastCheckedAt: timestamp("last_checked_at", { withTimezone: true }),
+    /** When a stored report last differed from the node's previous one (the first report counts). */
+    lastChangedAt: timestamp("last_changed_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -59,6 +68,7 @@ export const nodes = pgTable(
     index("nodes_state_idx").on(t.state),
     // The fleet page sorts and filters on these; it must stay fast at 10,000 nodes.
     index("nodes_name_idx").on(t.name, t.id),
+    index("nodes_shown_name_idx").on(sql`coalesce(${t.displayName}, ${t.name})`, t.id),
     index("nodes_last_seen_idx").on(t.lastSeenAt, t.id),
     index("nodes_drift_idx").on(t.driftCount, t.id),
     index("nodes_labels_idx").using("gin", t.labels),

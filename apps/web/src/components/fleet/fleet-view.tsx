@@ -3,11 +3,17 @@
 // refreshed every 2 s by polling (see docs/decisions/0006-dashboard.md for why).
 import Link from "next/link";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useDeferredValue, useState } from "react";
+import { useCallback, useDeferredValue, useState } from "react";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
 import { useTRPC } from "../trpc";
-import { StateBadge, STATE_COLOURS } from "../state-badge";
+import { StateBadge, STATE_COLOURS, stateLabel } from "../state-badge";
+import { HealthBadge, HEALTH, HEALTHS } from "../health-badge";
+import { FleetFilterBar } from "./fleet-filter-bar";
+import { FleetNodeName } from "./fleet-node-name";
+import { FleetVersions } from "./fleet-versions";
+import { DEFAULT_VIEW, paramsFromView, viewErrors, type FleetSort, type FleetView as View } from "./fleet-url";
+import { parseLabelFilter } from "@mesh/protocol";
 import { RelativeTime } from "../relative-time";
 import { LabelChips } from "../label-chips";
 import { EmptyState, ErrorState, LoadingState } from "../states";
@@ -19,52 +25,56 @@ export type FleetList = Outputs["node"]["list"];
 export type FleetCounts = Outputs["node"]["counts"];
 
 const STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
-type Sort = "name" | "state" | "lastSeenAt" | "driftCount" | "hostVersion";
+type Sort = FleetSort;
 
-const inputClass = "rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm";
-
-export function FleetView({ initialList, initialCounts }: { initialList: FleetList; initialCounts: FleetCounts }) {
+export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VIEW }: { initialList: FleetList; initialCounts: FleetCounts; initialView?: View }) {
   const trpc = useTRPC();
-  const [state, setState] = useState<(typeof STATES)[number] | "">("");
-  const [search, setSearch] = useState("");
-  const [label, setLabel] = useState("");
-  const [role, setRole] = useState("");
-  const [drift, setDrift] = useState<"" | "yes" | "no">("");
-  const [sort, setSort] = useState<Sort>("name");
-  const [order, setOrder] = useState<"asc" | "desc">("asc");
-  const [page, setPage] = useState(0);
-  const q = useDeferredValue(search.trim());
-  const l = useDeferredValue(label.trim());
-  const r = useDeferredValue(role.trim());
-  const validLabel = /^[A-Za-z0-9._/-]+(=\S*)?$/.test(l);
+  const [view, setViewState] = useState<View>(initialView);
+  // Every filter, the sort and the page live in the URL (replaced, not pushed: typing is not history).
+  const setView = useCallback((patch: Partial<View>) => {
+    setViewState((v) => {
+      const next = { ...v, ...patch };
+      const query = paramsFromView(next).toString();
+      window.history.replaceState(window.history.state, "", query ? `?${query}` : window.location.pathname);
+      return next;
+    });
+  }, []);
+  const { state, health, sort, order, page, drift } = view;
+  const setPage = (p: number) => setView({ page: p });
+  const setState = (s: string) => setView({ state: s, page: 0 });
+  const setHealth = (h: string) => setView({ health: h, page: 0 });
+  const q = useDeferredValue(view.q.trim());
+  const l = useDeferredValue(view.labels.trim());
+  const r = useDeferredValue(view.role.trim());
+  const errors = viewErrors({ ...view, labels: l }, HEALTHS);
+  const invalid = Object.keys(errors).length > 0;
+  const labelConditions = l && !errors.labels ? (parseLabelFilter(l) as { conditions: string[] }).conditions : [];
   const input = {
     limit: PAGE_SIZE,
     offset: page * PAGE_SIZE,
     sort,
     order,
-    ...(state ? { state } : {}),
+    ...(state && !errors.state ? { state: state as (typeof STATES)[number] } : {}),
+    ...(health && !errors.health ? { health: health as (typeof HEALTHS)[number] } : {}),
     ...(q ? { search: q } : {}),
-    ...(l && validLabel ? { label: l } : {}),
+    ...(labelConditions.length ? { labels: labelConditions } : {}),
     ...(r ? { role: r } : {}),
     ...(drift ? { drift: drift === "yes" } : {}),
   };
-  const isDefault = page === 0 && sort === "name" && order === "asc" && !state && !q && !l && !r && !drift;
+  const isDefault = page === 0 && sort === "name" && order === "asc" && !state && !health && !q && !l && !r && !drift;
   const list = useQuery(
     trpc.node.list.queryOptions(input, {
       refetchInterval: POLL_MS,
       placeholderData: keepPreviousData,
       initialData: isDefault ? initialList : undefined,
+      enabled: !invalid,
     }),
   );
   const counts = useQuery(trpc.node.counts.queryOptions(undefined, { refetchInterval: POLL_MS, initialData: initialCounts }));
 
   const sortBy = (s: Sort) => {
-    if (s === sort) setOrder(order === "asc" ? "desc" : "asc");
-    else {
-      setSort(s);
-      setOrder(s === "lastSeenAt" || s === "driftCount" ? "desc" : "asc");
-    }
-    setPage(0);
+    if (s === sort) setView({ order: order === "asc" ? "desc" : "asc", page: 0 });
+    else setView({ sort: s, order: s === "lastSeenAt" || s === "lastCheckedAt" || s === "lastChangedAt" || s === "driftCount" ? "desc" : "asc", page: 0 });
   };
   const header = (s: Sort, text: string) => (
     <th scope="col" className="px-3 py-2 font-medium" aria-sort={sort === s ? (order === "asc" ? "ascending" : "descending") : "none"}>
@@ -83,7 +93,9 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
         <div>
           <h1 className="text-2xl font-semibold">Fleet</h1>
           <p className="text-sm text-slate-600" aria-live="polite">
-            {c ? `${c.total} node${c.total === 1 ? "" : "s"}, ${c.drifting} drifting` : ""}
+            {c
+              ? `${c.total} node${c.total === 1 ? "" : "s"}: ${c.byHealth.healthy} healthy, ${c.byHealth.failing} failing, ${c.byHealth.drifted} drifted, ${c.byHealth.conflicted} conflicted, ${c.byHealth.stale} stale`
+              : ""}
           </p>
         </div>
         <Link href="/machines" className="rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700">
@@ -96,11 +108,30 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
           {c!.byState.pending === 1 ? "A machine" : `${c!.byState.pending} machines`} enrolled claiming to be a node that is already in the mesh, without its key (a lost
           state directory, a reinstall, or someone else). Nothing is sent to {c!.byState.pending === 1 ? "it" : "them"} until an admin approves or rejects the claim on the
           node&apos;s page.{" "}
-          <button type="button" className="font-medium underline" onClick={() => (setState("pending"), setPage(0))}>
-            Show pending
+          <button type="button" className="font-medium underline" onClick={() => setState("pending")}>
+            Show claims
           </button>
         </p>
       )}
+
+      <ul aria-label="Nodes per health" className="grid grid-cols-2 gap-2 sm:grid-cols-4 lg:grid-cols-7">
+        {HEALTHS.map((h) => (
+          <li key={h}>
+            <button
+              type="button"
+              aria-pressed={health === h}
+              title={HEALTH[h].meaning}
+              onClick={() => setHealth(health === h ? "" : h)}
+              className={`flex w-full items-center justify-between rounded-lg border bg-white px-3 py-2 text-left hover:border-slate-400 ${health === h ? "border-slate-900 ring-1 ring-slate-900" : "border-slate-200"}`}
+            >
+              <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${HEALTH[h].colour}`}>{h}</span>
+              <span data-testid={`health-count-${h}`} className="text-xl font-semibold tabular-nums">
+                {c?.byHealth[h] ?? 0}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
 
       <ul aria-label="Nodes per state" className="grid grid-cols-2 gap-2 sm:grid-cols-3 lg:grid-cols-6">
         {STATES.map((s) => (
@@ -108,13 +139,10 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
             <button
               type="button"
               aria-pressed={state === s}
-              onClick={() => {
-                setState(state === s ? "" : s);
-                setPage(0);
-              }}
+              onClick={() => setState(state === s ? "" : s)}
               className={`flex w-full items-center justify-between rounded-lg border bg-white px-3 py-2 text-left hover:border-slate-400 ${state === s ? "border-slate-900 ring-1 ring-slate-900" : "border-slate-200"}`}
             >
-              <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[s]}`}>{s}</span>
+              <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[s]}`}>{stateLabel(s)}</span>
               <span data-testid={`count-${s}`} className="text-xl font-semibold tabular-nums">
                 {c?.byState[s] ?? 0}
               </span>
@@ -123,41 +151,13 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
         ))}
       </ul>
 
-      <form role="search" aria-label="Filter nodes" className="flex flex-wrap items-end gap-2" onSubmit={(e) => e.preventDefault()}>
-        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
-          Search
-          <input type="search" value={search} onChange={(e) => (setSearch(e.target.value), setPage(0))} placeholder="node name" className={inputClass} />
-        </label>
-        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
-          State
-          <select value={state} onChange={(e) => (setState(e.target.value as typeof state), setPage(0))} className={inputClass}>
-            <option value="">any</option>
-            {STATES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
-          Label
-          <input value={label} onChange={(e) => (setLabel(e.target.value), setPage(0))} placeholder="tier=web" aria-invalid={!!l && !validLabel} className={inputClass} />
-        </label>
-        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
-          Role
-          <input value={role} onChange={(e) => (setRole(e.target.value), setPage(0))} placeholder="web" className={inputClass} />
-        </label>
-        <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
-          Drift
-          <select value={drift} onChange={(e) => (setDrift(e.target.value as typeof drift), setPage(0))} className={inputClass}>
-            <option value="">any</option>
-            <option value="yes">drifting</option>
-            <option value="no">no drift</option>
-          </select>
-        </label>
-      </form>
+      <FleetFilterBar view={view} errors={errors} onChange={setView} />
 
-      {list.isPending ? (
+      {invalid ? (
+        <p role="alert" data-testid="invalid-filter" className="rounded-lg border border-rose-200 bg-rose-50 p-4 text-sm text-rose-900">
+          No nodes are listed while a filter is invalid: {Object.values(errors).join("; ")}.
+        </p>
+      ) : list.isPending ? (
         <LoadingState label="Loading nodes…" />
       ) : list.isError && !list.data ? (
         <ErrorState error={list.error} title="Could not load the fleet" />
@@ -178,17 +178,24 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
           {list.data.items.map((n) => (
             <li key={n.id} data-testid="fleet-card" className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
               <div className="flex items-center justify-between gap-2">
-                <Link prefetch={false} href={`/nodes/${n.id}`} className="font-medium underline-offset-2 hover:underline">
-                  {n.name}
-                </Link>
+                <FleetNodeName node={n} />
                 {n.state === "pending" && <span className="rounded bg-violet-100 px-1.5 text-xs text-violet-900">awaiting approval</span>}
-                <StateBadge state={n.state} />
+                <span className="inline-flex gap-1">
+                  <HealthBadge health={n.health} />
+                  <StateBadge state={n.state} />
+                </span>
               </div>
               <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-slate-700">
-                <span className="tabular-nums">v{n.declaredVersion} / v{n.appliedVersion}</span>
+                <FleetVersions node={n} />
                 {n.driftCount > 0 && <span className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900">{n.driftCount} drifted</span>}
                 <span>
                   seen <RelativeTime at={n.lastSeenAt} />
+                </span>
+                <span>
+                  checked <RelativeTime at={n.lastCheckedAt} />
+                </span>
+                <span>
+                  changed <RelativeTime at={n.lastChangedAt} />
                 </span>
                 {n.roles?.length ? <span>roles: {n.roles.join(", ")}</span> : null}
               </div>
@@ -198,18 +205,21 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
             </li>
           ))}
         </ul>
-        <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white md:block">
+        <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500 md:block" tabIndex={0} role="region" aria-label="Nodes table (scrolls sideways)">
           <table className="min-w-full text-sm">
             <caption className="sr-only">Nodes, page {page + 1}</caption>
             <thead className="bg-slate-50 text-left text-slate-700">
               <tr>
                 {header("name", "Name")}
+                {header("health", "Health")}
                 {header("state", "State")}
                 <th scope="col" className="px-3 py-2 font-medium">Labels</th>
                 <th scope="col" className="px-3 py-2 font-medium">Roles</th>
                 <th scope="col" className="px-3 py-2 font-medium">Declared / applied</th>
                 {header("driftCount", "Drift")}
                 {header("lastSeenAt", "Last seen")}
+                {header("lastCheckedAt", "Last checked")}
+                {header("lastChangedAt", "Last changed")}
                 {header("hostVersion", "Host")}
               </tr>
             </thead>
@@ -217,11 +227,17 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
               {list.data.items.map((n) => (
                 <tr key={n.id} data-testid="fleet-row" className="hover:bg-slate-50">
                   <td className="px-3 py-2">
-                    <Link prefetch={false} href={`/nodes/${n.id}`} className="font-medium text-slate-900 underline-offset-2 hover:underline">
-                      {n.name}
-                    </Link>
+                    <FleetNodeName node={n} />
                     {n.storeLost && <span className="ml-2 rounded bg-rose-100 px-1.5 text-xs text-rose-800">store lost</span>}
                     {n.state === "pending" && <span className="ml-2 rounded bg-violet-100 px-1.5 text-xs text-violet-900">claims a live node: awaiting approval</span>}
+                  </td>
+                  <td className="px-3 py-2">
+                    <HealthBadge health={n.health} />
+                    {n.conflictCount > 0 && (
+                      <span data-testid="conflict-count" className="ml-1 text-xs text-orange-900">
+                        {n.conflictCount} conflict{n.conflictCount === 1 ? "" : "s"}
+                      </span>
+                    )}
                   </td>
                   <td className="px-3 py-2">
                     <StateBadge state={n.state} />
@@ -230,8 +246,8 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
                     <LabelChips labels={n.labels} />
                   </td>
                   <td className="px-3 py-2 text-slate-700">{n.roles?.length ? n.roles.join(", ") : <span className="text-slate-500">none</span>}</td>
-                  <td className="px-3 py-2 tabular-nums">
-                    v{n.declaredVersion} / <span className={n.appliedVersion === n.declaredVersion ? "" : "font-medium text-amber-800"}>v{n.appliedVersion}</span>
+                  <td className="px-3 py-2">
+                    <FleetVersions node={n} />
                   </td>
                   <td className="px-3 py-2">
                     {n.driftCount > 0 ? (
@@ -245,6 +261,12 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
                   <td className="px-3 py-2 text-slate-700">
                     <RelativeTime at={n.lastSeenAt} />
                   </td>
+                  <td className="px-3 py-2 text-slate-700">
+                    <RelativeTime at={n.lastCheckedAt} />
+                  </td>
+                  <td className="px-3 py-2 text-slate-700">
+                    <RelativeTime at={n.lastChangedAt} />
+                  </td>
                   <td className="px-3 py-2 font-mono text-xs text-slate-700">{n.hostVersion ?? "–"}</td>
                 </tr>
               ))}
@@ -254,7 +276,7 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
         </>
       )}
 
-      {total > PAGE_SIZE && (
+      {!invalid && total > PAGE_SIZE && (
         <nav className="flex items-center gap-3 text-sm" aria-label="Pages">
           <Button disabled={page === 0} onClick={() => setPage(page - 1)}>
             Previous
@@ -267,7 +289,7 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
           </Button>
         </nav>
       )}
-      {list.isError && list.data && <ErrorState error={list.error} title="Live updates paused" />}
+      {!invalid && list.isError && list.data && <ErrorState error={list.error} title="Live updates paused" />}
     </div>
   );
 }

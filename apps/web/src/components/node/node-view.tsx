@@ -17,6 +17,8 @@ import { NodeActions } from "./node-actions";
 import { LabelsEditor } from "./labels-editor";
 import { InventoryPanel } from "./inventory-panel";
 import { ReplacementClaims } from "./replacement-claims";
+import { NodeRename } from "./node-rename";
+import { HealthBadge } from "../health-badge";
 
 export type NodeDetail = inferRouterOutputs<AppRouter>["node"]["get"];
 
@@ -68,10 +70,21 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
       </p>
       <div className="flex flex-wrap items-center justify-between gap-3">
         <div className="flex flex-wrap items-center gap-3">
-          <h1 className="text-2xl font-semibold">{node.name}</h1>
+          <h1 className="text-2xl font-semibold" data-testid="node-name">
+            {node.name}
+          </h1>
+          <span className="font-mono text-xs text-slate-600" title={node.id}>
+            {node.id.slice(0, 8)}
+          </span>
+          {node.displayName && <span className="text-sm text-slate-700">hostname {node.hostname}</span>}
+          <HealthBadge health={node.health} />
           <StateBadge state={node.state} />
+          {canEdit && <NodeRename nodeId={node.id} name={node.name} hostname={node.hostname} displayName={node.displayName} />}
           <span className="text-sm text-slate-700">
-            declared v{node.declaredVersion}, applied v{node.appliedVersion} · last seen <RelativeTime at={node.lastSeenAt} /> · last checked <RelativeTime at={node.lastCheckedAt} />
+            declared v{node.declaredVersion}, applied v{node.appliedVersion}
+            {node.rejectedVersion !== null && node.rejectedVersion >= node.declaredVersion ? ` (v${node.rejectedVersion} refused)` : ""} · last seen{" "}
+            <RelativeTime at={node.lastSeenAt} /> · <span data-testid="last-checked">last checked <RelativeTime at={node.lastCheckedAt} /></span> ·{" "}
+            <span data-testid="last-changed">last changed <RelativeTime at={node.lastChangedAt} /></span>
             {node.hostVersion ? ` · mesh-host ${node.hostVersion}` : ""}
           </span>
         </div>
@@ -128,7 +141,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           {resources.length === 0 ? (
             <p className="text-sm text-slate-600">Nothing declared: no role matches this node.</p>
           ) : (
-            <div className="overflow-x-auto">
+            <div className="overflow-x-auto focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Declared resources (scrolls sideways)">
               <table className="min-w-full text-sm">
                 <ColumnHeads names={["Resource", "Subject", "Status", "Detail"]} cell="px-2 py-1" />
                 <tbody className="divide-y divide-slate-100">

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Role, RoleName } from "@mesh/protocol";
+import { Role, RoleName, RoleSave } from "@mesh/protocol";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { deleteRole, listRoles, upsertRole } from "../services/roles";
 import { planRole } from "../services/plan-role";
@@ -9,6 +9,6 @@ export const roleRouter = router({
   list: authedProcedure.query(({ ctx }) => listRoles(ctx, { showContent: seesContent(ctx.role) })),
   // A mutation only because a role (file contents) can be larger than a URL; it saves nothing.
   plan: adminProcedure.input(Role).mutation(({ ctx, input }) => planRole(ctx, { input })),
-  upsert: adminProcedure.input(Role).mutation(({ ctx, input }) => upsertRole(ctx, { actor: ctx.actor, input })),
+  upsert: adminProcedure.input(RoleSave).mutation(({ ctx, input: { confirmConflicts, ...input } }) => upsertRole(ctx, { actor: ctx.actor, input, confirmConflicts })),
   delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
 });

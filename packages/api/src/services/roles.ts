@@ -9,6 +9,8 @@ import { recordEvent } from "./record-event";
 import { recompileFleet, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
+import { lockCompiler } from "./recompile-node";
+import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
 
 /** Every role; inline content is replaced by its sha256 and size unless the caller may see it (admins). */
 export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Role[]> {
@@ -21,16 +23,24 @@ function summarise(result: FleetCompileResult) {
   return { changed: result.changed, conflicts: result.conflicts };
 }
 
-export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput }) {
+/**
+ * Saves a role and recompiles the fleet. A role that would put nodes into a conflict they do
+ * not have now is refused (CONFLICT, naming it) unless `confirmConflicts` (check-conflicts.ts).
+ */
+export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput; confirmConflicts?: boolean }) {
   const role = Role.parse(opts.input);
   const violation = grantSelectorViolation(role);
   if (violation) throw new MeshError("BAD_INPUT", violation);
   const results = await deps.db.transaction(async (tx) => {
+    // The compiler lock first: the check sees the roles and nodes the compile below will.
+    await lockCompiler(tx);
+    const check = await checkConflicts(tx, { role });
+    refuseNewConflicts(check, opts.confirmConflicts);
     await tx
       .insert(roles)
       .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants })
       .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, updatedAt: sql`now()` } });
-    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length } });
+    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return { role, ...summarise(results) };

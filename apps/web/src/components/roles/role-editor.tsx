@@ -85,7 +85,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         onSubmit={(e) => {
           e.preventDefault();
           setTriedSave(true);
-          if (draft.role) save.mutate(draft.role);
+          if (draft.asWritten) save.mutate(draft.asWritten);
         }}
       >
         <label className="block text-sm font-medium">
@@ -128,7 +128,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         </label>
         {fieldError("resources")}
         <RoleHelp />
-        {refusal && draft.role && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...draft.role!, confirmConflicts: true })} />}
+        {refusal && draft.asWritten && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...draft.asWritten!, confirmConflicts: true })} />}
         {save.isError && !refusal && (
           <p role="alert" className="text-sm text-rose-700">
             Not saved: {errorMessage(save.error)}

@@ -92,6 +92,11 @@ describe(`conflicts caught at save (${engine})`, () => {
     await page.waitForURL(/\/roles$/);
     expect(await roleNames()).toEqual(["base", "web"]);
     expect((await api(cp.url).query("node.get", { id: webNode.id })).conflicts).toEqual([{ key: "motd", roles: ["base", "web"] }]);
+
+    // Reopened, the role reads as its author wrote it: their key order, no defaults added.
+    await page.goto(`${cp.url}/roles/edit?name=web`);
+    await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
+    expect(await page.getByLabel("Resources", { exact: false }).inputValue()).toBe(JSON.stringify(JSON.parse(resources), null, 2));
     await page.close();
   });
 

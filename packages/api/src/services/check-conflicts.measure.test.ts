@@ -13,7 +13,7 @@ import { checkConflicts } from "./check-conflicts";
 import { planRole } from "./plan-role";
 
 const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
-const RUNS = 7;
+const RUNS = 5;
 
 describe.skipIf(!process.env.MESH_MEASURE_CONFLICTS || !process.env.DATABASE_URL)("conflict check at scale", () => {
   it(`role save and bulk label check at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {

@@ -9,6 +9,9 @@ import { api, ApiError } from "../harness/api";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
+import { seriousViolations } from "../harness/axe";
+
+const axeFindings = async (page: import("playwright-core").Page) => (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
 
 const engine = engines()[0]!;
 
@@ -87,6 +90,8 @@ describe(`conflicts caught at save (${engine})`, () => {
     expect(text).toContain(webNode.name);
     expect(await page.getByLabel("Resources", { exact: false }).inputValue()).toBe(resources);
     expect(await roleNames()).toEqual(["base"]);
+    // The refusal, the help and the plan open: no serious or critical axe-core violation.
+    expect(await axeFindings(page)).toEqual([]);
 
     await refusal.getByRole("button", { name: /Save anyway/ }).click();
     await page.waitForURL(/\/roles$/);
@@ -114,6 +119,7 @@ describe(`conflicts caught at save (${engine})`, () => {
     await refusal.waitFor();
     expect(await refusal.textContent()).toContain(`motd is declared differently by roles base and web on 1 node: ${dbNode.name}`);
     expect((await api(cp.url).query("node.get", { id: dbNode.id })).labels).toEqual({ tier: "db" });
+    expect(await axeFindings(page)).toEqual([]);
     await refusal.getByRole("button", { name: /Save anyway/ }).click();
     await waitFor("labels saved", async () => JSON.stringify((await api(cp.url).query("node.get", { id: dbNode.id })).labels) === JSON.stringify({ tier: "web", zone: "a" }));
     await page.close();
@@ -129,6 +135,7 @@ describe(`conflicts caught at save (${engine})`, () => {
     const diff = (await page.getByTestId("content-diff").first().textContent())!;
     expect(diff).toContain("@@ -1,1 +1,2 @@");
     expect(diff).toContain("+more");
+    expect(await axeFindings(page)).toEqual([]);
     await page.close();
   });
 });

@@ -29,6 +29,8 @@ export class MeshError extends Error {
     message: string,
     /** When the caller may try again (the Retry-After header), for a refusal that passes. */
     readonly retryAfterSeconds?: number,
+    /** Structured facts about a refusal (e.g. the conflicts a save would cause), sent as the tRPC error's data.details. */
+    readonly details?: unknown,
   ) {
     super(message);
     this.name = "MeshError";

@@ -7,7 +7,7 @@ import { authenticateCaller } from "./auth/authenticate-caller";
 import type { UserRole } from "@mesh/db";
 import type { SessionUser } from "./auth/caller";
 import { describeUnstorableText, findUnstorableText } from "@mesh/protocol";
-import { newErrorId, toTrpcError } from "./errors";
+import { MeshError, newErrorId, toTrpcError } from "./errors";
 
 export interface TrpcContext extends Deps {
   actor: string | null;
@@ -48,7 +48,8 @@ const t = initTRPC.context<TrpcContext>().create({
       return { ...shape, message: `internal error (id ${errorId}); the control plane's log has the details`, data: { ...shape.data, stack: undefined, zodIssues: null, errorId } };
     }
     const zod = error.cause instanceof ZodError ? error.cause.issues.map((i) => ({ path: i.path.join("."), message: i.message })) : null;
-    return { ...shape, data: { ...shape.data, stack: undefined, zodIssues: zod } };
+    const details = error.cause instanceof MeshError ? error.cause.details : undefined;
+    return { ...shape, data: { ...shape.data, stack: undefined, zodIssues: zod, ...(details === undefined ? {} : { details }) } };
   },
 });
 

@@ -36,13 +36,15 @@ export const RemoteSource = z.strictObject({
 });
 export type RemoteSource = z.infer<typeof RemoteSource>;
 
-export const OnDrift = z.enum(["correct", "report"]);
+export const OnDrift = z
+  .enum(["correct", "report"])
+  .meta({ description: "What the host does when the machine has moved away from this resource: correct puts it back at the next reconcile (the default); report leaves it and reports it as drift for an admin to accept or correct." });
 export type OnDrift = z.infer<typeof OnDrift>;
 
 const common = {
-  id: ResourceId,
+  id: ResourceId.meta({ description: "A name for this resource, unique in the role; other resources name it in after." }),
   /** Ids that must be applied before this one (and removed after it). */
-  after: z.array(ResourceId).max(64).optional(),
+  after: z.array(ResourceId).max(64).optional().meta({ description: "Ids of resources applied before this one (and removed after it)." }),
   /** What the host does when the machine moved away from the declaration. */
   onDrift: OnDrift.default("correct"),
 };
@@ -51,36 +53,37 @@ export const FileResource = z
   .strictObject({
     type: z.literal("file"),
     ...common,
-    path: AbsolutePath,
+    path: AbsolutePath.meta({ description: "Absolute path of the file on the machine." }),
     /** Inline content (text, or base64 with encoding "base64"), or a source. */
-    content: z.string().max(LIMITS.fileContent).optional(),
-    encoding: z.enum(["utf8", "base64"]).default("utf8"),
-    source: RemoteSource.optional(),
-    mode: FileMode.default("0644"),
+    content: z.string().max(LIMITS.fileContent).optional().meta({ description: "The file's content, inline (give content or source, not both)." }),
+    encoding: z.enum(["utf8", "base64"]).default("utf8").meta({ description: "How content is written: utf8 text (the default) or base64 for binary." }),
+    source: RemoteSource.optional().meta({ description: "A file the control plane serves (url and sha256), instead of inline content." }),
+    mode: FileMode.default("0644").meta({ description: "Octal permissions, 0644 by default." }),
     owner: AccountName.optional(),
     group: AccountName.optional(),
   })
+  .meta({ description: "file: a regular file with inline content or a served source, its mode and owner." })
   .refine((f) => (f.content === undefined) !== (f.source === undefined), { message: "give exactly one of content or source", path: ["content"] });
 export type FileResource = z.infer<typeof FileResource>;
 
 export const DirectoryResource = z.strictObject({
   type: z.literal("directory"),
   ...common,
-  path: AbsolutePath,
-  mode: FileMode.default("0755"),
+  path: AbsolutePath.meta({ description: "Absolute path of the directory." }),
+  mode: FileMode.default("0755").meta({ description: "Octal permissions, 0755 by default." }),
   owner: AccountName.optional(),
   group: AccountName.optional(),
   /** Remove children the host does not own. Off by default: the host removes only what it owns. */
-  purge: z.boolean().default(false),
-});
+  purge: z.boolean().default(false).meta({ description: "Also remove children the host does not own (off by default: the host removes only what it owns)." }),
+}).meta({ description: "directory: a directory, its mode and owner; removed only when empty of what the host does not own." });
 export type DirectoryResource = z.infer<typeof DirectoryResource>;
 
 export const SymlinkResource = z.strictObject({
   type: z.literal("symlink"),
   ...common,
-  path: AbsolutePath,
-  target: z.string().min(1).max(LIMITS.path).refine((t) => !t.includes("\0"), "must not contain NUL"),
-});
+  path: AbsolutePath.meta({ description: "Absolute path of the link." }),
+  target: z.string().min(1).max(LIMITS.path).refine((t) => !t.includes("\0"), "must not contain NUL").meta({ description: "What the link points to." }),
+}).meta({ description: "symlink: a symbolic link at path pointing to target." });
 export type SymlinkResource = z.infer<typeof SymlinkResource>;
 
 export const PackageName = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,127}$/, "a Debian package name");
@@ -88,13 +91,13 @@ export const PackageName = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,127}$/, "a D
 export const PackageResource = z.strictObject({
   type: z.literal("package"),
   ...common,
-  name: PackageName,
-  state: z.enum(["installed", "absent"]).default("installed"),
+  name: PackageName.meta({ description: "The Debian package name." }),
+  state: z.enum(["installed", "absent"]).default("installed").meta({ description: "installed (the default) or absent." }),
   /** An exact Debian version; without it any installed version is fine. */
-  version: z.string().min(1).max(128).regex(/^[A-Za-z0-9.+~:-]+$/, "a Debian version").optional(),
+  version: z.string().min(1).max(128).regex(/^[A-Za-z0-9.+~:-]+$/, "a Debian version").optional().meta({ description: "An exact Debian version; without it any installed version is fine." }),
   /** A .deb served by the control plane, installed with dpkg -i. */
-  source: RemoteSource.optional(),
-});
+  source: RemoteSource.optional().meta({ description: "A .deb the control plane serves, installed with dpkg -i." }),
+}).meta({ description: "package: a Debian package installed (or absent) with apt-get or dpkg." });
 export type PackageResource = z.infer<typeof PackageResource>;
 
 export const UnitName = z.string().max(256).regex(/^[A-Za-z0-9@._:\\-]+\.(service|socket|timer|path|target|mount)$/, "a systemd unit name such as nginx.service");
@@ -102,12 +105,12 @@ export const UnitName = z.string().max(256).regex(/^[A-Za-z0-9@._:\\-]+\.(servic
 export const ServiceResource = z.strictObject({
   type: z.literal("service"),
   ...common,
-  unit: UnitName,
+  unit: UnitName.meta({ description: "The systemd unit, e.g. nginx.service." }),
   /** Unit file content, written to /etc/systemd/system/<unit>. */
-  content: z.string().max(LIMITS.fileContent).optional(),
-  enabled: z.boolean().optional(),
-  state: z.enum(["running", "stopped"]).optional(),
-});
+  content: z.string().max(LIMITS.fileContent).optional().meta({ description: "Unit file content, written to /etc/systemd/system/<unit>." }),
+  enabled: z.boolean().optional().meta({ description: "Started at boot (true) or not (false); left alone when absent." }),
+  state: z.enum(["running", "stopped"]).optional().meta({ description: "running or stopped; left alone when absent." }),
+}).meta({ description: "service: a systemd unit (its file, enabled, running or stopped)." });
 export type ServiceResource = z.infer<typeof ServiceResource>;
 
 /** A release of the host: semver-like, as `mesh-host version` prints it. */
@@ -122,14 +125,15 @@ export const HostResource = z
   .strictObject({
     type: z.literal("host"),
     ...common,
-    version: HostVersion,
-    sha256: Sha256Hex,
+    version: HostVersion.meta({ description: "The mesh-host release to run, e.g. 1.2.3." }),
+    sha256: Sha256Hex.meta({ description: "sha256 of the release binary." }),
     source: RemoteSource.optional(),
     /** base64 Ed25519 signature by the release key over `hostReleaseMessage(version, sha256)`. */
     signature: z.string().min(1).max(256).regex(/^[A-Za-z0-9+/]+={0,2}$/, "base64"),
     /** Going back to an older version is refused unless this says so. */
     allowDowngrade: z.boolean().default(false),
   })
+  .meta({ description: "host: the mesh-host binary itself (self-upgrade), checked by sha256 and release signature." })
   .refine((h) => !h.source || h.source.sha256 === h.sha256, { message: "source.sha256 must equal sha256", path: ["source", "sha256"] });
 export type HostResource = z.infer<typeof HostResource>;
 

@@ -17,16 +17,19 @@ const Scalar = z.union([z.string().max(256), z.number(), z.boolean()]);
  * One condition on a label or profile fact: a bare value means equals; otherwise
  * { in: [...] }, { notIn: [...] }, { exists: bool }, { ne: v } or numeric { gt, gte, lt, lte }.
  */
-export const Match = z.union([
-  Scalar,
-  z.strictObject({ in: z.array(Scalar).min(1).max(256) }),
-  z.strictObject({ notIn: z.array(Scalar).min(1).max(256) }),
-  z.strictObject({ exists: z.boolean() }),
-  z.strictObject({ ne: Scalar }),
-  z
-    .strictObject({ gt: z.number().optional(), gte: z.number().optional(), lt: z.number().optional(), lte: z.number().optional() })
-    .refine((m) => Object.keys(m).length > 0, "give at least one of gt, gte, lt, lte"),
-]);
+export const Match = z
+  .union([
+    Scalar.meta({ description: "A bare value: equals, e.g. \"web\" or 4 (a label \"4\" equals 4)." }),
+    z.strictObject({ in: z.array(Scalar).min(1).max(256) }).meta({ description: "{ \"in\": [a, b] }: equals one of the values." }),
+    z.strictObject({ notIn: z.array(Scalar).min(1).max(256) }).meta({ description: "{ \"notIn\": [a, b] }: set and equals none of the values." }),
+    z.strictObject({ exists: z.boolean() }).meta({ description: "{ \"exists\": true }: the label or fact is set (false: it is not)." }),
+    z.strictObject({ ne: Scalar }).meta({ description: "{ \"ne\": v }: set and not equal to v." }),
+    z
+      .strictObject({ gt: z.number().optional(), gte: z.number().optional(), lt: z.number().optional(), lte: z.number().optional() })
+      .meta({ description: "{ \"gte\": 4, \"lt\": 16 }: a number (labels compared as numbers) within the bounds." })
+      .refine((m) => Object.keys(m).length > 0, "give at least one of gt, gte, lt, lte"),
+  ])
+  .meta({ description: "One condition on a label or profile fact." });
 export type Match = z.infer<typeof Match>;
 
 const Conditions = z
@@ -35,29 +38,40 @@ const Conditions = z
 
 export const Selector = z.strictObject({
   /** Conditions on node labels, e.g. { "tier": "web", "zone": { "in": ["a", "b"] } }. */
-  labels: Conditions.optional(),
+  labels: Conditions.optional().meta({ description: "Conditions on node labels, e.g. { \"tier\": \"web\", \"zone\": { \"in\": [\"a\", \"b\"] } }." }),
   /** Conditions on profile facts, e.g. { "arch": "x86_64", "cpus": { "gte": 4 } }. */
-  profile: Conditions.optional(),
+  profile: Conditions.optional().meta({ description: "Conditions on profile facts, e.g. { \"arch\": \"x86_64\", \"cpus\": { \"gte\": 4 } }." }),
 });
 export type Selector = z.infer<typeof Selector>;
 
 export const RoleResources = z.array(Resource).max(LIMITS.resourcesPerRole).superRefine(refineResources);
 
-export const Role = z
-  .strictObject({
-    name: RoleName,
-    selector: Selector.default({}),
-    resources: RoleResources,
-    /** Per-node credentials; each lands on the node as a file with the grant's id. */
-    grants: z.array(GrantDeclaration).max(16).default([]),
-  })
-  .superRefine((role, ctx) => {
-    const ids = new Set(role.resources.map((r) => r.id));
-    const paths = new Set(role.resources.flatMap((r) => ("path" in r ? [r.path] : [])));
-    role.grants.forEach((g, i) => {
-      if (ids.has(g.id)) ctx.addIssue({ code: "custom", path: ["grants", i, "id"], message: `a resource already has id "${g.id}"` });
-      if (paths.has(g.path)) ctx.addIssue({ code: "custom", path: ["grants", i, "path"], message: `a resource already manages ${g.path}` });
-    });
+const roleFields = {
+  name: RoleName,
+  selector: Selector.default({}),
+  resources: RoleResources,
+  /** Per-node credentials; each lands on the node as a file with the grant's id. */
+  grants: z.array(GrantDeclaration).max(16).default([]),
+};
+
+function refineRole(role: { resources: Resource[]; grants: GrantDeclaration[] }, ctx: z.RefinementCtx): void {
+  const ids = new Set(role.resources.map((r) => r.id));
+  const paths = new Set(role.resources.flatMap((r) => ("path" in r ? [r.path] : [])));
+  role.grants.forEach((g, i) => {
+    if (ids.has(g.id)) ctx.addIssue({ code: "custom", path: ["grants", i, "id"], message: `a resource already has id "${g.id}"` });
+    if (paths.has(g.path)) ctx.addIssue({ code: "custom", path: ["grants", i, "path"], message: `a resource already manages ${g.path}` });
   });
+}
+
+export const Role = z.strictObject(roleFields).superRefine(refineRole);
 export type Role = z.infer<typeof Role>;
 export type RoleInput = z.input<typeof Role>;
+
+/**
+ * role.upsert's input: a role, and the admin's explicit yes to saving it although it puts
+ * nodes into conflict (refused otherwise, naming the conflict).
+ */
+export const RoleSave = z
+  .strictObject({ ...roleFields, confirmConflicts: z.boolean().optional().meta({ description: "Save even though the change puts nodes into conflict." }) })
+  .superRefine(refineRole);
+export type RoleSaveInput = z.input<typeof RoleSave>;

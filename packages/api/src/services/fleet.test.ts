@@ -106,7 +106,8 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     const sel = { labels: { conflict: "yes" } };
     await upsertRole(deps, { actor: "test", input: { name: "one", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "1" }] } });
     const v = (await getNode(deps, nodeId)).declaredVersion;
-    await upsertRole(deps, { actor: "test", input: { name: "two", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] } });
+    // Refused unless confirmed (check-conflicts.test.ts); confirmed, the conflict is saved and shown.
+    await upsertRole(deps, { actor: "test", confirmConflicts: true, input: { name: "two", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] } });
     const node = await getNode(deps, nodeId);
     expect(node.declaredVersion).toBe(v);
     expect(node.conflicts).toEqual([{ key: "f", roles: ["one", "two"] }]);

@@ -3,20 +3,16 @@
 // and lists per node the resources created, updated and removed.
 import { inArray } from "drizzle-orm";
 import { nodes } from "@mesh/db";
-import { canonicalJson, resourceSubject, Role, type RoleInput } from "@mesh/protocol";
+import { Role, type RoleInput } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { compileDeclaration, type Conflict } from "../compile/compile-declaration";
 import { matchesSelector } from "../compile/selector";
 import { COMPILABLE_STATES, loadRoles } from "./recompile-node";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { MeshError } from "../errors";
+import { planChanges, type ContentDiff, type PlannedChange } from "./plan-changes";
 
-export interface PlannedChange {
-  id: string;
-  type: string;
-  subject: string;
-  action: "create" | "update" | "remove";
-}
+export type { PlannedChange } from "./plan-changes";
 
 export interface NodePlan {
   nodeId: string;
@@ -42,6 +38,7 @@ export async function planRole(deps: Pick<Deps, "db">, opts: { input: RoleInput;
   const matched: Array<{ id: string; name: string }> = [];
   let matchedCount = 0;
   let changedCount = 0;
+  const diffs = new Map<string, ContentDiff>();
   for (const node of fleet) {
     const facts = { labels: node.labels, profile: node.profile as Record<string, unknown> };
     if (matchesSelector(role.selector, facts)) {
@@ -50,18 +47,20 @@ export async function planRole(deps: Pick<Deps, "db">, opts: { input: RoleInput;
     }
     const before = compileDeclaration(facts, current);
     const after = compileDeclaration(facts, next);
-    const was = new Map(before.resources.map((r) => [r.id, r]));
-    const changes: PlannedChange[] = [];
-    for (const r of after.resources) {
-      const old = was.get(r.id);
-      if (!old) changes.push({ id: r.id, type: r.type, subject: resourceSubject(r), action: "create" });
-      else if (canonicalJson(old) !== canonicalJson(r)) changes.push({ id: r.id, type: r.type, subject: resourceSubject(r), action: "update" });
-      was.delete(r.id);
-    }
-    for (const r of was.values()) changes.push({ id: r.id, type: r.type, subject: resourceSubject(r), action: "remove" });
+    const changes = planChanges(before.resources, after.resources, diffs);
     if (changes.length === 0 && after.conflicts.length === 0) continue;
     changedCount++;
     if (plans.length < NODES_SHOWN) plans.push({ nodeId: node.id, name: node.name, changes, conflicts: after.conflicts });
   }
-  return { role: role.name, exists: current.some((r) => r.name === role.name), matchedCount, matched, changedCount, nodes: plans };
+  // Only the content diffs the listed nodes name.
+  const shown = new Set(plans.flatMap((p) => p.changes.flatMap((c) => (c.diff ? [c.diff] : []))));
+  return {
+    role: role.name,
+    exists: current.some((r) => r.name === role.name),
+    matchedCount,
+    matched,
+    changedCount,
+    nodes: plans,
+    diffs: Object.fromEntries([...diffs].filter(([k]) => shown.has(k))),
+  };
 }

@@ -9,11 +9,38 @@ import { recordEvent } from "./record-event";
 import { recompileFleet, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
+import { lockCompiler } from "./recompile-node";
+import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
 
-/** Every role; inline content is replaced by its sha256 and size unless the caller may see it (admins). */
-export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Role[]> {
+/** A role's selector and resources as its author sent them (their key order, no defaults added), for the editor. */
+export interface RoleSource {
+  selector: unknown;
+  resources: unknown;
+}
+
+/** The author's text of a role input that has passed the schema: what role.upsert keeps in `roles.source`. */
+export function authorSource(raw: unknown): RoleSource | null {
+  if (typeof raw !== "object" || raw === null || !("resources" in raw)) return null;
+  const r = raw as { selector?: unknown; resources: unknown };
+  return { selector: r.selector ?? {}, resources: r.resources };
+}
+
+/**
+ * Every role; inline content is replaced by its sha256 and size unless the caller may see it
+ * (admins), who also get `source`, the role as its author wrote it (null when not kept).
+ */
+export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Array<Role & { source?: RoleSource | null }>> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
-  return rows.map((r) => ({ name: r.name, selector: r.selector, resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]), grants: r.grants ?? [] }) as Role);
+  return rows.map(
+    (r) =>
+      ({
+        name: r.name,
+        selector: r.selector,
+        resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]),
+        grants: r.grants ?? [],
+        ...(opts.showContent ? { source: (r.source as RoleSource | null) ?? null } : {}),
+      }) as Role & { source?: RoleSource | null },
+  );
 }
 
 /** What the API returns: how many nodes got a new declaration, and every node in conflict. */
@@ -21,16 +48,24 @@ function summarise(result: FleetCompileResult) {
   return { changed: result.changed, conflicts: result.conflicts };
 }
 
-export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput }) {
+/**
+ * Saves a role and recompiles the fleet. A role that would put nodes into a conflict they do
+ * not have now is refused (CONFLICT, naming it) unless `confirmConflicts` (check-conflicts.ts).
+ */
+export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput; confirmConflicts?: boolean; source?: RoleSource | null }) {
   const role = Role.parse(opts.input);
   const violation = grantSelectorViolation(role);
   if (violation) throw new MeshError("BAD_INPUT", violation);
   const results = await deps.db.transaction(async (tx) => {
+    // The compiler lock first: the check sees the roles and nodes the compile below will.
+    await lockCompiler(tx);
+    const check = await checkConflicts(tx, { role });
+    refuseNewConflicts(check, opts.confirmConflicts);
     await tx
       .insert(roles)
-      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants })
-      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, updatedAt: sql`now()` } });
-    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length } });
+      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null })
+      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, updatedAt: sql`now()` } });
+    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return { role, ...summarise(results) };

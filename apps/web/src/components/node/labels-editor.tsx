@@ -1,13 +1,17 @@
 "use client";
 // A node's labels; an admin edits them as `key=value, ...` (node.setLabels
-// recompiles the node, so roles selected by labels follow at once).
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+// recompiles the node, so roles selected by labels follow at once). The plan of the edit
+// (node.planLabels) shows before saving; a save that would put the node into conflict is
+// refused, naming it, with a button to confirm.
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useDeferredValue, useState } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { LabelChips } from "../label-chips";
 import { formatLabels, parseLabels } from "../labels-input";
 import { errorMessage } from "../error-message";
+import { ConflictRefusal, conflictsOf } from "../conflict-refusal";
+import { LabelsPlan } from "./labels-plan";
 
 export function LabelsEditor({ nodeId, labels, canEdit }: { nodeId: string; labels: Record<string, string>; canEdit: boolean }) {
   const trpc = useTRPC();
@@ -20,6 +24,13 @@ export function LabelsEditor({ nodeId, labels, canEdit }: { nodeId: string; labe
     }),
   );
   const parsed = parseLabels(text);
+  const proposed = useDeferredValue("labels" in parsed ? parsed.labels : null);
+  const plan = useQuery({
+    ...trpc.node.planLabels.queryOptions({ id: nodeId, labels: proposed ?? {} }),
+    enabled: editing && canEdit && proposed !== null,
+    placeholderData: keepPreviousData,
+  });
+  const refusal = save.isError ? conflictsOf(save.error) : null;
   if (!editing)
     return (
       <div className="flex flex-wrap items-center gap-3 text-sm">
@@ -41,10 +52,14 @@ export function LabelsEditor({ nodeId, labels, canEdit }: { nodeId: string; labe
     >
       <label className="block text-sm font-medium">
         Labels (key=value, comma separated)
-        <input value={text} onChange={(e) => setText(e.target.value)} aria-invalid={"error" in parsed} className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 font-mono text-sm" />
+        <input value={text} onChange={(e) => (setText(e.target.value), save.reset())} aria-invalid={"error" in parsed} className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 font-mono text-sm" />
       </label>
       {"error" in parsed && <p className="text-sm text-rose-700">{parsed.error}</p>}
-      {save.isError && (
+      {"labels" in parsed && plan.data && <LabelsPlan plan={plan.data} />}
+      {refusal && "labels" in parsed && (
+        <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ id: nodeId, labels: parsed.labels, confirmConflicts: true })} />
+      )}
+      {save.isError && !refusal && (
         <p role="alert" className="text-sm text-rose-700">
           {errorMessage(save.error)}
         </p>

@@ -1,9 +1,10 @@
 // The editor's text fields checked against the protocol's Role schema; each
 // issue is attached to the field it belongs to (name, selector or resources).
-import { Role } from "@mesh/protocol";
+import { Role, type RoleInput } from "@mesh/protocol";
 
 export type Field = "name" | "selector" | "resources";
-export type DraftResult = { role: Role; errors: null } | { role: null; errors: Partial<Record<Field, string[]>> };
+/** `role` is the parsed role (for the plan); `asWritten` is what is saved: the JSON as typed, key order and all. */
+export type DraftResult = { role: Role; asWritten: RoleInput; errors: null } | { role: null; asWritten: null; errors: Partial<Record<Field, string[]>> };
 
 /** `grants` are not edited here; they are carried over so saving keeps them. */
 export function checkDraft(name: string, selectorText: string, resourcesText: string, grants: unknown = []): DraftResult {
@@ -18,14 +19,15 @@ export function checkDraft(name: string, selectorText: string, resourcesText: st
   };
   const selector = parse("selector", selectorText);
   const resources = parse("resources", resourcesText);
-  if (Object.keys(errors).length) return { role: null, errors };
-  const parsed = Role.safeParse({ name, selector, resources, grants });
-  if (parsed.success) return { role: parsed.data, errors: null };
+  if (Object.keys(errors).length) return { role: null, asWritten: null, errors };
+  const asWritten = { name, selector, resources, grants };
+  const parsed = Role.safeParse(asWritten);
+  if (parsed.success) return { role: parsed.data, asWritten: asWritten as RoleInput, errors: null };
   for (const issue of parsed.error.issues) {
     const [head, ...rest] = issue.path;
     const field: Field = head === "selector" || head === "resources" ? head : "name";
     const where = rest.length ? `${rest.join(".")}: ` : "";
     (errors[field] ??= []).push(`${where}${issue.message}`);
   }
-  return { role: null, errors };
+  return { role: null, asWritten: null, errors };
 }

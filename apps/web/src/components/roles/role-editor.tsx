@@ -1,6 +1,8 @@
 "use client";
 // The role editor: name, selector and resources as JSON, checked as you type
-// with errors at the field; a live plan of what saving would do; then save.
+// with errors at the field (once the field has been typed in, or a save tried); a live plan
+// of what saving would do; then save. The JSON stays as the author typed it. A save that
+// would put nodes into conflict is refused, naming the conflict, with a button to confirm.
 import { useRouter } from "next/navigation";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useDeferredValue, useEffect, useMemo, useState } from "react";
@@ -10,6 +12,8 @@ import { ErrorState, LoadingState } from "../states";
 import { errorMessage } from "../error-message";
 import { checkDraft, type Field } from "./role-draft";
 import { RolePlan } from "./role-plan";
+import { RoleHelp } from "./role-help";
+import { ConflictRefusal, conflictsOf } from "../conflict-refusal";
 
 const EXAMPLE_RESOURCES = [
   { type: "directory", id: "site-dir", path: "/srv/site", mode: "0755" },
@@ -34,6 +38,10 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
   // Marks the form interactive once hydrated: typing before that would be lost.
   const [ready, setReady] = useState(false);
   useEffect(() => setReady(true), []);
+  // Errors wait for the user: a field shows its errors once typed in, or after a save was tried.
+  const [touched, setTouched] = useState<Partial<Record<Field, boolean>>>({});
+  const [triedSave, setTriedSave] = useState(false);
+  const shows = (f: Field) => triedSave || !!touched[f];
   const draft = useMemo(() => checkDraft(name, selectorText, resourcesText, initial?.grants ?? []), [name, selectorText, resourcesText, initial]);
   const planned = useDeferredValue(draft.role);
   const plan = useQuery({
@@ -52,16 +60,21 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
     }),
   );
 
+  // A refusal answers the role as it was sent: an edit since then clears it.
+  const { reset } = save;
+  useEffect(() => reset(), [name, selectorText, resourcesText, reset]);
+  const refusal = save.isError ? conflictsOf(save.error) : null;
+  const hasError = (f: Field) => shows(f) && !!draft.errors?.[f]?.length;
   const fieldError = (f: Field) =>
-    draft.errors?.[f]?.length ? (
+    hasError(f) ? (
       <ul id={`${f}-errors`} data-testid={`${f}-errors`} className="mt-1 list-disc pl-5 text-sm text-rose-700">
-        {draft.errors[f]!.map((e, i) => (
+        {draft.errors![f]!.map((e, i) => (
           <li key={i}>{e}</li>
         ))}
       </ul>
     ) : null;
   const box = (f: Field) =>
-    `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${draft.errors?.[f]?.length ? "border-rose-400" : "border-slate-300"}`;
+    `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${hasError(f) ? "border-rose-400" : "border-slate-300"}`;
 
   return (
     <div className="grid gap-4 lg:grid-cols-2">
@@ -71,16 +84,17 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         className="space-y-4 rounded-lg border border-slate-200 bg-white p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          if (draft.role) save.mutate(draft.role);
+          setTriedSave(true);
+          if (draft.asWritten) save.mutate(draft.asWritten);
         }}
       >
         <label className="block text-sm font-medium">
           Name
           <input
             value={name}
-            onChange={(e) => setName(e.target.value)}
+            onChange={(e) => (setName(e.target.value), setTouched((t) => ({ ...t, name: true })))}
             readOnly={!!initial}
-            aria-invalid={!!draft.errors?.name}
+            aria-invalid={hasError("name")}
             aria-describedby="name-errors"
             placeholder="web"
             className={box("name")}
@@ -91,10 +105,10 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
           Selector (JSON: labels and profile conditions; {"{}"} matches every node)
           <textarea
             value={selectorText}
-            onChange={(e) => setSelectorText(e.target.value)}
+            onChange={(e) => (setSelectorText(e.target.value), setTouched((t) => ({ ...t, selector: true })))}
             rows={5}
             spellCheck={false}
-            aria-invalid={!!draft.errors?.selector}
+            aria-invalid={hasError("selector")}
             aria-describedby="selector-errors"
             className={box("selector")}
           />
@@ -104,16 +118,18 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
           Resources (JSON array)
           <textarea
             value={resourcesText}
-            onChange={(e) => setResourcesText(e.target.value)}
+            onChange={(e) => (setResourcesText(e.target.value), setTouched((t) => ({ ...t, resources: true })))}
             rows={14}
             spellCheck={false}
-            aria-invalid={!!draft.errors?.resources}
+            aria-invalid={hasError("resources")}
             aria-describedby="resources-errors"
             className={box("resources")}
           />
         </label>
         {fieldError("resources")}
-        {save.isError && (
+        <RoleHelp />
+        {refusal && draft.asWritten && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...draft.asWritten!, confirmConflicts: true })} />}
+        {save.isError && !refusal && (
           <p role="alert" className="text-sm text-rose-700">
             Not saved: {errorMessage(save.error)}
           </p>
@@ -128,7 +144,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
       <section aria-label="Plan" className="rounded-lg border border-slate-200 bg-white p-4">
         <h2 className="mb-3 text-sm font-semibold uppercase tracking-wide text-slate-600">Plan</h2>
         {!draft.role ? (
-          <p className="text-sm text-slate-700">Fix the errors on the left to see the plan.</p>
+          <p className="text-sm text-slate-700">{Object.keys(draft.errors ?? {}).some((f) => shows(f as Field)) ? "Fix the errors on the left to see the plan." : "Fill in the role on the left to see the plan."}</p>
         ) : plan.isError ? (
           <ErrorState error={plan.error} title="Could not plan this role" />
         ) : !plan.data ? (

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
+import { ContentDiffView } from "../content-diff";
 
 export type RolePlanData = inferRouterOutputs<AppRouter>["role"]["plan"];
 
@@ -53,9 +54,10 @@ export function RolePlan({ plan }: { plan: RolePlanData }) {
                 )}
                 <ul className="mt-1 space-y-0.5">
                   {n.changes.map((c) => (
-                    <li key={c.id} data-testid={`plan-${c.action}`} className="flex items-center gap-2 font-mono text-xs">
+                    <li key={c.id} data-testid={`plan-${c.action}`} className="flex flex-wrap items-center gap-2 font-mono text-xs">
                       <span className={`w-16 rounded px-1.5 py-0.5 text-center font-sans font-medium ${ACTION_STYLE[c.action]}`}>{c.action}</span>
                       {c.id} <span className="text-slate-600">{c.subject}</span>
+                      {c.diff && plan.diffs[c.diff] && <ContentDiffView diff={plan.diffs[c.diff]!} />}
                     </li>
                   ))}
                 </ul>

@@ -21,7 +21,14 @@ export default async function EditRolePage({ searchParams }: { searchParams: Pro
   return (
     <Shell me={me}>
       <h1 className="mb-4 text-2xl font-semibold">{existing ? `Edit role ${existing.name}` : "New role"}</h1>
-      <RoleEditor initial={existing ? { name: existing.name, selector: existing.selector, resources: existing.resources, grants: existing.grants } : null} />
+      {/* As its author wrote it when known (key order, no defaults added), else as stored. */}
+      <RoleEditor
+        initial={
+          existing
+            ? { name: existing.name, selector: existing.source?.selector ?? existing.selector, resources: existing.source?.resources ?? existing.resources, grants: existing.grants }
+            : null
+        }
+      />
     </Shell>
   );
 }

@@ -3,6 +3,7 @@ import { Role, RoleName } from "@mesh/protocol";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { deleteRole, listRoles, upsertRole } from "../services/roles";
 import { planRole } from "../services/plan-role";
+import { ReconcileRoleInput, reconcileRole } from "../services/reconcile-now";
 import { seesContent } from "../services/redact-content";
 
 export const roleRouter = router({
@@ -10,5 +11,7 @@ export const roleRouter = router({
   // A mutation only because a role (file contents) can be larger than a URL; it saves nothing.
   plan: adminProcedure.input(Role).mutation(({ ctx, input }) => planRole(ctx, { input })),
   upsert: adminProcedure.input(Role).mutation(({ ctx, input }) => upsertRole(ctx, { actor: ctx.actor, input })),
+  /** Every node whose current declaration includes the role reconciles now (hosts that read the reconcile frame). */
+  reconcile: adminProcedure.input(ReconcileRoleInput).mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
   delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
 });

@@ -1,6 +1,6 @@
 // node.list: one page of the fleet, filtered and sorted on the server.
 import { z } from "zod";
-import { and, asc, count, desc, eq, gt, ilike, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, ilike, isNull, sql, type SQL } from "drizzle-orm";
 import { declarations, nodes, NODE_STATES } from "@mesh/db";
 import type { Deps } from "../deps";
 import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
@@ -25,7 +25,8 @@ export type ListNodesInput = z.input<typeof ListNodesInput>;
 
 export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput) {
   const input = ListNodesInput.parse(rawInput);
-  const where: SQL[] = [];
+  // Forgotten nodes (retired or revoked, removed by an admin) are not in the Fleet; node.get still answers.
+  const where: SQL[] = [isNull(nodes.forgottenAt)];
   if (input.state) where.push(eq(nodes.state, input.state));
   if (input.label) {
     const [key, ...rest] = input.label.split("=");
@@ -35,7 +36,7 @@ export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput
   if (input.drift !== undefined) where.push(input.drift ? gt(nodes.driftCount, 0) : eq(nodes.driftCount, 0));
   if (input.search) where.push(ilike(nodes.name, `%${input.search.replace(/[%_\\]/g, (c) => `\\${c}`)}%`));
   // Roles come from the node's current declaration (the row at its declared version).
-  const filter = where.length ? and(...where) : undefined;
+  const filter = and(...where);
   // Last seen is derived (a connected node's is its gateway's heartbeat): sorted by the same expression it shows.
   const column = input.sort === "lastSeenAt" ? lastSeenAt : nodes[input.sort];
   const items = await deps.db

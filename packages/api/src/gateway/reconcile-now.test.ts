@@ -76,19 +76,23 @@ describe.each(testEngines())("reconcile now over links on %s", (engine) => {
   });
 
   it("role.reconcile reaches the linked nodes whose declaration includes the role; correct names the resources", async () => {
-    const hosts = await enrolRawHosts(deps, 2);
-    await deps.db.update(nodes).set({ labels: { app: "rn" } }).where(eq(nodes.id, hosts[0]!.nodeId));
+    const hosts = await enrolRawHosts(deps, 3);
+    for (const h of [hosts[0]!, hosts[2]!]) await deps.db.update(nodes).set({ labels: { app: "rn" } }).where(eq(nodes.id, h.nodeId));
     await upsertRole(deps, { actor: "test", input: { name: "rn-app", selector: { labels: { app: "rn" } }, resources: [{ type: "file", id: "rn", path: "/etc/rn", content: "x", onDrift: "report" }] } });
     const member = await link(hosts[0]!, EVERY_HOST_FEATURE);
     const other = await link(hosts[1]!, EVERY_HOST_FEATURE);
+    // A member of the role whose host is too old: resolved by role at the gateway, still never sent the frame.
+    const oldMember = await link(hosts[2]!, null);
     const before = notices.length;
-    expect(await reconcileRole(deps, { actor: "user:admin", input: { name: "rn-app" } })).toMatchObject({ asked: 1, sent: 1 });
+    expect(await reconcileRole(deps, { actor: "user:admin", input: { name: "rn-app" } })).toMatchObject({ asked: 2, sent: 1, tooOld: 1 });
     await until(() => member.reconciles().length === 1, "the role's frame");
     expect(member.reconciles()[0]).toMatchObject({ type: "reconcile", reason: "role.reconcile rn-app by user:admin" });
     await resolveDrift(deps, { actor: "user:admin", how: "correct", input: { id: hosts[0]!.nodeId, resourceIds: ["rn"] } });
     await until(() => member.reconciles().length === 2, "the correct frame");
     expect(member.reconciles()[1]).toMatchObject({ type: "reconcile", correct: ["rn"] });
     expect(other.reconciles()).toEqual([]);
+    expect(oldMember.reconciles()).toEqual([]);
+    expect(oldMember.closedWith()).toBeUndefined();
     expect(notices.length - before).toBe(2);
   });
 

@@ -9,11 +9,11 @@ import { asSent } from "@/server/as-sent";
 export const dynamic = "force-dynamic";
 
 export default async function FleetPage() {
-  const { api, me } = await requireSession();
+  const { api, me, isAdmin } = await requireSession();
   const [initialList, initialCounts] = await Promise.all([api.node.list({ limit: PAGE_SIZE, offset: 0, sort: "name", order: "asc" }), api.node.counts()]);
   return (
     <Shell me={me}>
-      <FleetView initialList={asSent<FleetList>(initialList)} initialCounts={asSent<FleetCounts>(initialCounts)} />
+      <FleetView initialList={asSent<FleetList>(initialList)} initialCounts={asSent<FleetCounts>(initialCounts)} canEdit={isAdmin} />
     </Shell>
   );
 }

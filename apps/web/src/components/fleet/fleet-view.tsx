@@ -13,6 +13,9 @@ import { LabelChips } from "../label-chips";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 import { Button } from "../button";
 import { PAGE_SIZE, POLL_MS } from "./fleet-paging";
+import { SelectionBar, type BulkAction } from "./selection-bar";
+import { BulkActionsDialog } from "./bulk-actions-dialog";
+import type { BulkSelection } from "./bulk-selection";
 
 type Outputs = inferRouterOutputs<AppRouter>;
 export type FleetList = Outputs["node"]["list"];
@@ -23,8 +26,12 @@ type Sort = "name" | "state" | "lastSeenAt" | "driftCount" | "hostVersion";
 
 const inputClass = "rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm";
 
-export function FleetView({ initialList, initialCounts }: { initialList: FleetList; initialCounts: FleetCounts }) {
+export function FleetView({ initialList, initialCounts, canEdit = false }: { initialList: FleetList; initialCounts: FleetCounts; canEdit?: boolean }) {
   const trpc = useTRPC();
+  // Bulk actions (admins): nodes picked one by one, or all that match the filter.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const [bulkAction, setBulkAction] = useState<BulkAction | null>(null);
   const [state, setState] = useState<(typeof STATES)[number] | "">("");
   const [search, setSearch] = useState("");
   const [label, setLabel] = useState("");
@@ -76,6 +83,22 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
   );
   const total = list.data?.total ?? 0;
   const c = counts.data;
+  const { limit: _limit, offset: _offset, ...filter } = input;
+  const selection: BulkSelection = allMatching ? { kind: "matching", filter, total } : { kind: "ids", ids: [...picked] };
+  const clearSelection = () => (setPicked(new Set()), setAllMatching(false));
+  const toggle = (id: string) => {
+    setAllMatching(false);
+    const next = new Set(picked);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    setPicked(next);
+  };
+  const pageIds = list.data?.items.map((n) => n.id) ?? [];
+  const pageSelected = pageIds.length > 0 && pageIds.every((id) => allMatching || picked.has(id));
+  const togglePage = () => (setAllMatching(false), setPicked(pageSelected ? new Set([...picked].filter((id) => !pageIds.includes(id))) : new Set([...picked, ...pageIds])));
+  const checkbox = (id: string, name: string) => (
+    <input type="checkbox" aria-label={`Select ${name}`} checked={allMatching || picked.has(id)} onChange={() => toggle(id)} className="h-4 w-4" />
+  );
 
   return (
     <div className="space-y-4">
@@ -157,6 +180,11 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
         </label>
       </form>
 
+      {canEdit && (allMatching || picked.size > 0) && (
+        <SelectionBar selection={selection} matching={total} onSelectMatching={() => setAllMatching(true)} onClear={clearSelection} onAction={setBulkAction} />
+      )}
+      {canEdit && <BulkActionsDialog action={bulkAction} selection={selection} onClose={() => setBulkAction(null)} onDone={clearSelection} />}
+
       {list.isPending ? (
         <LoadingState label="Loading nodes…" />
       ) : list.isError && !list.data ? (
@@ -178,6 +206,7 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
           {list.data.items.map((n) => (
             <li key={n.id} data-testid="fleet-card" className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
               <div className="flex items-center justify-between gap-2">
+                {canEdit && checkbox(n.id, n.name)}
                 <Link prefetch={false} href={`/nodes/${n.id}`} className="font-medium underline-offset-2 hover:underline">
                   {n.name}
                 </Link>
@@ -203,6 +232,11 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
             <caption className="sr-only">Nodes, page {page + 1}</caption>
             <thead className="bg-slate-50 text-left text-slate-700">
               <tr>
+                {canEdit && (
+                  <th scope="col" className="w-8 px-3 py-2">
+                    <input type="checkbox" aria-label="Select every node on this page" checked={pageSelected} onChange={togglePage} className="h-4 w-4" />
+                  </th>
+                )}
                 {header("name", "Name")}
                 {header("state", "State")}
                 <th scope="col" className="px-3 py-2 font-medium">Labels</th>
@@ -216,6 +250,7 @@ export function FleetView({ initialList, initialCounts }: { initialList: FleetLi
             <tbody className="divide-y divide-slate-100">
               {list.data.items.map((n) => (
                 <tr key={n.id} data-testid="fleet-row" className="hover:bg-slate-50">
+                  {canEdit && <td className="px-3 py-2">{checkbox(n.id, n.name)}</td>}
                   <td className="px-3 py-2">
                     <Link prefetch={false} href={`/nodes/${n.id}`} className="font-medium text-slate-900 underline-offset-2 hover:underline">
                       {n.name}

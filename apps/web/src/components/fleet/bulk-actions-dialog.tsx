@@ -54,10 +54,16 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
       setResult(text);
       void queryClient.invalidateQueries({ queryKey: trpc.node.list.queryKey() });
       void queryClient.invalidateQueries({ queryKey: trpc.node.counts.queryKey() });
-      if (action !== "reconcile") onDone();
     },
   });
-  const close = () => (setResult(null), setTyped(""), run.reset(), onClose());
+  // The selection is cleared once the dialog closes after a change (the dialog names what it acted on until then).
+  const close = () => {
+    if (result !== null && action !== "reconcile") onDone();
+    setResult(null);
+    setTyped("");
+    run.reset();
+    onClose();
+  };
   const canRun =
     !run.isPending &&
     (action === "revoke" ? typed.trim() === String(n) : action === "labels" ? "labels" in parsedSet && (Object.keys(parsedSet.labels).length > 0 || removeKeys.length > 0) : true);

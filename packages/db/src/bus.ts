@@ -18,8 +18,17 @@ export const CHANNELS = {
   declaration: "mesh_declaration",
   /** payload: node id whose record changed (state, report, labels), or MANY_NODES ("*") for many nodes at once (views reload) */
   node: "mesh_node",
-  /** payload: "<node id> <reason>": close that node's link at once (revoked, retired, re-enrolled) */
+  /**
+   * payload: "<node id> <reason>": close that node's link at once (revoked, retired, re-enrolled); or
+   * "* <reason>" (MANY_NODES) after a bulk change: every gateway checks every link it holds against its node.
+   */
   link: "mesh_link",
+  /**
+   * payload: the id of the audit event (node.reconcile, role.reconcile, node.correct-drift, node.accept-drift)
+   * that asked hosts to reconcile now: one notification per call, whatever the number of nodes; each
+   * gateway reads the event and sends a reconcile frame to the links it holds of those nodes.
+   */
+  reconcile: "mesh_reconcile",
   /** payload: grant row id the provider must be made to match (after the commit that changed it) */
   grant: "mesh_grant",
 } as const;

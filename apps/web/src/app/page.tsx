@@ -10,14 +10,14 @@ import { asSent } from "@/server/as-sent";
 export const dynamic = "force-dynamic";
 
 export default async function FleetPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { api, me } = await requireSession();
+  const { api, me, isAdmin } = await requireSession();
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(await searchParams)) if (typeof v === "string") query.set(k, v);
   const initialView = viewFromParams(query);
   const [initialList, initialCounts] = await Promise.all([api.node.list({ limit: PAGE_SIZE, offset: 0, sort: "name", order: "asc" }), api.node.counts()]);
   return (
     <Shell me={me}>
-      <FleetView initialList={asSent<FleetList>(initialList)} initialCounts={asSent<FleetCounts>(initialCounts)} initialView={initialView} />
+      <FleetView initialList={asSent<FleetList>(initialList)} initialCounts={asSent<FleetCounts>(initialCounts)} initialView={initialView} canEdit={isAdmin} />
     </Shell>
   );
 }

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
-import { CloseCode, EVERY_FEATURE, FEATURES_HEADER, HostFrame, LIMITS, describeZodError, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import { CloseCode, EVERY_FEATURE, FEATURES_HEADER, HOST_FEATURE, HOST_FEATURES_HEADER, HostFrame, LIMITS, describeZodError, parseFeatures, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../auth/credentials";
 import { ReportBatcher, reportHash } from "../services/report-batch";
@@ -31,6 +31,7 @@ import { FairLinkAdmission } from "./admission";
 import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
 import { asMeshError } from "../errors";
+import { createReconcileDelivery } from "./reconcile-delivery";
 
 export interface GatewayOptions {
   deps: Deps;
@@ -118,7 +119,12 @@ interface Link extends PushLink {
   ready: boolean;
   /** The key it authenticated with: a node re-keyed since closes this link. */
   publicKey: string;
+  /** The server frames its host named on the upgrade (HOST_FEATURES_HEADER): a reconcile frame goes only to one that reads it. */
+  hostFeatures: Set<string>;
 }
+
+/** The host features this gateway knows, the only ones kept per link and stored with the node. */
+const KNOWN_HOST_FEATURES: ReadonlySet<string> = new Set(Object.values(HOST_FEATURE));
 
 export interface Gateway {
   readonly id: string;
@@ -377,10 +383,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
   }
 
-  function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, socket?: Duplex) {
+  function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, hostFeatures: Set<string>, socket?: Duplex) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false, publicKey };
+    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false, publicKey, hostFeatures };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -434,7 +440,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (link.audited) suppressedLinkEvents.delete(nodeId);
     else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      const connected = await presence.connect({ nodeId, hostVersion, audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, linkId: link.id }).catch((err) => {
+      const connected = await presence.connect({ nodeId, hostVersion, hostFeatures: [...hostFeatures], audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, linkId: link.id }).catch((err) => {
         // The database could not take it (after retries): the host links again later, rather than being
         // held here while its node says it is not.
         log.warn({ err, nodeId }, "could not mark the node connected; closing its link");
@@ -511,12 +517,28 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     CHANNELS.link,
     (payload) => {
       const [nodeId, reason] = payload.split(" ");
+      // A bulk revoke or forget: one notice for any number of nodes; every held link is checked.
+      if (nodeId === MANY_NODES) return recheckLinks();
       const link = nodeId ? links.get(nodeId) : undefined;
       if (link) closeHeldLink(link, reason);
     },
     // A close notice missed while the bus was away: every held link is checked against its node.
     { onGap: () => recheckLinks() },
   );
+
+  // Reconcile now: one notice per call names its audit event; the links held here of its nodes are sent the frame.
+  const deliverReconcile = createReconcileDelivery({
+    db: deps.db,
+    log,
+    links: () => links,
+    send: (link, frame) => {
+      const held = link as Link;
+      if (held.ready) send(held, frame);
+    },
+  });
+  const unsubscribeReconcile = await bus.subscribe(CHANNELS.reconcile, (payload) => {
+    deliverReconcile(payload).catch((err) => log.warn({ err, payload }, "could not deliver a reconcile request"));
+  });
 
   let shuttingDown = false;
   /** After a gap on the link channel: links of nodes revoked, retired or re-keyed meanwhile are closed (lookups batched). */
@@ -592,7 +614,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             refuseUpgrade(socket, 503, "this node reconnects too often; try again later", Math.ceil(connect.retryAfterMs / 1000));
             return;
           }
-          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion, socket));
+          const hostFeatures = new Set([...parseFeatures(req.headers[HOST_FEATURES_HEADER])].filter((f) => KNOWN_HOST_FEATURES.has(f)));
+          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion, hostFeatures, socket));
         })
         .catch((err) => {
           onSettled?.();
@@ -621,6 +644,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await unsubscribeDeclarations();
       await catchUp.close();
       await unsubscribeLinks();
+      await unsubscribeReconcile();
       factsPacer.flushAll();
       recompilePacer.flushAll();
       pacer.flushAll();

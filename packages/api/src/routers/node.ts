@@ -8,6 +8,8 @@ import { RetireInput, retireNode, revokeNode } from "../services/lifecycle";
 import { SetLabelsInput, setLabels } from "../services/set-labels";
 import { RenameNodeInput, renameNode } from "../services/rename-node";
 import { PlanLabelsInput, planLabels } from "../services/plan-labels";
+import { DriftInput, ReconcileNodesInput, reconcileNodes, resolveDrift } from "../services/reconcile-now";
+import { BulkIdsInput, BulkRetireInput, BulkSetLabelsInput, bulkRetire, bulkRevoke, bulkSetLabels, forgetNodes } from "../services/bulk-actions";
 import { ReplacementInput, approveReplacement, rejectReplacement } from "../services/node-replacement";
 
 export const nodeRouter = router({
@@ -22,4 +24,12 @@ export const nodeRouter = router({
   approveReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => approveReplacement(ctx, { actor: ctx.actor, input })),
   rejectReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => rejectReplacement(ctx, { actor: ctx.actor, input })),
   revoke: adminProcedure.input(z.strictObject({ id: z.uuid() })).mutation(({ ctx, input }) => revokeNode(ctx, { actor: ctx.actor, id: input.id })),
+  // Act now (issue 13): one call, one audit event, one notification, whatever the number of nodes.
+  reconcile: adminProcedure.input(ReconcileNodesInput).mutation(({ ctx, input }) => reconcileNodes(ctx, { actor: ctx.actor, input })),
+  correctDrift: adminProcedure.input(DriftInput).mutation(({ ctx, input }) => resolveDrift(ctx, { actor: ctx.actor, how: "correct", input })),
+  acceptDrift: adminProcedure.input(DriftInput).mutation(({ ctx, input }) => resolveDrift(ctx, { actor: ctx.actor, how: "accept", input })),
+  forget: adminProcedure.input(BulkIdsInput).mutation(({ ctx, input }) => forgetNodes(ctx, { actor: ctx.actor, input })),
+  bulkSetLabels: adminProcedure.input(BulkSetLabelsInput).mutation(({ ctx, input }) => bulkSetLabels(ctx, { actor: ctx.actor, input })),
+  bulkRetire: adminProcedure.input(BulkRetireInput).mutation(({ ctx, input }) => bulkRetire(ctx, { actor: ctx.actor, input })),
+  bulkRevoke: adminProcedure.input(BulkIdsInput).mutation(({ ctx, input }) => bulkRevoke(ctx, { actor: ctx.actor, input })),
 });

@@ -3,6 +3,7 @@ import { Role, RoleName, RoleSave } from "@mesh/protocol";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { authorSource, deleteRole, listRoles, upsertRole } from "../services/roles";
 import { planRole } from "../services/plan-role";
+import { ReconcileRoleInput, reconcileRole } from "../services/reconcile-now";
 import { seesContent } from "../services/redact-content";
 
 export const roleRouter = router({
@@ -14,5 +15,7 @@ export const roleRouter = router({
     // After the schema passed: the body as sent, so the role is kept in its author's key order too.
     .use(async ({ getRawInput, next }) => next({ ctx: { source: authorSource(await getRawInput()) } }))
     .mutation(({ ctx, input: { confirmConflicts, ...input } }) => upsertRole(ctx, { actor: ctx.actor, input, confirmConflicts, source: ctx.source })),
+  /** Every node whose current declaration includes the role reconciles now (hosts that read the reconcile frame). */
+  reconcile: adminProcedure.input(ReconcileRoleInput).mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
   delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
 });

@@ -13,6 +13,7 @@ import { enrolNode } from "./enrol-node";
 import { deleteRole, listRoles, upsertRole } from "./roles";
 import { getNode } from "./get-node";
 import { setLabels } from "./set-labels";
+import { bulkSetLabels } from "./bulk-actions";
 import { checkConflicts, findNewConflicts } from "./check-conflicts";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
@@ -104,6 +105,18 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
     expect(saved.conflicts.length).toBeGreaterThan(0);
     // Labels that add no conflict to a conflicted node are not refused.
     await setLabels(deps, { actor: "test", input: { id: db, labels: { tier: "web", owner: "x", extra: "1" } } });
+  });
+
+  it("refuses a bulk label change that would select conflicting roles, unless confirmed", async () => {
+    const db = await enrol({ tier: "db" }, "db-b");
+    const before = await getNode(deps, db);
+    const err = await refusal(bulkSetLabels(deps, { actor: "test", input: { ids: [db], set: { tier: "web", owner: "x" } } }));
+    expect(err.message).toContain("site is declared differently by roles owned and site on 1 node (db-b)");
+    expect((await getNode(deps, db)).labels).toEqual(before.labels);
+    const saved = await bulkSetLabels(deps, { actor: "test", input: { ids: [db], set: { tier: "web", owner: "x" }, confirmConflicts: true } });
+    expect(saved.conflicts.length).toBeGreaterThan(0);
+    // A change that resolves the conflicts is never refused (and leaves the later tests their fleet).
+    await bulkSetLabels(deps, { actor: "test", input: { ids: [db], set: { tier: "none" }, remove: ["owner"] } });
   });
 
   it("checks a bulk label change in one call, and ignores nodes that cannot receive a declaration", async () => {

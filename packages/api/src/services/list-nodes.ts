@@ -1,6 +1,6 @@
 // node.list: one page of the fleet, filtered and sorted on the server.
 import { z } from "zod";
-import { and, asc, count, desc, eq, gt, ilike, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, ilike, isNull, sql, type SQL } from "drizzle-orm";
 import { declarations, nodes, NODE_STATES } from "@mesh/db";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { LabelConditions, splitLabelCondition } from "@mesh/protocol";
@@ -37,7 +37,8 @@ export type ListNodesInput = z.input<typeof ListNodesInput>;
 
 /** The WHERE of a filter (roles need the current declaration joined: see currentDeclarationJoin). */
 export function nodeFilterWhere(input: z.output<typeof NodeFilter>): SQL | undefined {
-  const where: SQL[] = [];
+  // Forgotten nodes (retired or revoked, removed by an admin) are not in the Fleet (nor its export); node.get still answers.
+  const where: SQL[] = [isNull(nodes.forgottenAt)];
   if (input.state) where.push(eq(nodes.state, input.state));
   if (input.health) where.push(sql`${nodeHealth} = ${input.health}`);
   const conditions = [...(input.label ? [input.label] : []), ...(input.labels ?? [])].map(splitLabelCondition);

@@ -18,6 +18,8 @@ export interface LinkAudit {
 export interface ConnectRequest {
   nodeId: string;
   hostVersion: string;
+  /** The server frames the host named on its upgrade (HOST_FEATURES_HEADER), stored with the node. */
+  hostFeatures?: string[];
   /** The key the link authenticated with: a node re-keyed meanwhile is refused. */
   publicKey?: string;
   linkId: string | null;
@@ -85,8 +87,8 @@ export async function writeTransitions(deps: Pick<Deps, "db">, gatewayId: string
       return row !== undefined && !NO_LINK.has(row.state) && (c.publicKey === undefined || row.publicKey === c.publicKey);
     });
     if (taken.length > 0) {
-      // One parameter, node id -> [link id, host version], whatever the number of links.
-      const links = JSON.stringify(Object.fromEntries(taken.map((c) => [c.nodeId, [c.linkId, c.hostVersion]])));
+      // One parameter, node id -> [link id, host version, host features], whatever the number of links.
+      const links = JSON.stringify(Object.fromEntries(taken.map((c) => [c.nodeId, [c.linkId, c.hostVersion, c.hostFeatures ?? []]])));
       await tx
         .update(nodes)
         .set({
@@ -94,6 +96,7 @@ export async function writeTransitions(deps: Pick<Deps, "db">, gatewayId: string
           gatewayId,
           linkId: sql`${links}::jsonb -> (${nodes.id}::text) ->> 0`,
           hostVersion: sql`${links}::jsonb -> (${nodes.id}::text) ->> 1`,
+          hostFeatures: sql`${links}::jsonb -> (${nodes.id}::text) -> 2`,
           lastSeenAt: sql`now()`,
           updatedAt: sql`now()`,
         })

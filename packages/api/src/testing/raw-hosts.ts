@@ -42,12 +42,12 @@ export async function enrolRawHosts(deps: Deps, count: number): Promise<RawHost[
 }
 
 /** Links a host: fetches a challenge, signs it, opens the websocket stating `declarationVersion`. */
-export async function openRawLink(base: string, host: RawHost, declarationVersion = 1): Promise<WebSocket> {
+export async function openRawLink(base: string, host: RawHost, declarationVersion = 1, headers: Record<string, string> = {}): Promise<WebSocket> {
   const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
   const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
   const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion, hostVersion: "0.1.0" })).toString("base64url");
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
+    const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { ...headers, [AUTH_HEADER]: auth }, perMessageDeflate: false });
     ws.once("open", () => resolve(ws));
     ws.once("error", reject);
   });

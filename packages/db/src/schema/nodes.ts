@@ -61,6 +61,10 @@ export const nodes = pgTable(
     lastCheckedAt: timestamp("last_checked_at", { withTimezone: true }),
     /** When a stored report last differed from the node's previous one (the first report counts). */
     lastChangedAt: timestamp("last_changed_at", { withTimezone: true }),
+    /** The server frames the host said it reads on its current (or last) link: x-mesh-host-features (HOST_FEATURE). */
+    hostFeatures: jsonb("host_features").$type<string[]>().notNull().default([]),
+    /** Set when an admin forgot a retired or revoked node: it leaves the Fleet list; its row and audit history stay. */
+    forgottenAt: timestamp("forgotten_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

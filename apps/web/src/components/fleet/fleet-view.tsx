@@ -19,6 +19,9 @@ import { LabelChips } from "../label-chips";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 import { Button } from "../button";
 import { PAGE_SIZE, POLL_MS } from "./fleet-paging";
+import { SelectionBar, type BulkAction } from "./selection-bar";
+import { BulkActionsDialog } from "./bulk-actions-dialog";
+import type { BulkSelection } from "./bulk-selection";
 
 type Outputs = inferRouterOutputs<AppRouter>;
 export type FleetList = Outputs["node"]["list"];
@@ -27,8 +30,12 @@ export type FleetCounts = Outputs["node"]["counts"];
 const STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 type Sort = FleetSort;
 
-export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VIEW }: { initialList: FleetList; initialCounts: FleetCounts; initialView?: View }) {
+export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VIEW, canEdit = false }: { initialList: FleetList; initialCounts: FleetCounts; initialView?: View; canEdit?: boolean }) {
   const trpc = useTRPC();
+  // Bulk actions (admins): nodes picked one by one, or all that match the filter.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const [bulkAction, setBulkAction] = useState<BulkAction | null>(null);
   const [view, setViewState] = useState<View>(initialView);
   // Every filter, the sort and the page live in the URL (replaced, not pushed: typing is not history).
   const setView = useCallback((patch: Partial<View>) => {
@@ -86,6 +93,22 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
   );
   const total = list.data?.total ?? 0;
   const c = counts.data;
+  const { limit: _limit, offset: _offset, ...filter } = input;
+  const selection: BulkSelection = allMatching ? { kind: "matching", filter, total } : { kind: "ids", ids: [...picked] };
+  const clearSelection = () => (setPicked(new Set()), setAllMatching(false));
+  const toggle = (id: string) => {
+    setAllMatching(false);
+    const next = new Set(picked);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    setPicked(next);
+  };
+  const pageIds = list.data?.items.map((n) => n.id) ?? [];
+  const pageSelected = pageIds.length > 0 && pageIds.every((id) => allMatching || picked.has(id));
+  const togglePage = () => (setAllMatching(false), setPicked(pageSelected ? new Set([...picked].filter((id) => !pageIds.includes(id))) : new Set([...picked, ...pageIds])));
+  const checkbox = (id: string, name: string) => (
+    <input type="checkbox" aria-label={`Select ${name}`} checked={allMatching || picked.has(id)} onChange={() => toggle(id)} className="h-4 w-4" />
+  );
 
   return (
     <div className="space-y-4">
@@ -153,6 +176,11 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
 
       <FleetFilterBar view={view} errors={errors} onChange={setView} />
 
+      {canEdit && (allMatching || picked.size > 0) && (
+        <SelectionBar selection={selection} matching={total} onSelectMatching={() => setAllMatching(true)} onClear={clearSelection} onAction={setBulkAction} />
+      )}
+      {canEdit && <BulkActionsDialog action={bulkAction} selection={selection} onClose={() => setBulkAction(null)} onDone={clearSelection} />}
+
       {invalid ? (
         <p role="alert" data-testid="invalid-filter" className="rounded-lg border border-rose-200 bg-rose-50 p-4 text-sm text-rose-900">
           No nodes are listed while a filter is invalid: {Object.values(errors).join("; ")}.
@@ -178,6 +206,7 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
           {list.data.items.map((n) => (
             <li key={n.id} data-testid="fleet-card" className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
               <div className="flex items-center justify-between gap-2">
+                {canEdit && checkbox(n.id, n.name)}
                 <FleetNodeName node={n} />
                 {n.state === "pending" && <span className="rounded bg-violet-100 px-1.5 text-xs text-violet-900">awaiting approval</span>}
                 <span className="inline-flex gap-1">
@@ -210,6 +239,11 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
             <caption className="sr-only">Nodes, page {page + 1}</caption>
             <thead className="bg-slate-50 text-left text-slate-700">
               <tr>
+                {canEdit && (
+                  <th scope="col" className="w-8 px-3 py-2">
+                    <input type="checkbox" aria-label="Select every node on this page" checked={pageSelected} onChange={togglePage} className="h-4 w-4" />
+                  </th>
+                )}
                 {header("name", "Name")}
                 {header("health", "Health")}
                 {header("state", "State")}
@@ -226,6 +260,7 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
             <tbody className="divide-y divide-slate-100">
               {list.data.items.map((n) => (
                 <tr key={n.id} data-testid="fleet-row" className="hover:bg-slate-50">
+                  {canEdit && <td className="px-3 py-2">{checkbox(n.id, n.name)}</td>}
                   <td className="px-3 py-2">
                     <FleetNodeName node={n} />
                     {n.storeLost && <span className="ml-2 rounded bg-rose-100 px-1.5 text-xs text-rose-800">store lost</span>}

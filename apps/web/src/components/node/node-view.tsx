@@ -19,6 +19,9 @@ import { InventoryPanel } from "./inventory-panel";
 import { ReplacementClaims } from "./replacement-claims";
 import { NodeRename } from "./node-rename";
 import { HealthBadge } from "../health-badge";
+import { ReconcileNowButton } from "./reconcile-now-button";
+import { ForgetNode } from "./forget-node";
+import { DriftDecisions } from "./drift-decisions";
 
 export type NodeDetail = inferRouterOutputs<AppRouter>["node"]["get"];
 
@@ -88,7 +91,13 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
             {node.hostVersion ? ` · mesh-host ${node.hostVersion}` : ""}
           </span>
         </div>
-        {canEdit && <NodeActions node={node} />}
+        {canEdit && (
+          <div className="flex flex-wrap items-start gap-2">
+            <ReconcileNowButton node={node} />
+            <NodeActions node={node} />
+            <ForgetNode node={node} />
+          </div>
+        )}
       </div>
       {q.isError && <ErrorState error={q.error} title="Live updates paused" />}
       <ReplacementClaims node={node} canEdit={canEdit} />
@@ -187,6 +196,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
                   <p className="font-mono text-xs text-slate-700">
                     declared {d.declared.slice(0, 12)} · observed {d.observed ? d.observed.slice(0, 12) : "missing"}
                   </p>
+                  {canEdit && !d.corrected && resources.find((r) => r.id === d.id)?.onDrift === "report" && <DriftDecisions nodeId={node.id} resourceId={d.id} />}
                 </li>
               ))}
             </ul>

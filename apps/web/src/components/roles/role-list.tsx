@@ -8,6 +8,7 @@ import { Button } from "../button";
 import { Dialog } from "../dialog";
 import { EmptyState, ErrorState, LoadingState } from "../states";
 import { errorMessage } from "../error-message";
+import { ReconcileRoleButton } from "./reconcile-role-button";
 
 export function RoleList({ canEdit }: { canEdit: boolean }) {
   const trpc = useTRPC();
@@ -35,7 +36,8 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
                 </p>
               </div>
               {canEdit && (
-                <div className="flex gap-2">
+                <div className="flex items-start gap-2">
+                  <ReconcileRoleButton name={r.name} />
                   <Link href={`/roles/edit?name=${encodeURIComponent(r.name)}`} className="rounded-md border border-slate-300 px-3 py-1.5 text-sm font-medium hover:bg-slate-100">
                     Edit <span className="sr-only">{r.name}</span>
                   </Link>

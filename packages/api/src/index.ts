@@ -26,3 +26,4 @@ export { loginUser, createLoginLimits, type LoginLimits } from "./auth/login-use
 export { resourceStatuses, type ResourceStatus } from "./services/resource-status";
 export { handleDownload, installScript, type DownloadOptions } from "./http/downloads-handler";
 export { handleBootstrapToken } from "./http/bootstrap-handler";
+export { metrics, fleetFigures, setNodeHealthCounts, setNodeStateCounts } from "./metrics/index";

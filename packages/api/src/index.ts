@@ -27,3 +27,5 @@ export { resourceStatuses, type ResourceStatus } from "./services/resource-statu
 export { handleDownload, installScript, type DownloadOptions } from "./http/downloads-handler";
 export { handleBootstrapToken } from "./http/bootstrap-handler";
 export { metrics, fleetFigures, setNodeHealthCounts, setNodeStateCounts } from "./metrics/index";
+export { startAlertWorker, type AlertWorkerOptions } from "./alerts/alert-worker";
+export { verifySignature, signBody, SIGNATURE_HEADER } from "./alerts/sign";

@@ -16,8 +16,8 @@ const WebhookUrl = z
   .string()
   .max(2048, "the URL is longer than 2048 characters")
   .url("not a URL")
-  .refine((u) => ["http:", "https:"].includes(new URL(u).protocol), "the URL must be http:// or https://")
-  .refine((u) => !new URL(u).username && !new URL(u).password, "put no credentials in the URL: deliveries are signed instead");
+  .refine((u) => !URL.canParse(u) || ["http:", "https:"].includes(new URL(u).protocol), "the URL must be http:// or https://")
+  .refine((u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password), "put no credentials in the URL: deliveries are signed instead");
 
 export const CreateWebhookInput = z
   .strictObject({

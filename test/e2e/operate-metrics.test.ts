@@ -39,8 +39,9 @@ describe("metrics", () => {
     expect((await fetch(`${cp.url}/metrics`)).status).toBe(401);
     expect((await fetch(`${cp.url}/metrics`, { headers: { authorization: "Bearer wrong-token-0123456789" } })).status).toBe(401);
     expect((await fetch(`${cp.url}/metrics`, { headers: { authorization: `Basic ${TOKEN}` } })).status).toBe(401);
-    // The separate listener serves /metrics only.
+    // The separate listener serves /metrics only, and with a token set it asks for it too.
     expect((await fetch(metricsUrl.replace("/metrics", "/"))).status).toBe(404);
+    expect((await fetch(metricsUrl)).status).toBe(401);
   });
 
   it("moves as a host enrols, links and reports", async () => {
@@ -53,13 +54,13 @@ describe("metrics", () => {
 
     const { token } = await api(cp.url).mutate("token.create", {});
     const host = await enrolFake(cp.url, token);
-    const afterEnrol = await scrape(metricsUrl);
+    const afterEnrol = await scrape(metricsUrl, TOKEN);
     expect(sample(afterEnrol, "mesh_enrolments_total", { result: "enrolled" })).toBe(enrolled + 1);
 
     ws = await connectFake(cp.url, host);
-    const declared = await new Promise<{ version: number }>((resolve) => ws!.once("message", (d) => resolve(JSON.parse(String(d)))));
+    const declared = (await new Promise<{ declaration: { version: number } }>((resolve) => ws!.once("message", (d) => resolve(JSON.parse(String(d)))))).declaration;
     const linked = await waitFor("links 1 and the node enrolled", async () => {
-      const s = await scrape(metricsUrl);
+      const s = await scrape(metricsUrl, TOKEN);
       return sample(s, "mesh_links_held") === 1 && sample(s, "mesh_nodes", { state: "enrolled" }) === 1 ? s : null;
     });
     expect(sample(linked, "mesh_link_frames_sent_total", { type: "declaration" })).toBeGreaterThanOrEqual(1);
@@ -69,7 +70,7 @@ describe("metrics", () => {
     const report = { declarationVersion: declared.version, owned: [], drift: [], errors: [{ id: "f", message: "permission denied" }], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
     ws.send(JSON.stringify({ type: "report", seq: 1, report }));
     const after = await waitFor("the report counted", async () => {
-      const s = await scrape(metricsUrl);
+      const s = await scrape(metricsUrl, TOKEN);
       return sample(s, "mesh_reports_stored_total") === stored + 1 ? s : null;
     });
     expect(sample(after, "mesh_reconcile_errors_reported_total")).toBe(errors + 1);

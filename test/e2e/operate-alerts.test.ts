@@ -90,7 +90,7 @@ describe("alerts in the dashboard", () => {
 
   it("retries a receiver that fails, and shows each failed attempt", async () => {
     await addWebhook("broken", broken.url);
-    await page.getByRole("button", { name: "Send a test to webhook broken" }).click();
+    await page.getByRole("button", { name: "Send test to webhook broken" }).click();
     await waitFor("two attempts at the broken receiver", () => broken.got.length >= 2, 30_000);
     const log = page.getByRole("region", { name: "Delivery log of broken" });
     await waitFor("two failed attempts in the log", async () => (await log.getByText("failed (500)").count()) >= 2, 15_000);

@@ -108,7 +108,7 @@ export function WebhooksPanel() {
                   </p>
                 </div>
                 <div className="space-x-2 whitespace-nowrap">
-                  <Button aria-label={`Send a test to webhook ${h.name}`} disabled={test.isPending} onClick={() => test.mutate({ id: h.id })}>
+                  <Button aria-label={`Send test to webhook ${h.name}`} disabled={test.isPending} onClick={() => test.mutate({ id: h.id })}>
                     Send test
                   </Button>
                   <Button aria-label={`${h.enabled ? "Disable" : "Enable"} webhook ${h.name}`} onClick={() => toggle.mutate({ id: h.id, enabled: !h.enabled })}>

@@ -86,6 +86,10 @@ describe("alerts in the dashboard", () => {
     const log = page.getByRole("region", { name: "Delivery log of on-call" });
     await expect(log.getByTestId("delivery-attempt").first().textContent({ timeout: 15_000 }).then((t) => t)).resolves.toMatch(/enrolled.*delivered \(204\)/);
     expect((await seriousViolations(page)).findings).toEqual([]);
+    // And at phone width.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect((await seriousViolations(page)).findings).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it("retries a receiver that fails, and shows each failed attempt", async () => {

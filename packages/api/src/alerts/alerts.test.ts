@@ -17,6 +17,9 @@ import { createWebhook, CreateWebhookInput, listAttempts, listWebhooks, testWebh
 import { createAlertEvaluator } from "./evaluate-alerts";
 import { deliverAlerts, retryDelay } from "./deliver-alerts";
 import { verifySignature } from "./sign";
+import { createCaller } from "../root";
+import { createTrpcContext } from "../trpc";
+import { ensureAdminCredentials } from "../auth/credentials";
 
 interface Received {
   body: string;
@@ -86,6 +89,29 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     }
   });
 
+  it("lets only admins use alert.*, refuses bad input through the API, and audits changes", async () => {
+    await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
+    const callerWith = async (authorization: string) => createCaller(await createTrpcContext({ deps, headers: new Headers({ authorization }), publicUrl: "http://cp" }));
+    const admin = await callerWith("Bearer env-admin-api-key-0123");
+    const { key } = await admin.apiKey.create({ name: `viewer-${randomBytes(3).toString("hex")}`, role: "viewer" });
+    const viewer = await callerWith(`Bearer ${key}`);
+    const forbidden = { code: "FORBIDDEN" };
+    await expect(viewer.alert.list()).rejects.toMatchObject(forbidden);
+    await expect(viewer.alert.create({ name: "x", url: ok.url, events: ["enrolled"] })).rejects.toMatchObject(forbidden);
+    await expect(viewer.alert.attempts({ id: crypto.randomUUID() })).rejects.toMatchObject(forbidden);
+    await expect(admin.alert.create({ name: "x", url: "file:///etc/passwd", events: ["enrolled"] })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(admin.alert.delete({ id: "not-a-uuid" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(admin.alert.attempts({ id: crypto.randomUUID(), limit: 1000 })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(admin.alert.delete({ id: crypto.randomUUID() })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    const created = await admin.alert.create({ name: "audited", url: `${ok.url}?token=receiver-secret`, events: ["enrolled"] });
+    await admin.alert.setEnabled({ id: created.id, enabled: false });
+    await admin.alert.delete({ id: created.id });
+    const audit = (await admin.event.list({ limit: 10 })).items.filter((e) => e.action.startsWith("alert."));
+    expect(audit.map((e) => e.action)).toEqual(["alert.webhook-delete", "alert.webhook-disable", "alert.webhook-create"]);
+    // The receiver's URL may carry its own token: only the origin is audited.
+    expect(JSON.stringify(audit)).not.toContain("receiver-secret");
+  });
+
   it("returns the secret once and stores it sealed", async () => {
     const created = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["enrolled"] } });
     expect(created.secret).toMatch(/^whsec_/);
@@ -121,6 +147,27 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     const queued = runs.reduce((n, r) => n + (r?.deliveries ?? 0), 0);
     expect(queued).toBe(1);
     expect((await deliveries()).filter((d) => d.status === "pending")).toHaveLength(1);
+    await deliverAlerts(deps);
+  });
+
+  it.runIf(engine === "postgres")("skips a run while another instance's run holds the cursor, instead of waiting or repeating it", async () => {
+    await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["enrolled"] } });
+    await enrol();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    // Another instance's run, in progress: it holds the cursor row.
+    const other = deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from alert_cursor where id = 1 for update`);
+      locked();
+      await held;
+    });
+    await lockTaken;
+    expect(await createAlertEvaluator(deps)()).toBeNull();
+    release();
+    await other;
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
     await deliverAlerts(deps);
   });
 

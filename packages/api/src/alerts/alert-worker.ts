@@ -12,7 +12,8 @@ export interface AlertWorkerOptions {
 
 export function startAlertWorker(deps: Pick<Deps, "db" | "log" | "grants">, opts: AlertWorkerOptions = {}): () => Promise<void> {
   const intervalMs = opts.intervalMs ?? 5_000;
-  const evaluate = createAlertEvaluator(deps);
+  // Another instance evaluated less than most of an interval ago: this tick only delivers.
+  const evaluate = createAlertEvaluator(deps, { minIntervalMs: Math.floor(intervalMs * 0.8) });
   let stopped = false;
   let running: Promise<void> | null = null;
   const tick = async () => {

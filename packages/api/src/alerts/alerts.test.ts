@@ -171,6 +171,13 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     await deliverAlerts(deps);
   });
 
+  it("leaves the evaluation to the instance that ran less than an interval ago", async () => {
+    await createAlertEvaluator(deps)();
+    expect(await createAlertEvaluator(deps, { minIntervalMs: 60_000 })()).toBeNull();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await createAlertEvaluator(deps, { minIntervalMs: 200 })()).toEqual({ deliveries: 0 });
+  });
+
   it("alerts once on nodes offline past N minutes, in one statement for all of them", async () => {
     const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["offline"], offlineMinutes: 5 } });
     const [a, b, fresh] = [await enrol(), await enrol(), await enrol()];

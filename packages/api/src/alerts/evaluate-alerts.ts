@@ -44,7 +44,11 @@ interface Gap {
   seenAt: number;
 }
 
-export function createAlertEvaluator(deps: Pick<Deps, "db" | "log">, opts: { now?: () => number } = {}) {
+/**
+ * `minIntervalMs`: a run that finds the last evaluation (by any instance) younger than this does nothing,
+ * so N instances ticking every interval still evaluate about once per interval between them.
+ */
+export function createAlertEvaluator(deps: Pick<Deps, "db" | "log">, opts: { now?: () => number; minIntervalMs?: number } = {}) {
   const clock = opts.now ?? Date.now;
   let gap: Gap | null = null;
 
@@ -80,6 +84,7 @@ export function createAlertEvaluator(deps: Pick<Deps, "db" | "log">, opts: { now
       const from = Number(cursor.event_id);
       const since = new Date(cursor.evaluated_at);
       const now = new Date(cursor.now);
+      if (opts.minIntervalMs && now.getTime() - since.getTime() < opts.minIntervalMs) return null;
       const hooks = rowsOf<Hook>(await tx.execute(sql`select id, events, offline_minutes from webhooks where enabled`));
 
       const ids = rowsOf<{ id: string | number }>(await tx.execute(sql`select id from events where id > ${from} order by id limit ${EVENTS_PER_RUN}`)).map((r) => Number(r.id));

@@ -80,7 +80,7 @@ export function WebhooksPanel() {
             Webhook <strong>{shown.name}</strong> added. Its signing secret is shown only now: copy it to the receiver.
           </p>
           <div className="flex items-start gap-2">
-            <code data-testid="webhook-secret" className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300">
+            <code data-testid="webhook-secret" className="block flex-1 break-all rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300">
               {shown.secret}
             </code>
             <CopyButton text={shown.secret} label="Copy the webhook secret" />

@@ -23,6 +23,10 @@ import { applyHsts } from "./server/security-headers";
 import { loadTls } from "./server/tls";
 import { TrustedProxies } from "./server/trusted-proxies";
 import { upgradeListener } from "./server/upgrades";
+import { readinessProbe, serveHealth } from "./server/health-routes";
+import { listenMetrics, metricsHandler, serveMetricsOnMainPort } from "./server/metrics-route";
+import { CHANNELS } from "@mesh/db";
+import { startAlertWorker } from "@mesh/api";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dev = process.argv.includes("--dev");
@@ -67,6 +71,7 @@ async function main() {
     onBusError: (message) => log.warn({ bus: "nats" }, message),
   });
   await migrate(database);
+  let migrated = true;
   // Again now that PGlite has written its own files (0666 on a new directory).
   if (!config.databaseUrl) makeDataDirPrivate(config.dataDir);
   log.info({ database: database.kind, bus: config.busUrl ? "nats" : "notify", dataDir: config.databaseUrl ? undefined : config.dataDir }, "database ready");
@@ -100,6 +105,17 @@ async function main() {
   const hostVersion = (JSON.parse(fs.readFileSync(path.resolve(webDir, "../agent/package.json"), "utf8")) as { version: string }).version;
   setRuntime({ database, log, config, grants, tlsPin: tls?.pin, hostVersion, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken), loginLimits: createLoginLimits() });
 
+  // Readiness: this instance hears the change bus (a subscription of its own, on the channel views use).
+  let busSubscribed = false;
+  const unsubscribeReadiness = await database.bus.subscribe(CHANNELS.node, () => {}, { onGap: () => (busSubscribed = true) });
+  busSubscribed = true;
+  const ready = readinessProbe({ db: database.db, migrated: () => migrated, busSubscribed: () => busSubscribed });
+  const serveMetrics = metricsHandler({ db: database.db }, log);
+  const metricsServer = config.metrics.address ? await listenMetrics(config.metrics.address, config.metrics.token, serveMetrics) : null;
+  if (metricsServer) log.info({ address: config.metrics.address }, "metrics listener");
+  // Every instance delivers alerts; the evaluation runs once per control plane (alerts/evaluate-alerts.ts).
+  const stopAlerts = startAlertWorker({ db: database.db, log, grants }, config.alerts);
+
   let gateway: Gateway | null = null;
   if (config.role !== "web") {
     gateway = await createGateway({
@@ -127,7 +143,9 @@ async function main() {
     if (!admitRequest(req, res, { dev, tls: !!tls, servedOverHttps, proxies })) return;
     // The validated origin's scheme: https behind a trusted TLS-terminating proxy gets HSTS too.
     applyHsts(res, String(req.headers[ORIGIN_HEADER]));
-    const pathname = (req.url ?? "/").split("?")[0];
+    const pathname = (req.url ?? "/").split("?")[0]!;
+    if (serveHealth(req, res, pathname, ready)) return;
+    if (serveMetricsOnMainPort(req, res, pathname, config.metrics.token, serveMetrics)) return;
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));
@@ -186,6 +204,10 @@ async function main() {
     log.info({ signal }, "stopping");
     server.close();
     server.closeAllConnections();
+    migrated = false;
+    metricsServer?.close();
+    await stopAlerts().catch(() => {});
+    await unsubscribeReadiness().catch(() => {});
     await gateway?.close().catch(() => {});
     await stopSettler().catch(() => {});
     await postgresGrants?.close().catch(() => {});

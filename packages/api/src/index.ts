@@ -27,3 +27,6 @@ export { resourceStatuses, type ResourceStatus } from "./services/resource-statu
 export { artifactStatus, handleDownload, installScript, type ArtifactStatus, type DownloadOptions } from "./http/downloads-handler";
 export { handleBootstrapToken } from "./http/bootstrap-handler";
 export { handleNodesExport, nodeFilterFromQuery } from "./http/nodes-export-handler";
+export { metrics, fleetFigures, setNodeHealthCounts, setNodeStateCounts } from "./metrics/index";
+export { startAlertWorker, type AlertWorkerOptions } from "./alerts/alert-worker";
+export { verifySignature, signBody, SIGNATURE_HEADER } from "./alerts/sign";

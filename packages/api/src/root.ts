@@ -6,6 +6,7 @@ import { roleRouter } from "./routers/role";
 import { userRouter } from "./routers/user";
 import { apiKeyRouter } from "./routers/api-key";
 import { eventRouter } from "./routers/event";
+import { alertRouter } from "./routers/alert";
 
 export const appRouter = router({
   token: tokenRouter,
@@ -14,6 +15,7 @@ export const appRouter = router({
   user: userRouter,
   apiKey: apiKeyRouter,
   event: eventRouter,
+  alert: alertRouter,
 });
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);

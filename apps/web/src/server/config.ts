@@ -52,6 +52,17 @@ const Env = z.object({
   MESH_HANDSHAKE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   MESH_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   MESH_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
+  /** /metrics on the main port, to callers bearing this token (unset: not served there). */
+  MESH_METRICS_TOKEN: z.string().min(16, "MESH_METRICS_TOKEN must have at least 16 characters").max(512).optional(),
+  /** host:port of a separate listener serving only /metrics (e.g. 127.0.0.1:9464). */
+  MESH_METRICS_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d{1,5}$/, "MESH_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464)")
+    .optional(),
+  /** How often each instance evaluates alerts and delivers what is due. */
+  MESH_ALERT_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  /** The first retry's delay of a failed webhook delivery (then doubling, at most an hour). */
+  MESH_ALERT_RETRY_BASE_MS: z.coerce.number().int().min(100).default(10_000),
 });
 
 export interface Config {
@@ -99,6 +110,16 @@ export interface Config {
   trustedProxies: string[];
   /** What one remote address, and everyone together, may hold open (decision 0012). */
   connections: ConnectionLimitOptions;
+  /** /metrics: a bearer token for the main port, and/or a separate listener (never public by default). */
+  metrics: { token?: string; address?: { host: string; port: number } };
+  alerts: { intervalMs: number; retryBaseMs: number };
+}
+
+function hostPort(value: string): { host: string; port: number } {
+  const i = value.lastIndexOf(":");
+  const port = Number(value.slice(i + 1));
+  if (port > 65535) throw new Error(`MESH_METRICS_ADDRESS: port ${port} is over 65535`);
+  return { host: value.slice(0, i).replace(/^\[(.*)\]$/, "$1"), port };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
@@ -150,5 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
       headersTimeoutMs: e.MESH_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: e.MESH_REQUEST_TIMEOUT_MS,
     },
+    metrics: { token: e.MESH_METRICS_TOKEN, address: e.MESH_METRICS_ADDRESS ? hostPort(e.MESH_METRICS_ADDRESS) : undefined },
+    alerts: { intervalMs: e.MESH_ALERT_INTERVAL_MS, retryBaseMs: e.MESH_ALERT_RETRY_BASE_MS },
   };
 }

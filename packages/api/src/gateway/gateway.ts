@@ -32,6 +32,7 @@ import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
 import { asMeshError } from "../errors";
 import { createReconcileDelivery } from "./reconcile-delivery";
+import { metrics } from "../metrics/metrics";
 
 export interface GatewayOptions {
   deps: Deps;
@@ -151,6 +152,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const secret = await settingOnce(deps.db, SETTING.linkSecret, randomBytes(32).toString("base64"));
   const challenges = new ChallengeIssuer(Buffer.from(secret, "base64"), databaseUsedNonces(deps.db));
   const links = new Map<string, Link>();
+  metrics.setLinksSource(() => links.size);
   const lookupNode = batchedNodeLookup(deps.db);
   /** Nodes whose report came unchanged since the last "last checked" write. */
   const checked = new Set<string>();
@@ -229,6 +231,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return;
     }
     link.ws.send(Buffer.isBuffer(frame) ? frame : JSON.stringify(frame));
+    metrics.framesSent.inc({ type: Buffer.isBuffer(frame) ? "declaration" : frame.type });
   }
 
   async function handleFrame(link: Link, data: RawData, isBinary: boolean) {
@@ -248,6 +251,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const frame = parsed.data;
     if (frame.type === "report") {
+      metrics.reconcileErrors.inc(frame.report.errors.length);
       // A report of a declaration it was sent is a state change, not a flood: written (and acked) at once,
       // at most once per version pushed. Self-upgrade waits for this ack before the host exits.
       const version = frame.report.declarationVersion;
@@ -265,6 +269,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // joins the catch-up above, one read per window for all such links.
       if (link.storedReport !== undefined && !pacer.isWaiting(link.nodeId) && hashOf(frame) === link.storedReport) {
         checked.add(link.nodeId);
+        metrics.reportsUnchanged.inc();
         send(link, { type: "ack", seq: frame.seq });
         await finishRetirement(link.nodeId, frame);
         return;
@@ -273,6 +278,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (offer === "now") await writeReport(link.nodeId, frame);
       else if (offer === "unchanged") {
         checked.add(link.nodeId);
+        metrics.reportsUnchanged.inc();
         send(link, { type: "ack", seq: frame.seq });
         await finishRetirement(link.nodeId, frame);
       }
@@ -343,6 +349,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (writer && links.get(nodeId) === writer) writer.storedReport = hash;
     // A stored report wrote its own "last checked"; one found unchanged waits for the batched write.
     if (!written) checked.add(nodeId);
+    (written ? metrics.reportsStored : metrics.reportsUnchanged).inc();
     if (hasDrift) {
       if (driftEvent) suppressedDrift.delete(nodeId);
       else suppressedDrift.set(nodeId, suppressed + 1);
@@ -507,6 +514,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     {
       onGap: () => {
+        metrics.busGaps.inc({ channel: CHANNELS.declaration });
         log.warn({ links: links.size }, "the change bus may have missed notifications; comparing every link with the database");
         catchUp.all();
       },
@@ -523,7 +531,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (link) closeHeldLink(link, reason);
     },
     // A close notice missed while the bus was away: every held link is checked against its node.
-    { onGap: () => recheckLinks() },
+    {
+      onGap: () => {
+        metrics.busGaps.inc({ channel: CHANNELS.link });
+        recheckLinks();
+      },
+    },
   );
 
   // Reconcile now: one notice per call names its audit event; the links held here of its nodes are sent the frame.

@@ -11,6 +11,7 @@ import { KeyBatcher } from "../batching/key-batcher";
 import { retryDelayMs } from "../batching/retry-delay";
 import { revealGrantFiles } from "../grants/reveal-grant-files";
 import { parseGrantReference } from "../grants/grant-reference";
+import { metrics } from "../metrics/metrics";
 
 /**
  * Past this many bytes waiting in a link's socket the host is not keeping up: a push to it is
@@ -120,6 +121,7 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
     link.ws.send(head, { binary: false, fin: false });
     link.ws.send(tail, { binary: false, fin: true });
     link.socket?.uncork();
+    metrics.framesSent.inc({ type: "declaration" });
     return true;
   }
 

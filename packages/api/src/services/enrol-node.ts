@@ -17,6 +17,7 @@ import { insertNodeWithFirstDeclaration } from "./first-declaration";
 import { closeLink } from "./lifecycle";
 import { checkReplacementProof } from "./replacement-proof";
 import { contentHash } from "../compile/hash";
+import { metrics } from "../metrics/metrics";
 import type { DbOrTx } from "@mesh/db";
 
 function isUniqueViolation(err: unknown): boolean {
@@ -185,12 +186,15 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
     });
     if (node.pendingId) {
       deps.log.warn({ nodeId: node.id, pendingNodeId: node.pendingId, tokenId: token.id, address: meta.address }, "machine claims a live node; awaiting approval");
+      metrics.enrolments.inc({ result: "pending" });
       return { nodeId: node.id, name: node.name, labels: node.labels, awaitingApproval: true };
     }
+    metrics.enrolments.inc({ result: "enrolled" });
     deps.log.info({ nodeId: node.id, tokenId: token.id }, "node enrolled");
     return { nodeId: node.id, name: node.name, labels: node.labels };
   } catch (err) {
     if (err instanceof MeshError) {
+      metrics.enrolments.inc({ result: "refused" });
       // Anyone can be refused, so refusals (event and log line) are budgeted per address key.
       const slot = meta.refusalEvent ? meta.refusalEvent() : { suppressed: 0 };
       if (slot) {

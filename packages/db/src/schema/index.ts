@@ -11,3 +11,4 @@ export * from "./grants";
 export * from "./bootstrap";
 export * from "./users";
 export * from "./link-nonces";
+export * from "./alerts";

@@ -1,0 +1,170 @@
+// Turns what happened into deliveries, once per control plane: a run locks the one alert_cursor row
+// (FOR UPDATE SKIP LOCKED: another instance's run in progress means this one skips) and, in the same
+// transaction, reads what happened since the cursor, writes one delivery per webhook and event kind
+// (a list of nodes: 10,000 nodes drifting at once is one delivery per webhook), and advances the cursor.
+//
+// Where events come from, all set-based (a fixed number of statements per run, none per node):
+// - enrolled, revoked, drifted, conflicted: the audit trail (`events`, written in the transaction of
+//   the change itself: record-event.ts), read by id after the cursor;
+// - failing: reports stored with errors in (evaluated_at, now] (latest_reports.received_at);
+// - offline: nodes disconnected whose last seen + the webhook's N minutes fell in (evaluated_at, now],
+//   one join of webhooks and nodes: no per-node state is kept, the window is the state.
+import { sql } from "drizzle-orm";
+import { alertDeliveries, type AlertEvent, type Tx } from "@mesh/db";
+import type { Deps } from "../deps";
+import { alertBody, type AlertNode } from "./alert-payload";
+import { rowsOf } from "./rows";
+
+/** Audit events read per run at most; the rest wait for the next. */
+export const EVENTS_PER_RUN = 5_000;
+/** How long a hole in the event ids may hold the cursor when the snapshot cannot show it is permanent. */
+export const GAP_WAIT_MS = 60_000;
+
+const AUDIT_ACTIONS: Record<string, AlertEvent> = {
+  "node.enrol": "enrolled",
+  "node.revoke": "revoked",
+  "node.drift": "drifted",
+  "declaration.conflict": "conflicted",
+};
+
+interface Hook {
+  id: string;
+  events: AlertEvent[];
+  offline_minutes: number | null;
+}
+
+/**
+ * An event id not yet seen while later ones are: a transaction that took the id and has not committed,
+ * or one that rolled back (a permanent hole). It is waited for until every transaction running when it
+ * was first seen has ended (the snapshot's xmin passed that moment's xmax), or GAP_WAIT_MS at most.
+ */
+interface Gap {
+  id: number;
+  xmax: bigint;
+  seenAt: number;
+}
+
+/**
+ * `minIntervalMs`: a run that finds the last evaluation (by any instance) younger than this does nothing,
+ * so N instances ticking every interval still evaluate about once per interval between them.
+ */
+export function createAlertEvaluator(deps: Pick<Deps, "db" | "log">, opts: { now?: () => number; minIntervalMs?: number } = {}) {
+  const clock = opts.now ?? Date.now;
+  let gap: Gap | null = null;
+
+  function readable(ids: number[], from: number, xmin: bigint, xmax: bigint): number {
+    // The last id of the run of ids after the cursor with no hole, or past holes known to be permanent.
+    let last = from;
+    for (const id of ids) {
+      if (id === last + 1) {
+        last = id;
+        continue;
+      }
+      const hole = last + 1;
+      if (gap?.id === hole && (xmin >= gap.xmax || clock() - gap.seenAt >= GAP_WAIT_MS)) {
+        gap = null;
+        last = id;
+        continue;
+      }
+      if (gap?.id !== hole) gap = { id: hole, xmax, seenAt: clock() };
+      break;
+    }
+    return last;
+  }
+
+  return async function evaluate(): Promise<{ deliveries: number } | null> {
+    return deps.db.transaction(async (tx) => {
+      const [cursor] = rowsOf<{ event_id: string | number; evaluated_at: string | Date; now: string | Date; xmin: string; xmax: string }>(
+        await tx.execute(sql`
+          select event_id, evaluated_at, now() as now,
+                 pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax
+          from alert_cursor where id = 1 for update skip locked`),
+      );
+      if (!cursor) return null;
+      const from = Number(cursor.event_id);
+      const since = new Date(cursor.evaluated_at);
+      const now = new Date(cursor.now);
+      if (opts.minIntervalMs && now.getTime() - since.getTime() < opts.minIntervalMs) return null;
+      const hooks = rowsOf<Hook>(await tx.execute(sql`select id, events, offline_minutes from webhooks where enabled`));
+
+      const ids = rowsOf<{ id: string | number }>(await tx.execute(sql`select id from events where id > ${from} order by id limit ${EVENTS_PER_RUN}`)).map((r) => Number(r.id));
+      const upTo = readable(ids, from, BigInt(cursor.xmin), BigInt(cursor.xmax));
+      let deliveries = 0;
+      if (hooks.length > 0) {
+        const happened = await whatHappened(tx, { from, upTo, since, now, wanted: new Set(hooks.flatMap((h) => h.events)) });
+        const offline = hooks.some((h) => h.events.includes("offline")) ? await offlineNodes(tx, since, now) : new Map<string, AlertNode[]>();
+        const rows: Array<typeof alertDeliveries.$inferInsert> = [];
+        for (const hook of hooks) {
+          for (const event of hook.events) {
+            const nodes = event === "offline" ? (offline.get(hook.id) ?? []) : (happened.get(event) ?? []);
+            if (nodes.length > 0) rows.push({ webhookId: hook.id, event, body: alertBody(event, now, nodes) });
+          }
+        }
+        if (rows.length > 0) await tx.insert(alertDeliveries).values(rows);
+        deliveries = rows.length;
+      }
+      await tx.execute(sql`update alert_cursor set event_id = ${upTo}, evaluated_at = ${now.toISOString()}::timestamptz where id = 1`);
+      if (deliveries > 0) deps.log.info({ deliveries, events: upTo - from }, "alerts queued");
+      return { deliveries };
+    });
+  };
+}
+
+/** The audit events of interest in (from, upTo], and failing reports in (since, now], as nodes per alert event. */
+async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date; now: Date; wanted: Set<AlertEvent> }): Promise<Map<AlertEvent, AlertNode[]>> {
+  const out = new Map<AlertEvent, AlertNode[]>();
+  const seen = new Set<string>();
+  // One entry per node and event in a run (a node drifting twice in a window is listed once).
+  const add = (event: AlertEvent, node: AlertNode) => {
+    if (seen.has(`${event} ${node.id}`)) return;
+    seen.add(`${event} ${node.id}`);
+    const list = out.get(event) ?? [];
+    list.push(node);
+    out.set(event, list);
+  };
+  const actions = Object.entries(AUDIT_ACTIONS).filter(([, e]) => w.wanted.has(e)).map(([a]) => a);
+  if (w.upTo > w.from && actions.length > 0) {
+    const audit = rowsOf<{ action: string; node_id: string; name: string | null; data: Record<string, unknown> }>(
+      await tx.execute(sql`
+        select e.action, e.node_id, n.name, e.data from events e left join nodes n on n.id = e.node_id
+        where e.id > ${w.from} and e.id <= ${w.upTo} and e.node_id is not null
+          and e.action in (${sql.join(actions.map((a) => sql`${a}`), sql`, `)})
+        order by e.id`),
+    );
+    for (const r of audit) {
+      if (r.action === "node.enrol" && r.data?.pending) continue;
+      const event = AUDIT_ACTIONS[r.action]!;
+      const detail = event === "drifted" ? { drift: r.data?.count, ids: r.data?.ids } : event === "conflicted" ? { conflicts: r.data?.conflicts } : undefined;
+      add(event, { id: r.node_id, name: r.name, ...(detail ? { detail } : {}) });
+    }
+  }
+  if (w.wanted.has("failing")) {
+    const failing = rowsOf<{ id: string; name: string; errors: number }>(
+      await tx.execute(sql`
+        select n.id, n.name, n.error_count as errors from latest_reports r join nodes n on n.id = r.node_id
+        where r.received_at > ${w.since.toISOString()}::timestamptz and r.received_at <= ${w.now.toISOString()}::timestamptz and n.error_count > 0`),
+    );
+    for (const r of failing) add("failing", { id: r.id, name: r.name, detail: { errors: r.errors } });
+  }
+  return out;
+}
+
+/** Per webhook watching "offline": the nodes whose disconnection crossed its N minutes in (since, now]. One statement. */
+async function offlineNodes(tx: Tx, since: Date, now: Date): Promise<Map<string, AlertNode[]>> {
+  const rows = rowsOf<{ webhook_id: string; id: string; name: string; last_seen_at: string | Date }>(
+    await tx.execute(sql`
+      select w.id as webhook_id, n.id, n.name, n.last_seen_at
+      from webhooks w join nodes n
+        on n.state = 'disconnected' and n.last_seen_at is not null
+       and n.last_seen_at + make_interval(mins => w.offline_minutes) > ${since.toISOString()}::timestamptz
+       and n.last_seen_at + make_interval(mins => w.offline_minutes) <= ${now.toISOString()}::timestamptz
+      where w.enabled and w.offline_minutes is not null and w.events ? 'offline'`),
+  );
+  const out = new Map<string, AlertNode[]>();
+  for (const r of rows) {
+    const list = out.get(r.webhook_id) ?? [];
+    list.push({ id: r.id, name: r.name, detail: { offlineSince: new Date(r.last_seen_at).toISOString() } });
+    out.set(r.webhook_id, list);
+  }
+  return out;
+}

@@ -15,7 +15,7 @@ describe.each(testEngines())("fleet figures on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  it("counts nodes per state in one query per window, shared by concurrent scrapes", async () => {
+  it("counts nodes per state and health in one query per window, shared by concurrent scrapes", async () => {
     for (let i = 0; i < 3; i++) {
       const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
       await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
@@ -28,6 +28,8 @@ describe.each(testEngines())("fleet figures on %s", (engine) => {
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^mesh_nodes\{state="disconnected"\} 3$/m);
     expect(text).toMatch(/^mesh_nodes\{state="revoked"\} 0$/m);
+    // Health from the same query: enrolled, never linked.
+    expect(text).toMatch(/^mesh_nodes_health\{health="pending"\} 3$/m);
     // Past the window: one more query.
     const again = fleetFigures({ db: counting.db }, 0);
     await again();

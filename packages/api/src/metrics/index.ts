@@ -1,2 +1,2 @@
 export { metrics, setNodeStateCounts, setNodeHealthCounts, type Metrics } from "./metrics";
-export { fleetFigures, nodesPerState, FLEET_FIGURES_TTL_MS } from "./fleet-figures";
+export { fleetFigures, FLEET_FIGURES_TTL_MS } from "./fleet-figures";

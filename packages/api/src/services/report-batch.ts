@@ -11,6 +11,7 @@ import { latestReports, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from 
 import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
+import { timed, timedSince } from "../batching/statement-times";
 
 export const REPORT_HISTORY_PER_NODE = 20;
 /** A drift event names this many resource ids and carries this many entries; the rest are in the report. */
@@ -100,7 +101,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   if (items.length === 0) return [];
   const ids = [...new Set(items.map((i) => i.nodeId))].sort();
   // Every node row of the batch locked at once, in id order; its stored hash and origin read with it.
-  const locked = await tx
+  const locked = await timed("lock nodes, read stored", () => tx
     .select({
       id: nodes.id,
       storeLost: nodes.storeLost,
@@ -112,7 +113,8 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     .leftJoin(latestReports, sql`${latestReports.nodeId} = ${nodes.id}`)
     .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`)
     .orderBy(nodes.id)
-    .for("update", { of: nodes });
+    .for("update", { of: nodes }));
+  const decided = performance.now();
   // What each node holds as the batch is applied item by item (in memory: the statements below write the end state).
   const state = new Map(
     locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin }]),
@@ -189,9 +191,10 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     held.generation = next.generation;
   });
 
+  timedSince("decide in memory", decided);
   if (reports.length > 0) {
     // History in the batch's order (ids ascend as one-by-one writes made them); latest: each node's last.
-    await tx.execute(sql`
+    await timed("insert history, upsert latest", () => tx.execute(sql`
       with v as (
         select * from jsonb_to_recordset(${`[${reports.join(",")}]`}::jsonb)
           as v(i int, node_id uuid, declaration_version int, hash text, body jsonb)
@@ -202,25 +205,25 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       insert into latest_reports (node_id, declaration_version, hash, body)
       select distinct on (node_id) node_id, declaration_version, hash, body from v order by node_id, i desc
       on conflict (node_id) do update
-        set declaration_version = excluded.declaration_version, hash = excluded.hash, body = excluded.body, received_at = now()`);
+        set declaration_version = excluded.declaration_version, hash = excluded.hash, body = excluded.body, received_at = now()`));
     // The host's word, bounded: never past what it was declared, never back down (node-declares-file.ts
     // lets a node that has not applied its current declaration fetch the previous one's files).
-    await tx.execute(sql`
+    await timed("update nodes", () => tx.execute(sql`
       update nodes set
         applied_version = greatest(nodes.applied_version, least(v.version, nodes.declared_version)),
         owned_count = v.owned, drift_count = v.drift, error_count = v.errors, store_lost = v.store_lost,
         store_generation = v.store_generation, last_checked_at = now(), updated_at = now()
       from jsonb_to_recordset(${JSON.stringify([...figures.values()])}::jsonb)
         as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint)
-      where nodes.id = v.id`);
+      where nodes.id = v.id`));
     // Each node's history kept to its newest REPORT_HISTORY_PER_NODE, one statement for the batch.
-    await tx.execute(sql`
+    await timed("prune history", () => tx.execute(sql`
       delete from report_history h
       using (
         select id, row_number() over (partition by node_id order by id desc) as n from report_history
         where node_id in (select jsonb_array_elements_text(${JSON.stringify([...figures.keys()])}::jsonb)::uuid)
       ) k
-      where h.id = k.id and k.n > ${REPORT_HISTORY_PER_NODE}`);
+      where h.id = k.id and k.n > ${REPORT_HISTORY_PER_NODE}`));
   }
   if (lostOnly.size > 0) {
     await tx.execute(sql`
@@ -228,11 +231,11 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       where id in (select jsonb_array_elements_text(${JSON.stringify([...lostOnly])}::jsonb)::uuid)`);
   }
   if (audit.length > 0) {
-    await tx.execute(sql`
+    await timed("insert events", () => tx.execute(sql`
       insert into events (actor, action, node_id, data)
       select actor, action, node_id, data from jsonb_to_recordset(${JSON.stringify(audit)}::jsonb)
         as v(i int, actor text, action text, node_id uuid, data jsonb)
-      order by i`);
+      order by i`));
   }
   // Wakes views: the node when one changed, else "*" (any number, bus.ts).
   const changed = [...figures.keys(), ...lostOnly];
@@ -357,11 +360,11 @@ export class ReportBatcher {
       this.waitingBytes -= bytes;
       try {
         const items = batch.map((w) => w.item);
-        const unchanged = await unchangedReports(this.deps.db, items);
+        const unchanged = await timed("read unchanged (before the transaction)", () => unchangedReports(this.deps.db, items));
         const rest = items.map((item, i) => ({ item, i })).filter(({ i }) => !unchanged.has(i));
         const written = new Array<boolean>(items.length).fill(false);
         if (rest.length > 0) {
-          const result = await this.deps.db.transaction((tx) => writeReports(tx, rest.map((r) => r.item)));
+          const result = await timed("transaction (all of it)", () => this.deps.db.transaction((tx) => writeReports(tx, rest.map((r) => r.item))));
           this.batches++;
           rest.forEach(({ i }, k) => (written[i] = result[k]!));
         }

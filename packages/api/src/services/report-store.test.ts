@@ -9,7 +9,7 @@ import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
-import { REPORT_HISTORY_PER_NODE, reportHash, writeReports } from "./report-batch";
+import { REPORT_HISTORY_PER_NODE, ReportBatcher, reportHash, writeReports } from "./report-batch";
 import { countReportBodies, insertReportRows, latestReport, pruneReportBodies, reportBody, reportHistoryOf, storeReportBodies } from "./report-store";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
@@ -82,6 +82,24 @@ describe.each(testEngines())("report store (%s)", (engine) => {
     expect((await latestReport(deps.db, scrolled!))!.report.declarationVersion).toBe(1 + REPORT_HISTORY_PER_NODE);
     expect(await reportHistoryOf(deps.db, [scrolled!])).toHaveLength(REPORT_HISTORY_PER_NODE);
     expect(await pruneReportBodies(deps.db)).toBe(0);
+  });
+
+  it("the report batcher sweeps after a batch, at most once per bodySweepMs", async () => {
+    const [nodeId] = await enrol(1);
+    const orphan = reportBody({ ...said(3), declarationVersion: 0, reconciledAt: new Date().toISOString() });
+    const plant = () => deps.db.insert(reportBodies).values({ hash: orphan.hash, body: JSON.parse(orphan.json) }).onConflictDoNothing();
+    const present = async () => (await deps.db.select().from(reportBodies).where(eq(reportBodies.hash, orphan.hash))).length;
+    const write = (batcher: ReportBatcher, version: number) => batcher.write({ nodeId: nodeId!, report: { ...said(1), declarationVersion: version, reconciledAt: new Date().toISOString() } });
+    await plant();
+    const every = new ReportBatcher(deps, { windowMs: 1, bodySweepMs: 0 });
+    await write(every, 1);
+    await every.flush();
+    expect(await present()).toBe(0);
+    await plant();
+    const seldom = new ReportBatcher(deps, { windowMs: 1 });
+    await write(seldom, 2);
+    await seldom.flush();
+    expect(await present()).toBe(1);
   });
 
   it.runIf(engine === "postgres")("never sweeps a body a writer is naming: the sweep skips it while the writer's transaction is open", async () => {

@@ -18,6 +18,7 @@ import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { ReportBatcher } from "./report-batch";
 import { takeStatementTimes } from "../batching/statement-times";
+import { countReportBodies, pruneReportBodies } from "./report-store";
 import { recordReportOneByOne } from "../testing/report-oracle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
@@ -84,6 +85,10 @@ describe.runIf(run)("report write throughput", () => {
       console.table(figures);
       console.log(`${N} reports (${distinct ? "distinct" : "shared"} bodies), ${batches} transactions through the batcher; per batch statement (changed reports):`);
       console.table(statements);
+      // The body sweep over this database (N latest rows, the history's rows; every body named: it deletes none).
+      const t0 = performance.now();
+      await pruneReportBodies(deps.db);
+      console.log(`${await countReportBodies(deps.db)} report bodies stored; a sweep took ${(performance.now() - t0).toFixed(1)} ms`);
     } finally {
       await database.close();
       await pg.drop();

@@ -251,6 +251,8 @@ export async function unchangedReports(db: DbOrTx, items: ReportItem[]): Promise
 
 interface Waiting {
   item: ReportItem;
+  /** The report's size as JSON text, for the batch's bound. */
+  bytes: number;
   resolve: (written: boolean) => void;
   reject: (err: unknown) => void;
   /** Batches this report was in that failed. */
@@ -311,9 +313,10 @@ export class ReportBatcher {
   /** Stores one report with the others of its batch; false when it equals the stored one (nothing written). */
   write(item: ReportItem): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      const body = item.body ?? reportBody(item.report);
-      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), body }, resolve, reject, failures: 0 });
-      this.waitingBytes += body.json.length;
+      // The body is hashed only if it is written (writeReports): a reconnecting fleet's equal reports are not.
+      const bytes = JSON.stringify(item.report).length;
+      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report) }, bytes, resolve, reject, failures: 0 });
+      this.waitingBytes += bytes;
       if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) void this.flush();
       else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);
     });
@@ -332,8 +335,8 @@ export class ReportBatcher {
       // At most maxItems and maxBytes (at least one report, however large).
       let count = 0;
       let bytes = 0;
-      while (count < this.waiting.length && count < this.maxItems && (count === 0 || bytes + this.waiting[count]!.item.body!.json.length <= this.maxBytes)) {
-        bytes += this.waiting[count]!.item.body!.json.length;
+      while (count < this.waiting.length && count < this.maxItems && (count === 0 || bytes + this.waiting[count]!.bytes <= this.maxBytes)) {
+        bytes += this.waiting[count]!.bytes;
         count++;
       }
       const batch = this.waiting.splice(0, count);
@@ -376,7 +379,7 @@ export class ReportBatcher {
     if (batch.length === 0) return;
     setTimeout(() => {
       this.waiting.unshift(...batch);
-      this.waitingBytes += batch.reduce((n, w) => n + w.item.body!.json.length, 0);
+      this.waitingBytes += batch.reduce((n, w) => n + w.bytes, 0);
       void this.flush();
     }, retryDelayMs(Math.max(...batch.map((w) => w.failures)), 200)).unref();
   }

@@ -12,7 +12,7 @@ import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { timed, timedSince } from "../batching/statement-times";
-import { latestHashes, lockNodesWithLatest, pruneReportBodies, pruneReportHistory, reportBody, storeReportBodies, insertReportRows, type ReportRow } from "./report-store";
+import { latestHashes, lockNodesWithLatest, pruneReportBodies, pruneReportHistory, reportBody, reportBodyJson, storeReportBodies, insertReportRows, type ReportRow } from "./report-store";
 
 export const REPORT_HISTORY_PER_NODE = 20;
 /** A drift event names this many resource ids and carries this many entries; the rest are in the report. */
@@ -69,13 +69,13 @@ export function reportHash(report: Report): string {
   return contentHash(rest);
 }
 
-/** One report to store; hash is reportHash(report) and body reportBody(report), passed when the caller has them already. */
+/** One report to store; hash is reportHash(report) and bodyJson reportBodyJson(report), passed when the caller has them already. */
 export interface ReportItem {
   nodeId: string;
   report: Report;
   opts?: RecordReportOptions;
   hash?: string;
-  body?: { hash: string; json: string };
+  bodyJson?: string;
 }
 
 /** Drift a replaced report saw must be told even when the state it ended in is stored already. */
@@ -161,7 +161,7 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       return void written.push(false);
     }
     written.push(true);
-    const body = item.body ?? reportBody(report);
+    const body = reportBody(report, item.bodyJson);
     const changed = (figures.get(nodeId)?.changed ?? false) || held.bodyHash !== body.hash;
     held.hash = hash;
     held.bodyHash = body.hash;
@@ -313,9 +313,10 @@ export class ReportBatcher {
   /** Stores one report with the others of its batch; false when it equals the stored one (nothing written). */
   write(item: ReportItem): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      // The body is hashed only if it is written (writeReports): a reconnecting fleet's equal reports are not.
-      const bytes = JSON.stringify(item.report).length;
-      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report) }, bytes, resolve, reject, failures: 0 });
+      // Serialised once; hashed only if it is written (writeReports): a reconnecting fleet's equal reports are not.
+      const bodyJson = item.bodyJson ?? reportBodyJson(item.report);
+      const bytes = bodyJson.length;
+      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), bodyJson }, bytes, resolve, reject, failures: 0 });
       this.waitingBytes += bytes;
       if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) void this.flush();
       else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);

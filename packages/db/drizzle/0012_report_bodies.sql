@@ -3,8 +3,8 @@
 -- hash; latest_reports and report_history keep small rows naming it, with the report's own parts
 -- (declaration version, reconciled at, origin, store generation). "hash" stays the report's hash (what
 -- decides "unchanged"); "body_hash" names the body. Existing bodies are named by the sha256 of their
--- jsonb text (new ones by contentHash in the API: the same body may be stored twice under two names
--- until the old one is no longer named and the sweep removes it; nothing compares the two).
+-- jsonb text (new ones by the sha256 of their JSON text in the API: the same body may be stored twice
+-- under two names until the old one is no longer named and the sweep removes it; nothing compares the two).
 CREATE TABLE IF NOT EXISTS "report_bodies" (
 	"hash" text PRIMARY KEY NOT NULL,
 	"body" jsonb NOT NULL,

@@ -6,7 +6,7 @@ import { pgTable, text, integer, jsonb, timestamp, uuid, bigserial, bigint, inde
 import { nodes } from "./nodes";
 
 export const reportBodies = pgTable("report_bodies", {
-  /** contentHash(body): the report without declarationVersion, reconciledAt, origin and storeGeneration. */
+  /** sha256 of the body's JSON text: the report without declarationVersion, reconciledAt, origin and storeGeneration. */
   hash: text("hash").primaryKey(),
   body: jsonb("body").notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { nodes, reportBodies } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
-import type { Report } from "@mesh/protocol";
+import { Report as ReportSchema, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
@@ -22,6 +22,16 @@ const said = (files: number): Omit<Report, "declarationVersion" | "reconciledAt"
   errors: [],
   skipped: [],
   storeLost: false,
+});
+
+describe("report body names", () => {
+  it("are the same for hosts that say the same thing, whatever the key order they sent (a parsed report's is the schema's)", () => {
+    const owned = [{ id: "f1", type: "file", digest: sha(1) }];
+    const one = ReportSchema.parse({ declarationVersion: 1, owned, drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), storeGeneration: 3 });
+    const two = ReportSchema.parse({ reconciledAt: new Date(0).toISOString(), storeLost: false, errors: [], drift: [], owned: [{ digest: sha(1), type: "file", id: "f1" }], declarationVersion: 7 });
+    expect(reportBody(two).hash).toBe(reportBody(one).hash);
+    expect(reportBody({ ...one, storeLost: true }).hash).not.toBe(reportBody(one).hash);
+  });
 });
 
 describe.each(testEngines())("report store (%s)", (engine) => {

@@ -4,11 +4,13 @@ ALTER TABLE "nodes" ADD COLUMN IF NOT EXISTS "display_name" text;--> statement-b
 ALTER TABLE "nodes" ADD COLUMN IF NOT EXISTS "last_changed_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "nodes" ADD COLUMN IF NOT EXISTS "skipped_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "nodes" ADD COLUMN IF NOT EXISTS "rejected_version" integer;--> statement-breakpoint
--- Nodes that reported before this migration: their figures from the report they have.
+-- Nodes that reported before this migration: their figures from the report they have (its body is in
+-- report_bodies since 0012).
 UPDATE "nodes" SET
-  "skipped_count" = coalesce(jsonb_array_length(lr."body" -> 'skipped'), 0),
-  "rejected_version" = (lr."body" ->> 'rejectedVersion')::int,
+  "skipped_count" = coalesce(jsonb_array_length(rb."body" -> 'skipped'), 0),
+  "rejected_version" = (rb."body" ->> 'rejectedVersion')::int,
   "last_changed_at" = lr."received_at"
-FROM "latest_reports" lr WHERE lr."node_id" = "nodes"."id";--> statement-breakpoint
+FROM "latest_reports" lr JOIN "report_bodies" rb ON rb."hash" = lr."body_hash"
+WHERE lr."node_id" = "nodes"."id";--> statement-breakpoint
 -- The fleet sorts by the name it shows.
 CREATE INDEX IF NOT EXISTS "nodes_shown_name_idx" ON "nodes" USING btree ((coalesce("display_name", "name")), "id");

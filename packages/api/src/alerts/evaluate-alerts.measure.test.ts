@@ -30,7 +30,8 @@ describe.skipIf(!process.env.MESH_MEASURE_ALERTS || !process.env.DATABASE_URL)("
       select 'hook-' || k, 'http://127.0.0.1:9/x', '["offline","failing","drifted","conflicted","revoked","enrolled"]'::jsonb, 10, 's', 'measure' from generate_series(1, 3) k`;
     await sql`update alert_cursor set evaluated_at = now() - interval '1 minute', event_id = (select coalesce(max(id), 0) from events)`;
     await sql`insert into events (actor, action, node_id, data) select 'node:' || id, 'node.drift', id, '{"count":1,"ids":["f"]}'::jsonb from nodes`;
-    await sql`insert into latest_reports (node_id, declaration_version, hash, body) select id, 1, 'h', '{}'::jsonb from nodes where error_count > 0`;
+    await sql`insert into report_bodies (hash, body) values ('b', '{}'::jsonb) on conflict do nothing`;
+    await sql`insert into latest_reports (node_id, declaration_version, hash, body_hash, reconciled_at) select id, 1, 'h', 'b', now()::text from nodes where error_count > 0`;
     await sql`analyze`;
     // Past the offline threshold for the disconnected tenth.
     await new Promise((r) => setTimeout(r, 6_000));

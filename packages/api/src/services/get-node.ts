@@ -1,8 +1,8 @@
 // node.get: everything the node page shows, in one call; inline content only for admins
 // (viewers get each content's sha256 and size).
 import { desc, eq, getTableColumns } from "drizzle-orm";
-import { events, grants, latestReports, nodes } from "@mesh/db";
-import type { Report, Resource } from "@mesh/protocol";
+import { events, grants, nodes } from "@mesh/db";
+import type { Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
@@ -12,6 +12,7 @@ import { redactResources } from "./redact-content";
 import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
 import { nodeHealth } from "./node-health";
 import { shownName } from "./node-name";
+import { latestReport } from "./report-store";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -27,9 +28,9 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     .leftJoin(seenBy, seenByJoin)
     .where(eq(nodes.id, id));
   if (!node) throw new MeshError("NOT_FOUND", `no node with id ${id}`);
-  const [declaration, [latest], recent, nodeGrants, versions] = await Promise.all([
+  const [declaration, latest, recent, nodeGrants, versions] = await Promise.all([
     currentDeclaration(deps.db, id),
-    deps.db.select().from(latestReports).where(eq(latestReports.nodeId, id)),
+    latestReport(deps.db, id),
     deps.db.select().from(events).where(eq(events.nodeId, id)).orderBy(desc(events.id)).limit(50),
     // Never the secret: the page shows which credentials exist and whether they are revoked.
     deps.db
@@ -42,7 +43,7 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
   ]);
   // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
   const claims = await pendingClaimsOn(deps.db, id);
-  const report = (latest?.body ?? null) as Report | null;
+  const report = latest?.report ?? null;
   const { publicKey: _publicKey, shownName: name, name: hostname, ...rest } = node;
   const shown = declaration && !opts.showContent ? { ...declaration, resources: redactResources(declaration.resources as Resource[]) } : declaration;
   return {

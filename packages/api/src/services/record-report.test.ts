@@ -8,6 +8,7 @@ import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
+import { reportHistoryOf } from "./report-store";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
@@ -40,8 +41,8 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(written[0]!.data).toMatchObject({ count: 5000, uncorrected: 2500, ids: expect.arrayContaining(["r0", "r19"]) });
     expect((written[0]!.data as { ids: string[] }).ids).toHaveLength(20);
     expect(JSON.stringify(written[0]!.data).length).toBeLessThan(4096);
-    const [stored] = await deps.db.select().from(reportHistory).where(eq(reportHistory.nodeId, nodeId));
-    expect((stored!.body as { drift: unknown[] }).drift).toHaveLength(5000);
+    const [stored] = await reportHistoryOf(deps.db, [nodeId]);
+    expect(stored!.report.drift).toHaveLength(5000);
   });
 
   it("tells the drift of reports a paced one replaced, even when the state it ended in is stored already", async () => {

@@ -2,6 +2,9 @@
 // (one per node, as after a fleet-wide change) stored one transaction per report, the old way (in
 // sequence, and all at once through the pool as the gateway's links did), then through the ReportBatcher.
 // Prints reports per second. Figures go to the report-batch decision note.
+// With MESH_MEASURE=1 writeReports times its statements (batching/statement-times.ts): printed per batch statement.
+// MEASURE_BODIES=shared (default: every host reports the same owned list, as after a fleet-wide change)
+// or distinct (every host's digests differ: the worst case for bodies stored by hash).
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_REPORTS=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        MEASURE_REPORTS=2000 npx vitest run src/services/report-batch.measure.test.ts
 import { describe, expect, it } from "vitest";
@@ -14,6 +17,8 @@ import type { Deps } from "../deps";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { ReportBatcher } from "./report-batch";
+import { takeStatementTimes } from "../batching/statement-times";
+import { countReportBodies, pruneReportBodies } from "./report-store";
 import { recordReportOneByOne } from "../testing/report-oracle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
@@ -21,11 +26,12 @@ const N = Number(process.env.MEASURE_REPORTS ?? 2000);
 const run = process.env.MESH_MEASURE_REPORTS === "1" && !!process.env.DATABASE_URL;
 /** MEASURE_BASELINE=0 skips the one-by-one runs (at 10,000 they take a minute). */
 const baseline = process.env.MEASURE_BASELINE !== "0";
+const distinct = process.env.MEASURE_BODIES === "distinct";
 
-/** A host's report after a role change that placed 10 files: 10 owned resources, no drift. */
+/** A host's report after a role change that placed 10 files: 10 owned resources, no drift (the same on every host unless distinct). */
 const reportOf = (version: number, i: number): Report => ({
   declarationVersion: version,
-  owned: Array.from({ length: 10 }, (_, k) => ({ id: `file:/etc/app/${k}.conf`, type: "file", path: `/etc/app/${k}.conf`, hash: (i + version + k).toString(16).padStart(64, "0") })) as unknown as Report["owned"],
+  owned: Array.from({ length: 10 }, (_, k) => ({ id: `file:/etc/app/${k}.conf`, type: "file", path: `/etc/app/${k}.conf`, hash: ((distinct ? i : 0) + version + k).toString(16).padStart(64, "0") })) as unknown as Report["owned"],
   drift: [],
   errors: [],
   skipped: [],
@@ -65,17 +71,24 @@ describe.runIf(run)("report write throughput", () => {
         await Promise.all(ids.map((id, i) => recordReportOneByOne(deps, id, reportOf(version, i))));
       });
       const batcher = new ReportBatcher(deps);
+      takeStatementTimes();
       await measure("ReportBatcher, all at once", async () => {
         version++;
         const written = await Promise.all(ids.map((id, i) => batcher.write({ nodeId: id, report: reportOf(version, i) })));
         expect(written.every(Boolean)).toBe(true);
       });
       const batches = batcher.batches;
+      const statements = takeStatementTimes();
       await measure("ReportBatcher, all unchanged (one read per batch)", async () => {
         await Promise.all(ids.map((id, i) => batcher.write({ nodeId: id, report: reportOf(version, i) })));
       });
       console.table(figures);
-      console.log(`${N} reports, ${batches} transactions through the batcher`);
+      console.log(`${N} reports (${distinct ? "distinct" : "shared"} bodies), ${batches} transactions through the batcher; per batch statement (changed reports):`);
+      console.table(statements);
+      // The body sweep over this database (N latest rows, the history's rows; every body named: it deletes none).
+      const t0 = performance.now();
+      await pruneReportBodies(deps.db);
+      console.log(`${await countReportBodies(deps.db)} report bodies stored; a sweep took ${(performance.now() - t0).toFixed(1)} ms`);
     } finally {
       await database.close();
       await pg.drop();

@@ -16,6 +16,7 @@ import { recordReport } from "./record-report";
 import { enrolNode } from "./enrol-node";
 import { REPORT_HISTORY_PER_NODE, ReportBatcher, writeReports, type RecordReportOptions, type ReportItem } from "./report-batch";
 import { recordReportOneByOne } from "../testing/report-oracle";
+import { latestReport, reportHistoryOf } from "./report-store";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
@@ -90,8 +91,10 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   /** Everything a report write leaves about these nodes, with node ids replaced by their index. */
   const rowsOf = async (ids: string[]) => {
     const index = new Map(ids.map((id, i) => [id, i]));
-    const latest = await deps.db.select().from(latestReports).where(inArray(latestReports.nodeId, ids));
-    const history = await deps.db.select().from(reportHistory).where(inArray(reportHistory.nodeId, ids)).orderBy(asc(reportHistory.id));
+    const latest = (await Promise.all(ids.map(async (nodeId) => ({ nodeId, stored: await latestReport(deps.db, nodeId) })))).flatMap(({ nodeId, stored }) =>
+      stored ? [{ nodeId, declarationVersion: stored.report.declarationVersion, hash: stored.hash, body: stored.report }] : [],
+    );
+    const history = (await reportHistoryOf(deps.db, ids)).map((h) => ({ nodeId: h.nodeId, declarationVersion: h.report.declarationVersion, hash: h.hash, body: h.report }));
     const figures = await deps.db.select().from(nodes).where(inArray(nodes.id, ids));
     const audit = await deps.db
       .select()

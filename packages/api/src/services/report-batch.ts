@@ -7,11 +7,13 @@
 // gateway's reports for a short window and writes them so; each caller awaits its own answer.
 import { retryDelayMs } from "../batching/retry-delay";
 import { sql } from "drizzle-orm";
-import { latestReports, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
+import { notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import { storedBefore, type Drift, type Report, type ReportOrigin } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { HEALTH_FIGURES_COLUMNS, HEALTH_FIGURES_SET, healthFigures, type HealthFigures } from "./report-health-figures";
+import { timed, timedSince } from "../batching/statement-times";
+import { latestHashes, lockNodesWithLatest, pruneReportBodies, pruneReportHistory, reportBody, reportBodyJson, storeReportBodies, insertReportRows, type ReportRow } from "./report-store";
 
 export const REPORT_HISTORY_PER_NODE = 20;
 /** A drift event names this many resource ids and carries this many entries; the rest are in the report. */
@@ -68,13 +70,13 @@ export function reportHash(report: Report): string {
   return contentHash(rest);
 }
 
-/** One report to store; hash is reportHash(report) and json its JSON text, passed when the caller has them already. */
+/** One report to store; hash is reportHash(report) and bodyJson reportBodyJson(report), passed when the caller has them already. */
 export interface ReportItem {
   nodeId: string;
   report: Report;
   opts?: RecordReportOptions;
   hash?: string;
-  json?: string;
+  bodyJson?: string;
 }
 
 /** Drift a replaced report saw must be told even when the state it ended in is stored already. */
@@ -101,28 +103,17 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   if (items.length === 0) return [];
   const ids = [...new Set(items.map((i) => i.nodeId))].sort();
   // Every node row of the batch locked at once, in id order; its stored hash and origin read with it.
-  const locked = await tx
-    .select({
-      id: nodes.id,
-      storeLost: nodes.storeLost,
-      storeGeneration: nodes.storeGeneration,
-      hash: latestReports.hash,
-      origin: sql<ReportOrigin | null>`${latestReports.body} -> 'origin'`,
-    })
-    .from(nodes)
-    .leftJoin(latestReports, sql`${latestReports.nodeId} = ${nodes.id}`)
-    .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`)
-    .orderBy(nodes.id)
-    .for("update", { of: nodes });
+  const locked = await timed("lock nodes, read stored", () => lockNodesWithLatest(tx, ids));
+  const decided = performance.now();
   // What each node holds as the batch is applied item by item (in memory: the statements below write the end state).
   const state = new Map(
-    locked.map((r) => [r.id, { hash: r.hash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin }]),
+    locked.map((r) => [r.id, { hash: r.hash as string | null, bodyHash: r.bodyHash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin }]),
   );
 
   const written: boolean[] = [];
-  // The stored rows as JSON text, each report's body spliced in as serialised once (ids are uuids, hashes hex).
-  const reports: string[] = [];
-  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number } & HealthFigures>();
+  const reports: ReportRow[] = [];
+  /** Per node written: its figures, and whether a body differs from the one stored before it (changed). */
+  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number; changed: boolean } & HealthFigures>();
   const audit: EventRow[] = [];
   /** Nodes whose store a report not written again found rolled back: only their flag changes. */
   const lostOnly = new Set<string>();
@@ -171,16 +162,19 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       return void written.push(false);
     }
     written.push(true);
+    const body = reportBody(report, item.bodyJson);
+    const changed = (figures.get(nodeId)?.changed ?? false) || held.bodyHash !== body.hash;
     held.hash = hash;
+    held.bodyHash = body.hash;
     if (report.origin) held.origin = report.origin;
-    reports.push(`{"i":${i},"node_id":${JSON.stringify(nodeId)},"declaration_version":${report.declarationVersion},"hash":${JSON.stringify(hash)},"body":${item.json ?? JSON.stringify(report)}}`);
+    reports.push({ i, nodeId, report, hash, body });
     // The applied version only ever rises (greatest below), so the highest of a node's reports is the one that counts.
     const version = Math.max(report.declarationVersion, figures.get(nodeId)?.version ?? -1);
     const next = nextStoreGeneration(held.generation, report);
     if (next.behind) opts.storeBehind?.(held.generation);
     const storeLost = report.storeLost || next.behind;
     lostOnly.delete(nodeId);
-    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation, ...healthFigures(report) });
+    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation, changed, ...healthFigures(report) });
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
@@ -190,39 +184,24 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     held.generation = next.generation;
   });
 
+  timedSince("decide in memory", decided);
   if (reports.length > 0) {
-    // History in the batch's order (ids ascend as one-by-one writes made them); latest: each node's last.
-    await tx.execute(sql`
-      with v as (
-        select * from jsonb_to_recordset(${`[${reports.join(",")}]`}::jsonb)
-          as v(i int, node_id uuid, declaration_version int, hash text, body jsonb)
-      ), history as (
-        insert into report_history (node_id, declaration_version, hash, body)
-        select node_id, declaration_version, hash, body from v order by i
-      )
-      insert into latest_reports (node_id, declaration_version, hash, body)
-      select distinct on (node_id) node_id, declaration_version, hash, body from v order by node_id, i desc
-      on conflict (node_id) do update
-        set declaration_version = excluded.declaration_version, hash = excluded.hash, body = excluded.body, received_at = now()`);
+    // Bodies first (each distinct one once), then the small rows naming them (report-store.ts).
+    await timed("store bodies", () => storeReportBodies(tx, reports));
+    await timed("insert history, upsert latest", () => insertReportRows(tx, reports));
     // The host's word, bounded: never past what it was declared, never back down (node-declares-file.ts
     // lets a node that has not applied its current declaration fetch the previous one's files).
-    await tx.execute(sql`
+    await timed("update nodes", () => tx.execute(sql`
       update nodes set
         applied_version = greatest(nodes.applied_version, least(v.version, nodes.declared_version)),
         owned_count = v.owned, drift_count = v.drift, error_count = v.errors, store_lost = v.store_lost,
         store_generation = v.store_generation, last_checked_at = now(), updated_at = now(),
         ${HEALTH_FIGURES_SET}
       from jsonb_to_recordset(${JSON.stringify([...figures.values()])}::jsonb)
-        as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint, ${HEALTH_FIGURES_COLUMNS})
-      where nodes.id = v.id`);
+        as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint, changed boolean, ${HEALTH_FIGURES_COLUMNS})
+      where nodes.id = v.id`));
     // Each node's history kept to its newest REPORT_HISTORY_PER_NODE, one statement for the batch.
-    await tx.execute(sql`
-      delete from report_history h
-      using (
-        select id, row_number() over (partition by node_id order by id desc) as n from report_history
-        where node_id in (select jsonb_array_elements_text(${JSON.stringify([...figures.keys()])}::jsonb)::uuid)
-      ) k
-      where h.id = k.id and k.n > ${REPORT_HISTORY_PER_NODE}`);
+    await timed("prune history", () => pruneReportHistory(tx, [...figures.keys()], REPORT_HISTORY_PER_NODE));
   }
   if (lostOnly.size > 0) {
     await tx.execute(sql`
@@ -230,11 +209,11 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       where id in (select jsonb_array_elements_text(${JSON.stringify([...lostOnly])}::jsonb)::uuid)`);
   }
   if (audit.length > 0) {
-    await tx.execute(sql`
+    await timed("insert events", () => tx.execute(sql`
       insert into events (actor, action, node_id, data)
       select actor, action, node_id, data from jsonb_to_recordset(${JSON.stringify(audit)}::jsonb)
         as v(i int, actor text, action text, node_id uuid, data jsonb)
-      order by i`);
+      order by i`));
   }
   // Wakes views: the node when one changed, else "*" (any number, bus.ts).
   const changed = [...figures.keys(), ...lostOnly];
@@ -261,11 +240,7 @@ export async function unchangedReports(db: DbOrTx, items: ReportItem[]): Promise
   });
   const candidates = [...first.values()].filter((i) => !carriesDrift(items[i]!.opts));
   if (candidates.length === 0) return new Set();
-  const stored = await db
-    .select({ nodeId: latestReports.nodeId, hash: latestReports.hash, generation: nodes.storeGeneration })
-    .from(latestReports)
-    .innerJoin(nodes, sql`${nodes.id} = ${latestReports.nodeId}`)
-    .where(sql`${latestReports.nodeId} in (select jsonb_array_elements_text(${JSON.stringify(candidates.map((i) => items[i]!.nodeId))}::jsonb)::uuid)`);
+  const stored = await latestHashes(db, candidates.map((i) => items[i]!.nodeId));
   const byNode = new Map(stored.map((s) => [s.nodeId, s]));
   return new Set(
     candidates.filter((i) => {
@@ -278,6 +253,8 @@ export async function unchangedReports(db: DbOrTx, items: ReportItem[]): Promise
 
 interface Waiting {
   item: ReportItem;
+  /** The report's size as JSON text, for the batch's bound. */
+  bytes: number;
   resolve: (written: boolean) => void;
   reject: (err: unknown) => void;
   /** Batches this report was in that failed. */
@@ -299,6 +276,11 @@ export interface ReportBatcherOptions {
   maxItems?: number;
   /** ...or this many bytes of reports (default 16 MiB: a report may be up to a frame, 1 MiB). */
   maxBytes?: number;
+  /**
+   * Report bodies no report names any more (the history scrolled past them) are deleted at most this
+   * often, after a batch, between batches (default 10 minutes; 0: after every batch).
+   */
+  bodySweepMs?: number;
 }
 
 /**
@@ -315,6 +297,8 @@ export class ReportBatcher {
   private readonly windowMs: number;
   private readonly maxItems: number;
   private readonly maxBytes: number;
+  private readonly bodySweepMs: number;
+  private lastSweep = Date.now();
   /** Transactions written, for tests and logs. */
   batches = 0;
 
@@ -325,14 +309,17 @@ export class ReportBatcher {
     this.windowMs = opts.windowMs ?? 50;
     this.maxItems = opts.maxItems ?? 1000;
     this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    this.bodySweepMs = opts.bodySweepMs ?? 10 * 60_000;
   }
 
   /** Stores one report with the others of its batch; false when it equals the stored one (nothing written). */
   write(item: ReportItem): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      const json = item.json ?? JSON.stringify(item.report);
-      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), json }, resolve, reject, failures: 0 });
-      this.waitingBytes += json.length;
+      // Serialised once; hashed only if it is written (writeReports): a reconnecting fleet's equal reports are not.
+      const bodyJson = item.bodyJson ?? reportBodyJson(item.report);
+      const bytes = bodyJson.length;
+      this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), bodyJson }, bytes, resolve, reject, failures: 0 });
+      this.waitingBytes += bytes;
       if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) void this.flush();
       else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);
     });
@@ -342,7 +329,7 @@ export class ReportBatcher {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.chain = this.chain.then(() => this.drain());
+    this.chain = this.chain.then(() => this.drain()).then(() => this.sweepBodies());
     return this.chain;
   }
 
@@ -351,19 +338,19 @@ export class ReportBatcher {
       // At most maxItems and maxBytes (at least one report, however large).
       let count = 0;
       let bytes = 0;
-      while (count < this.waiting.length && count < this.maxItems && (count === 0 || bytes + this.waiting[count]!.item.json!.length <= this.maxBytes)) {
-        bytes += this.waiting[count]!.item.json!.length;
+      while (count < this.waiting.length && count < this.maxItems && (count === 0 || bytes + this.waiting[count]!.bytes <= this.maxBytes)) {
+        bytes += this.waiting[count]!.bytes;
         count++;
       }
       const batch = this.waiting.splice(0, count);
       this.waitingBytes -= bytes;
       try {
         const items = batch.map((w) => w.item);
-        const unchanged = await unchangedReports(this.deps.db, items);
+        const unchanged = await timed("read unchanged (before the transaction)", () => unchangedReports(this.deps.db, items));
         const rest = items.map((item, i) => ({ item, i })).filter(({ i }) => !unchanged.has(i));
         const written = new Array<boolean>(items.length).fill(false);
         if (rest.length > 0) {
-          const result = await this.deps.db.transaction((tx) => writeReports(tx, rest.map((r) => r.item)));
+          const result = await timed("transaction (all of it)", () => this.deps.db.transaction((tx) => writeReports(tx, rest.map((r) => r.item))));
           this.batches++;
           rest.forEach(({ i }, k) => (written[i] = result[k]!));
         }
@@ -378,12 +365,24 @@ export class ReportBatcher {
     }
   }
 
+  /** Deletes unnamed report bodies when the last sweep is bodySweepMs old (one transaction; a failure waits for the next). */
+  private async sweepBodies(): Promise<void> {
+    if (this.batches === 0 || Date.now() - this.lastSweep < this.bodySweepMs) return;
+    this.lastSweep = Date.now();
+    try {
+      const deleted = await timed("sweep report bodies", () => pruneReportBodies(this.deps.db));
+      if (deleted > 0) this.deps.log.info({ deleted }, "report bodies no report names deleted");
+    } catch (err) {
+      this.deps.log.warn({ reason: (err as Error).message }, "report body sweep failed; will try again later");
+    }
+  }
+
   /** Puts a failed batch's reports back, ahead of newer ones, and writes them after a pause. */
   private retry(batch: Waiting[]) {
     if (batch.length === 0) return;
     setTimeout(() => {
       this.waiting.unshift(...batch);
-      this.waitingBytes += batch.reduce((n, w) => n + w.item.json!.length, 0);
+      this.waitingBytes += batch.reduce((n, w) => n + w.bytes, 0);
       void this.flush();
     }, retryDelayMs(Math.max(...batch.map((w) => w.failures)), 200)).unref();
   }

@@ -14,5 +14,9 @@ export const healthFigures = (report: Report): HealthFigures => ({ skipped: repo
 /** The recordset's extra columns, named as healthFigures names them. */
 export const HEALTH_FIGURES_COLUMNS = sql.raw("skipped int, rejected int");
 
-/** A report is written only when it differs from the node's stored one: so it is also when the node last changed. */
-export const HEALTH_FIGURES_SET = sql.raw("skipped_count = v.skipped, rejected_version = v.rejected, last_changed_at = now()");
+/**
+ * Last changed: when a written report's body (what the host owns, its drift, errors and skips) differs from the
+ * one stored before it (the batch's `changed`); a report that only moves to a new version with the same body is not
+ * a change on the machine.
+ */
+export const HEALTH_FIGURES_SET = sql.raw("skipped_count = v.skipped, rejected_version = v.rejected, last_changed_at = case when v.changed then now() else nodes.last_changed_at end");

@@ -2,11 +2,12 @@
 // statements each): the oracle report-batch.test.ts compares writeReports with, and the baseline
 // report-batch.measure.test.ts measures it against. Not used by the product.
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import { latestReports, nodes, notify, reportHistory, CHANNELS } from "@mesh/db";
+import { latestReports, nodes, notify, reportBodies, reportHistory, CHANNELS } from "@mesh/db";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
 import { REPORT_HISTORY_PER_NODE, driftSummary, nextStoreGeneration, reportHash, type RecordReportOptions } from "../services/report-batch";
+import { reportBody } from "../services/report-store";
 
 export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: string, report: Report, opts: RecordReportOptions = {}): Promise<boolean> {
   const hash = reportHash(report);
@@ -23,11 +24,21 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
       }
       return false;
     }
-    const row = { nodeId, declarationVersion: report.declarationVersion, hash, body: report };
+    const body = reportBody(report);
+    await tx.insert(reportBodies).values({ hash: body.hash, body: JSON.parse(body.json) }).onConflictDoNothing();
+    const parts = {
+      declarationVersion: report.declarationVersion,
+      hash,
+      bodyHash: body.hash,
+      reconciledAt: report.reconciledAt,
+      origin: report.origin ?? null,
+      storeGeneration: report.storeGeneration ?? null,
+    };
+    const row = { nodeId, ...parts };
     await tx
       .insert(latestReports)
       .values(row)
-      .onConflictDoUpdate({ target: latestReports.nodeId, set: { declarationVersion: row.declarationVersion, hash, body: report, receivedAt: sql`now()` } });
+      .onConflictDoUpdate({ target: latestReports.nodeId, set: { ...parts, receivedAt: sql`now()` } });
     await tx.insert(reportHistory).values(row);
     const keep = tx.select({ id: reportHistory.id }).from(reportHistory).where(eq(reportHistory.nodeId, nodeId)).orderBy(desc(reportHistory.id)).limit(REPORT_HISTORY_PER_NODE);
     const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));

@@ -23,9 +23,9 @@ import { applyHsts } from "./server/security-headers";
 import { loadTls } from "./server/tls";
 import { TrustedProxies } from "./server/trusted-proxies";
 import { upgradeListener } from "./server/upgrades";
+import { startBusProbe } from "./server/bus-probe";
 import { readinessProbe, serveHealth } from "./server/health-routes";
 import { listenMetrics, metricsHandler, serveMetricsOnMainPort } from "./server/metrics-route";
-import { CHANNELS } from "@mesh/db";
 import { startAlertWorker } from "@mesh/api";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
@@ -105,11 +105,9 @@ async function main() {
   const hostVersion = (JSON.parse(fs.readFileSync(path.resolve(webDir, "../agent/package.json"), "utf8")) as { version: string }).version;
   setRuntime({ database, log, config, grants, tlsPin: tls?.pin, hostVersion, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken), loginLimits: createLoginLimits() });
 
-  // Readiness: this instance hears the change bus (a subscription of its own, on the channel views use).
-  let busSubscribed = false;
-  const unsubscribeReadiness = await database.bus.subscribe(CHANNELS.node, () => {}, { onGap: () => (busSubscribed = true) });
-  busSubscribed = true;
-  const ready = readinessProbe({ db: database.db, migrated: () => migrated, busSubscribed: () => busSubscribed });
+  // Readiness: the database answers, and this instance hears its own notification back on the change bus.
+  const busProbe = await startBusProbe(database.db, database.bus);
+  const ready = readinessProbe({ db: database.db, migrated: () => migrated, bus: (ms) => busProbe.check(ms) });
   const serveMetrics = metricsHandler({ db: database.db }, log);
   const metricsServer = config.metrics.address ? await listenMetrics(config.metrics.address, config.metrics.token, serveMetrics) : null;
   if (metricsServer) log.info({ address: config.metrics.address }, "metrics listener");
@@ -207,7 +205,7 @@ async function main() {
     migrated = false;
     metricsServer?.close();
     await stopAlerts().catch(() => {});
-    await unsubscribeReadiness().catch(() => {});
+    await busProbe.close().catch(() => {});
     await gateway?.close().catch(() => {});
     await stopSettler().catch(() => {});
     await postgresGrants?.close().catch(() => {});

@@ -31,6 +31,8 @@ export const CHANNELS = {
   reconcile: "mesh_reconcile",
   /** payload: grant row id the provider must be made to match (after the commit that changed it) */
   grant: "mesh_grant",
+  /** payload: a random token; an instance's readiness check sends one and waits to hear it back (/readyz). */
+  probe: "mesh_probe",
 } as const;
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 

@@ -16,14 +16,14 @@ export interface Readiness {
   db: Db;
   /** Set once migrate() has finished at start. */
   migrated: () => boolean;
-  /** Whether this instance's change-bus subscription is established (and not lost). */
-  busSubscribed: () => boolean;
+  /** The change bus round trip within the deadline: "ok", or why not (bus-probe.ts). */
+  bus: (deadlineMs: number) => Promise<string>;
   deadlineMs?: number;
 }
 
 interface Verdict {
   ready: boolean;
-  checks: { database: "ok" | string; migrations: "ok" | "pending"; bus: "ok" | "not subscribed" };
+  checks: { database: "ok" | string; migrations: "ok" | "pending"; bus: "ok" | string };
   reason?: string;
 }
 
@@ -45,8 +45,9 @@ export function readinessProbe(r: Readiness) {
   return async function check(): Promise<Verdict> {
     if (last && Date.now() - last.at < REUSE_MS) return last.verdict;
     inFlight ??= (async () => {
-      const database = await databaseAnswers(r.db, r.deadlineMs ?? READY_DEADLINE_MS);
-      const checks: Verdict["checks"] = { database, migrations: r.migrated() ? "ok" : "pending", bus: r.busSubscribed() ? "ok" : "not subscribed" };
+      const deadlineMs = r.deadlineMs ?? READY_DEADLINE_MS;
+      const [database, bus] = await Promise.all([databaseAnswers(r.db, deadlineMs), r.bus(deadlineMs)]);
+      const checks: Verdict["checks"] = { database, migrations: r.migrated() ? "ok" : "pending", bus };
       const failing = Object.entries(checks).filter(([, v]) => v !== "ok");
       const verdict: Verdict = failing.length === 0 ? { ready: true, checks } : { ready: false, checks, reason: failing.map(([k, v]) => `${k}: ${v}`).join("; ") };
       last = { at: Date.now(), verdict };

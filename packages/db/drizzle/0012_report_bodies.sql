@@ -1,4 +1,4 @@
--- Report bodies are content-addressed (issue 11, decision DRAFT-R-report-bodies): what a report says
+-- Report bodies are content-addressed (issue 11, decision 0028-report-bodies): what a report says
 -- about the machine (owned, drift, errors, skipped, storeLost, rejectedVersion) is stored once by its
 -- hash; latest_reports and report_history keep small rows naming it, with the report's own parts
 -- (declaration version, reconciled at, origin, store generation). "hash" stays the report's hash (what

@@ -1,6 +1,6 @@
 // A node's health, defined once (issue 13): the API computes it in SQL from the node's own row, so
 // the fleet list filters, sorts and counts by it set-based, and the dashboard only renders it.
-// See docs/decisions/DRAFT-A-node-health.md.
+// See docs/decisions/0029-node-health.md.
 import { sql } from "drizzle-orm";
 import { nodes } from "@mesh/db";
 

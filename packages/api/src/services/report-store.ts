@@ -1,4 +1,4 @@
-// Reports stored by content hash (issue 11, decision DRAFT-R-report-bodies), as declarations are
+// Reports stored by content hash (issue 11, decision 0028-report-bodies), as declarations are
 // (declaration-store.ts): a report's body (what it says about the machine) is stored once in
 // report_bodies; latest_reports and report_history are small rows naming it, with the report's own
 // parts (declaration version, reconciled at, origin, store generation), which differ from host to host
@@ -18,7 +18,7 @@ export type ReportBody = Omit<Report, "declarationVersion" | "reconciledAt" | "o
 /**
  * A report's body as JSON text (the text stored), keys in the order the report has them: a parsed
  * report's are the schema's, the same on every host. Not canonical JSON: sorting every object's keys
- * of 1,000 bodies took most of a batch's time (DRAFT-R-report-bodies). A body whose keys come in
+ * of 1,000 bodies took most of a batch's time (0028-report-bodies). A body whose keys come in
  * another order gets another name, which costs a row, never a wrong answer: "unchanged" is decided by
  * reportHash, never by a body's name.
  */

@@ -1,26 +1,11 @@
 // Migration 0012 on a database that already has reports: bodies move to report_bodies (one row per
 // distinct body, named by the sha256 of its jsonb text), the rows keep their own parts, nothing is lost.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { sql } from "drizzle-orm";
-import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
-import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
-import { createDb, type Database } from "./client";
-import { migrate, migrationsFolder } from "./migrate";
-import { createPostgresDatabase, testEngines } from "./testing";
-
-/** A copy of the migrations folder that stops before `tag`. */
-function migrationsBefore(tag: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-migrations-"));
-  fs.cpSync(migrationsFolder(), dir, { recursive: true });
-  const journalPath = path.join(dir, "meta", "_journal.json");
-  const journal = JSON.parse(fs.readFileSync(journalPath, "utf8")) as { entries: Array<{ tag: string }> };
-  journal.entries = journal.entries.filter((e) => e.tag < tag);
-  fs.writeFileSync(journalPath, JSON.stringify(journal));
-  return dir;
-}
+import type { Database } from "./client";
+import { migrate } from "./migrate";
+import { testEngines } from "./testing";
+import { databaseBefore } from "./migration-test-support";
 
 const said = { owned: [{ id: "file:/etc/a", type: "file", digest: "a".repeat(64) }], drift: [], errors: [], skipped: [], storeLost: false };
 
@@ -28,16 +13,7 @@ describe.each(testEngines())("migration 0012 (report bodies) on %s", (engine) =>
   let database: Database;
   let drop = async () => {};
   beforeAll(async () => {
-    if (engine === "pglite") database = await createDb({ dataDir: "memory://" });
-    else {
-      const pg = await createPostgresDatabase();
-      database = await createDb({ url: pg.url });
-      drop = pg.drop;
-    }
-    const before = migrationsBefore("0012");
-    if (database.kind === "pglite") await migratePglite(database.db as never, { migrationsFolder: before });
-    else await migratePostgres(database.db as never, { migrationsFolder: before });
-    fs.rmSync(before, { recursive: true, force: true });
+    ({ database, drop } = await databaseBefore(engine, "0012"));
   });
   afterAll(async () => {
     await database?.close();

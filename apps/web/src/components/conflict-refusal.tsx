@@ -2,7 +2,7 @@
 // A save refused because it would put nodes into conflict (CONFLICT with data.details from
 // check-conflicts.ts): each conflict named, with how many nodes and a few of them, and a
 // button that sends the same save again with confirmConflicts.
-import Link from "next/link";
+import { NodeLinks } from "./node-links";
 import { Button } from "./button";
 
 interface Finding {
@@ -29,15 +29,7 @@ export function ConflictRefusal({ refusal, onConfirm, pending }: { refusal: { no
         {refusal.conflicts.map((c) => (
           <li key={`${c.key} ${c.roles.join(" ")}`} data-testid="conflict-item">
             <code>{c.key}</code> is declared differently by roles <strong>{c.roles[0]}</strong> and <strong>{c.roles[1]}</strong> on {c.nodes} node{c.nodes === 1 ? "" : "s"}:{" "}
-            {c.sample.map((n, i) => (
-              <span key={n.id}>
-                {i > 0 && ", "}
-                <Link prefetch={false} href={`/nodes/${n.id}`} className="underline">
-                  {n.name}
-                </Link>
-              </span>
-            ))}
-            {c.nodes > c.sample.length && ` and ${c.nodes - c.sample.length} more`}
+            <NodeLinks nodes={c.sample} total={c.nodes} />
           </li>
         ))}
       </ul>

@@ -3,14 +3,11 @@
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
 import { ContentDiffView } from "../content-diff";
+import { PLAN_ACTION_STYLE } from "../plan-action-style";
 
 export type LabelsPlanData = inferRouterOutputs<AppRouter>["node"]["planLabels"];
 
-const ACTION_STYLE = {
-  create: "bg-emerald-100 text-emerald-800",
-  update: "bg-sky-100 text-sky-800",
-  remove: "bg-rose-600 text-white",
-} as const;
+const ACTION_STYLE = PLAN_ACTION_STYLE;
 
 export function LabelsPlan({ plan }: { plan: LabelsPlanData }) {
   if (!plan.compilable) return <p data-testid="labels-plan" className="text-sm text-slate-700">This node receives no new declarations in its state: the labels change nothing on the machine.</p>;

@@ -1,17 +1,14 @@
 // The plan of a role change: which nodes match, and per node the resources that
 // will be created, updated or removed (removals stand out).
-import Link from "next/link";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
 import { ContentDiffView } from "../content-diff";
+import { NodeLinks } from "../node-links";
+import { PLAN_ACTION_STYLE } from "../plan-action-style";
 
 export type RolePlanData = inferRouterOutputs<AppRouter>["role"]["plan"];
 
-const ACTION_STYLE = {
-  create: "bg-emerald-100 text-emerald-800",
-  update: "bg-sky-100 text-sky-800",
-  remove: "bg-rose-600 text-white",
-} as const;
+const ACTION_STYLE = PLAN_ACTION_STYLE;
 
 export function RolePlan({ plan }: { plan: RolePlanData }) {
   const removals = plan.nodes.reduce((n, p) => n + p.changes.filter((c) => c.action === "remove").length, 0);
@@ -20,15 +17,7 @@ export function RolePlan({ plan }: { plan: RolePlanData }) {
       <p>
         Matches <strong data-testid="plan-matched">{plan.matchedCount}</strong> node{plan.matchedCount === 1 ? "" : "s"}
         {plan.matched.length > 0 && ": "}
-        {plan.matched.slice(0, 20).map((n, i) => (
-          <span key={n.id}>
-            {i > 0 && ", "}
-            <Link prefetch={false} href={`/nodes/${n.id}`} className="underline">
-              {n.name}
-            </Link>
-          </span>
-        ))}
-        {plan.matchedCount > 20 && ` and ${plan.matchedCount - 20} more`}.
+        <NodeLinks nodes={plan.matched.slice(0, 20)} total={plan.matchedCount} />.
       </p>
       {plan.changedCount === 0 ? (
         <p className="text-slate-700">Saving changes no node&apos;s declaration.</p>

@@ -1,0 +1,6 @@
+// How a planned change to a resource is marked in every plan (removals stand out).
+export const PLAN_ACTION_STYLE = {
+  create: "bg-emerald-100 text-emerald-800",
+  update: "bg-sky-100 text-sky-800",
+  remove: "bg-rose-600 text-white",
+} as const;

@@ -17,11 +17,16 @@ export function startAlertWorker(deps: Pick<Deps, "db" | "log" | "grants">, opts
   let stopped = false;
   let running: Promise<void> | null = null;
   const tick = async () => {
+    // Each on its own: an evaluation that fails does not hold back what is already owed, nor the reverse.
     try {
       await evaluate();
+    } catch (err) {
+      deps.log.warn({ err }, "alert evaluation failed; trying again next tick");
+    }
+    try {
       await deliverAlerts(deps, { retryBaseMs: opts.retryBaseMs });
     } catch (err) {
-      deps.log.warn({ err }, "alert run failed; trying again next tick");
+      deps.log.warn({ err }, "alert delivery failed; trying again next tick");
     }
   };
   const timer = setInterval(() => {

@@ -13,7 +13,11 @@ import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { createSecretBox } from "../secrets/secret-box";
-import { createWebhook, CreateWebhookInput, listAttempts, listWebhooks, testWebhook } from "./webhooks";
+import { createWebhook, CreateWebhookInput, listAttempts, listWebhooks, setWebhookEnabled, testWebhook } from "./webhooks";
+import { bulkRetire, bulkRevoke, forgetNodes } from "../services/bulk-actions";
+import { deleteRole, upsertRole } from "../services/roles";
+import { recordReport } from "../services/record-report";
+import { startAlertWorker } from "./alert-worker";
 import { createAlertEvaluator } from "./evaluate-alerts";
 import { deliverAlerts, retryDelay } from "./deliver-alerts";
 import { verifySignature } from "./sign";
@@ -61,11 +65,18 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     await createAlertEvaluator(deps)();
   });
 
-  const enrol = async () => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
+  const enrol = async (labels: Record<string, string> = {}) => {
+    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
     return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
   };
   const deliveries = () => deps.db.select().from(alertDeliveries).orderBy(alertDeliveries.id);
+  /** The one delivery queued for `hookId` since the last look, parsed. */
+  const bodyFor = async (hookId: string) => {
+    const mine = (await deliveries()).filter((d) => d.webhookId === hookId && d.status === "pending");
+    expect(mine).toHaveLength(1);
+    return JSON.parse(mine[0]!.body) as { event: string; count: number; nodes: Array<{ id: string; name: string; detail?: Record<string, unknown> }> };
+  };
+  const idsOf = (body: { nodes: Array<{ id: string }> }) => body.nodes.map((n) => n.id).sort();
 
   it("refuses bad webhooks, one error per class", () => {
     const good = { name: "ops", url: "https://hooks.example/x", events: ["enrolled"] };
@@ -227,5 +238,130 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     expect(ok.got.length - before).toBe(10);
     const attempts = await deps.db.select().from(alertAttempts).where(eq(alertAttempts.webhookId, hook.id));
     expect(attempts).toHaveLength(10);
+  });
+
+  it("alerts revoked for a bulk revoke, naming every node by its shown name, in one delivery", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["revoked"] } });
+    const [a, b] = [await enrol(), await enrol()];
+    await deps.db.update(nodes).set({ displayName: "web-a" }).where(eq(nodes.id, a));
+    await createAlertEvaluator(deps)();
+    await bulkRevoke(deps, { actor: "admin", input: { ids: [a, b] } });
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
+    const body = await bodyFor(hook.id);
+    expect(body).toMatchObject({ event: "revoked", count: 2 });
+    expect(idsOf(body)).toEqual([a, b].sort());
+    expect(body.nodes.find((n) => n.id === a)!.name).toBe("web-a");
+    await deliverAlerts(deps);
+  });
+
+  it("alerts revoked for the retiring nodes a forget revokes, and not for nodes already revoked", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["revoked"] } });
+    const [retiring, gone] = [await enrol(), await enrol()];
+    await bulkRetire(deps, { actor: "admin", input: { ids: [retiring] } });
+    await bulkRevoke(deps, { actor: "admin", input: { ids: [gone] } });
+    await createAlertEvaluator(deps)();
+    await deliverAlerts(deps);
+    // One node already revoked, forgotten alone: its event names it, but nothing is revoked now.
+    await forgetNodes(deps, { actor: "admin", input: { ids: [gone] } });
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 0 });
+    await forgetNodes(deps, { actor: "admin", input: { ids: [retiring, gone] } });
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
+    expect(idsOf(await bodyFor(hook.id))).toEqual([retiring]);
+    await deliverAlerts(deps);
+  });
+
+  it("alerts conflicted for every node a fleet-wide recompile put in conflict, with each node's own conflicts", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["conflicted"] } });
+    const tag = crypto.randomUUID().slice(0, 8);
+    const [a, b] = [await enrol({ clash: tag }), await enrol({ clash: tag })];
+    const sel = { labels: { clash: tag } };
+    await upsertRole(deps, { actor: "test", input: { name: `one-${tag}`, selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "1" }] } });
+    await createAlertEvaluator(deps)();
+    await upsertRole(deps, { actor: "test", confirmConflicts: true, input: { name: `two-${tag}`, selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] } });
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
+    const body = await bodyFor(hook.id);
+    expect(body).toMatchObject({ event: "conflicted", count: 2 });
+    expect(idsOf(body)).toEqual([a, b].sort());
+    expect(body.nodes[0]!.detail).toEqual({ conflicts: [{ key: "f", roles: [`one-${tag}`, `two-${tag}`] }] });
+    await deleteRole(deps, { actor: "test", name: `two-${tag}` });
+    await deleteRole(deps, { actor: "test", name: `one-${tag}` });
+    await deliverAlerts(deps);
+  });
+
+  it("alerts failing as the node's health says: a node that refused its declaration", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["failing"] } });
+    const id = await enrol();
+    await deps.db.update(nodes).set({ state: "enrolled", lastSeenAt: new Date(), lastCheckedAt: new Date(), declaredVersion: 1, appliedVersion: 0 }).where(eq(nodes.id, id));
+    const report = (extra: Record<string, unknown> = {}) => ({ declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), ...extra });
+    await recordReport(deps, id, report());
+    await createAlertEvaluator(deps)();
+    // The host refuses v2 whole: it reports v1 (held), no errors, and names v2.
+    await deps.db.update(nodes).set({ declaredVersion: 2 }).where(eq(nodes.id, id));
+    await recordReport(deps, id, report({ rejectedVersion: 2 }));
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
+    const body = await bodyFor(hook.id);
+    expect(body.nodes).toEqual([{ id, name: expect.any(String), detail: { errors: 0, skipped: 0, rejectedVersion: 2 } }]);
+    // Still failing, nothing changed since: no second alert.
+    expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 0 });
+    await deliverAlerts(deps);
+  });
+
+  it("does not send to a disabled webhook: its deliveries are marked failed, with an attempt saying why", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "off", url: ok.url, events: ["enrolled"] } });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    await setWebhookEnabled(deps, { actor: "admin", id: hook.id, enabled: false });
+    const before = ok.got.length;
+    expect(await deliverAlerts(deps)).toEqual({ delivered: 0, failed: 0 });
+    expect(ok.got.length).toBe(before);
+    expect((await deliveries()).filter((d) => d.webhookId === hook.id).map((d) => d.status)).toEqual(["failed"]);
+    expect((await listAttempts(deps, { id: hook.id })).items.map((a) => [a.ok, a.error])).toEqual([[false, "webhook disabled: not sent"]]);
+  });
+
+  it("copes with a webhook deleted between claiming its deliveries and reading it", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "gone", url: ok.url, events: ["enrolled"] } });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    // The webhook is deleted right after the worker claims its delivery (the first statement it runs).
+    let claims = 0;
+    const db = new Proxy(deps.db, {
+      get(target, prop, recv) {
+        if (prop !== "execute") return Reflect.get(target, prop, recv);
+        return async (...args: Parameters<typeof target.execute>) => {
+          const result = await target.execute(...args);
+          if (claims++ === 0) await target.delete(webhooks).where(eq(webhooks.id, hook.id));
+          return result;
+        };
+      },
+    });
+    expect(await deliverAlerts({ ...deps, db })).toEqual({ delivered: 0, failed: 0 });
+  });
+
+  it("deletes delivered and failed deliveries older than 7 days, with their attempts, and keeps the rest", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["enrolled"] } });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    await deliverAlerts(deps);
+    const [old, recent] = (await deliveries()).filter((d) => d.webhookId === hook.id);
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    const pending = (await deliveries()).filter((d) => d.webhookId === hook.id).at(-1)!;
+    await deps.db.update(alertDeliveries).set({ createdAt: sql`now() - interval '8 days'` }).where(sql`${alertDeliveries.id} in (${old!.id}, ${pending.id})`);
+    await deps.db.update(alertDeliveries).set({ nextAttemptAt: sql`now() + interval '1 hour'` }).where(eq(alertDeliveries.id, pending.id));
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    expect(await deliverAlerts(deps)).toEqual({ delivered: 1, failed: 0 });
+    const left = (await deliveries()).filter((d) => d.webhookId === hook.id);
+    expect(left.map((d) => d.id)).not.toContain(old!.id);
+    expect(left.map((d) => d.id)).toEqual(expect.arrayContaining([recent!.id, pending.id]));
+    expect(await deps.db.select().from(alertAttempts).where(eq(alertAttempts.deliveryId, old!.id))).toEqual([]);
+  });
+
+  it("keeps delivering while the evaluator fails", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["enrolled"] } });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    // A webhook row the evaluator cannot read (events not a list): every evaluation throws.
+    await deps.db.execute(sql`insert into webhooks (name, url, events, secret, created_by) values ('broken', ${ok.url}, '{"not": "a list"}'::jsonb, 'x', 'test')`);
+    const before = ok.got.length;
+    const stop = startAlertWorker(deps, { intervalMs: 50 });
+    for (let i = 0; i < 100 && ok.got.length === before; i++) await new Promise((r) => setTimeout(r, 50));
+    await stop();
+    expect(ok.got.length - before).toBe(1);
   });
 });

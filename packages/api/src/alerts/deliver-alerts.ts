@@ -15,6 +15,10 @@ export const DELIVERIES_PER_RUN = 20;
 export const SEND_TIMEOUT_MS = 10_000;
 /** Attempts kept per webhook for its log. */
 export const ATTEMPTS_KEPT = 100;
+/** Days a delivered or failed delivery (and its attempts) is kept. */
+export const DELIVERIES_KEPT_DAYS = 7;
+/** Old deliveries deleted per run at most (the rest go in the next runs). */
+export const DELIVERIES_DELETED_PER_RUN = 1_000;
 const MAX_DELAY_MS = 60 * 60_000;
 
 export interface DeliverOptions {
@@ -42,6 +46,20 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
   const hooks = new Map(
     (await deps.db.select({ id: webhooks.id, url: webhooks.url, secret: webhooks.secret, enabled: webhooks.enabled }).from(webhooks).where(inArray(webhooks.id, [...new Set(claimed.map((c) => c.webhook_id))]))).map((h) => [h.id, h]),
   );
+  // A delivery to a disabled webhook is not sent, and not kept for later either: it is marked failed
+  // with an attempt saying why (one statement each, whatever their number). Turning a webhook back on
+  // must not replay what it missed while off (offline alerts days old), and a failed row leaves with
+  // the old deliveries below instead of waiting pending for ever.
+  const disabled = claimed.filter((d) => hooks.get(d.webhook_id)?.enabled === false).map((d) => Number(d.id));
+  if (disabled.length > 0) {
+    await deps.db.transaction(async (tx) => {
+      await tx.update(alertDeliveries).set({ status: "failed" }).where(inArray(alertDeliveries.id, disabled));
+      await tx.execute(sql`
+        insert into alert_attempts (delivery_id, webhook_id, event, ok, error)
+        select id, webhook_id, event, false, 'webhook disabled: not sent' from alert_deliveries
+        where id in (${sql.join(disabled.map((id) => sql`${id}`), sql`, `)})`);
+    });
+  }
   let delivered = 0;
   let failed = 0;
   await Promise.all(
@@ -49,6 +67,7 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
       const id = Number(d.id);
       const hook = hooks.get(d.webhook_id);
       if (!hook) return; // deleted meanwhile: its deliveries went with it (cascade)
+      if (!hook.enabled) return; // marked failed above
       let httpStatus: number | null = null;
       let error: string | null = null;
       try {
@@ -83,11 +102,21 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
       }
     }),
   );
-  // The log keeps the newest attempts of each webhook touched: one statement.
+  // The log keeps the newest attempts of each webhook touched (one statement; none when every webhook
+  // claimed for was deleted meanwhile: no `in ()`).
+  if (hooks.size > 0) {
+    await deps.db.execute(sql`
+      delete from alert_attempts a using (
+        select id from (select id, row_number() over (partition by webhook_id order by id desc) as k from alert_attempts
+                        where webhook_id in (${sql.join([...hooks.keys()].map((h) => sql`${h}::uuid`), sql`, `)})) t where k > ${ATTEMPTS_KEPT}) old
+      where a.id = old.id`);
+  }
+  // Deliveries done with (delivered or failed) leave after DELIVERIES_KEPT_DAYS, their attempts with
+  // them (cascade): one statement, at most DELIVERIES_DELETED_PER_RUN rows, so the outbox stays bounded.
   await deps.db.execute(sql`
-    delete from alert_attempts a using (
-      select id from (select id, row_number() over (partition by webhook_id order by id desc) as k from alert_attempts
-                      where webhook_id in (${sql.join([...hooks.keys()].map((h) => sql`${h}::uuid`), sql`, `)})) t where k > ${ATTEMPTS_KEPT}) old
-    where a.id = old.id`);
+    delete from alert_deliveries where id in (
+      select id from alert_deliveries
+      where status <> 'pending' and created_at < now() - make_interval(days => ${DELIVERIES_KEPT_DAYS})
+      limit ${DELIVERIES_DELETED_PER_RUN})`);
   return { delivered, failed };
 }

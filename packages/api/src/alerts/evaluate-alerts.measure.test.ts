@@ -22,9 +22,9 @@ describe.skipIf(!process.env.MESH_MEASURE_ALERTS || !process.env.DATABASE_URL)("
     await migrate(database);
     const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
     await sql`
-      insert into nodes (id, name, state, public_key, machine_id, profile, inventory, error_count, last_seen_at)
+      insert into nodes (id, name, state, public_key, machine_id, profile, inventory, error_count, last_changed_at, last_seen_at)
       select gen_random_uuid(), 'node-' || i, case when i % 10 = 0 then 'disconnected' else 'enrolled' end, 'key-' || i, md5(i::text), '{}'::jsonb, '{}'::jsonb,
-        case when i % 10 = 1 then 2 else 0 end, now() - interval '10 minutes' + interval '5 seconds'
+        case when i % 10 = 1 then 2 else 0 end, case when i % 10 = 1 then now() end, now() - interval '10 minutes' + interval '5 seconds'
       from generate_series(1, ${NODES}) as i`;
     await sql`insert into webhooks (name, url, events, offline_minutes, secret, created_by)
       select 'hook-' || k, 'http://127.0.0.1:9/x', '["offline","failing","drifted","conflicted","revoked","enrolled"]'::jsonb, 10, 's', 'measure' from generate_series(1, 3) k`;

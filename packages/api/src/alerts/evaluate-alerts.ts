@@ -5,15 +5,19 @@
 //
 // Where events come from, all set-based (a fixed number of statements per run, none per node):
 // - enrolled, revoked, drifted, conflicted: the audit trail (`events`, written in the transaction of
-//   the change itself: record-event.ts), read by id after the cursor;
-// - failing: reports stored with errors in (evaluated_at, now] (latest_reports.received_at);
+//   the change itself: record-event.ts), read by id after the cursor; events naming many nodes (bulk
+//   revoke, forget, a fleet-wide conflict) are expanded to their nodes in the same statement;
+// - failing: nodes whose health (node-health.ts) is failing and whose report last changed in
+//   (evaluated_at, now] (nodes.last_changed_at);
 // - offline: nodes disconnected whose last seen + the webhook's N minutes fell in (evaluated_at, now],
 //   one join of webhooks and nodes: no per-node state is kept, the window is the state.
 import { sql } from "drizzle-orm";
-import { alertDeliveries, type AlertEvent, type Tx } from "@mesh/db";
+import { alertDeliveries, nodes, type AlertEvent, type Tx } from "@mesh/db";
 import type { Deps } from "../deps";
 import { alertBody, type AlertNode } from "./alert-payload";
 import { rowsOf } from "./rows";
+import { nodeHealth } from "../services/node-health";
+import { shownName } from "../services/node-name";
 
 /** Audit events read per run at most; the rest wait for the next. */
 export const EVENTS_PER_RUN = 5_000;
@@ -23,6 +27,8 @@ export const GAP_WAIT_MS = 60_000;
 const AUDIT_ACTIONS: Record<string, AlertEvent> = {
   "node.enrol": "enrolled",
   "node.revoke": "revoked",
+  "node.bulk-revoke": "revoked",
+  "node.forget": "revoked",
   "node.drift": "drifted",
   "declaration.conflict": "conflicted",
 };
@@ -124,27 +130,48 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
   };
   const actions = Object.entries(AUDIT_ACTIONS).filter(([, e]) => w.wanted.has(e)).map(([a]) => a);
   if (w.upTo > w.from && actions.length > 0) {
-    const audit = rowsOf<{ action: string; node_id: string; name: string | null; data: Record<string, unknown> }>(
+    // One row per event and node it names, expanded in the statement: an event about one node names it
+    // (node_id); a bulk revoke and a fleet-wide conflict name theirs in data.nodeIds (node_id null), and
+    // a forget lists the retiring nodes it revoked in data.revoked (its node_id, when one, may be a node
+    // long revoked or retired: not a revocation now).
+    const audit = rowsOf<{ action: string; node_id: string; name: string | null; data: Record<string, unknown>; named: boolean; node_conflicts: unknown }>(
       await tx.execute(sql`
-        select e.action, e.node_id, n.name, e.data from events e left join nodes n on n.id = e.node_id
-        where e.id > ${w.from} and e.id <= ${w.upTo} and e.node_id is not null
+        select e.action, x.id as node_id, ${shownName} as name, e.data, x.named, ${nodes.conflicts} as node_conflicts
+        from events e
+        cross join lateral (
+          select e.node_id as id, true as named
+          where e.node_id is not null and e.action in ('node.enrol', 'node.revoke', 'node.drift', 'declaration.conflict')
+          union all
+          select v::uuid, false from jsonb_array_elements_text(case
+            when e.action = 'node.forget' and jsonb_typeof(e.data -> 'revoked') = 'array' then e.data -> 'revoked'
+            when e.action in ('node.bulk-revoke', 'declaration.conflict') and e.node_id is null and jsonb_typeof(e.data -> 'nodeIds') = 'array' then e.data -> 'nodeIds'
+          end) v
+        ) x
+        left join ${nodes} on ${nodes.id} = x.id
+        where e.id > ${w.from} and e.id <= ${w.upTo}
           and e.action in (${sql.join(actions.map((a) => sql`${a}`), sql`, `)})
         order by e.id`),
     );
     for (const r of audit) {
       if (r.action === "node.enrol" && r.data?.pending) continue;
       const event = AUDIT_ACTIONS[r.action]!;
-      const detail = event === "drifted" ? { drift: r.data?.count, ids: r.data?.ids } : event === "conflicted" ? { conflicts: r.data?.conflicts } : undefined;
+      // A fleet-wide conflict lists the distinct conflicts of all its nodes: each node's own are on its row.
+      const detail = event === "drifted" ? { drift: r.data?.count, ids: r.data?.ids } : event === "conflicted" ? { conflicts: r.named ? r.data?.conflicts : r.node_conflicts } : undefined;
       add(event, { id: r.node_id, name: r.name, ...(detail ? { detail } : {}) });
     }
   }
   if (w.wanted.has("failing")) {
-    const failing = rowsOf<{ id: string; name: string; errors: number }>(
+    // Failing as the Fleet shows it (node-health.ts: refused its declaration, or errors or skipped
+    // resources in the latest report of it), alerted when the node's report last changed in the window:
+    // a node that turns failing, or fails differently, alerts once; its unchanged reports do not again.
+    const failing = rowsOf<{ id: string; name: string; errors: number; skipped: number; rejected: number | null }>(
       await tx.execute(sql`
-        select n.id, n.name, n.error_count as errors from latest_reports r join nodes n on n.id = r.node_id
-        where r.received_at > ${w.since.toISOString()}::timestamptz and r.received_at <= ${w.now.toISOString()}::timestamptz and n.error_count > 0`),
+        select ${nodes.id} as id, ${shownName} as name, ${nodes.errorCount} as errors, ${nodes.skippedCount} as skipped, ${nodes.rejectedVersion} as rejected
+        from ${nodes}
+        where ${nodes.lastChangedAt} > ${w.since.toISOString()}::timestamptz and ${nodes.lastChangedAt} <= ${w.now.toISOString()}::timestamptz
+          and ${nodeHealth} = 'failing'`),
     );
-    for (const r of failing) add("failing", { id: r.id, name: r.name, detail: { errors: r.errors } });
+    for (const r of failing) add("failing", { id: r.id, name: r.name, detail: { errors: r.errors, skipped: r.skipped, ...(r.rejected !== null ? { rejectedVersion: r.rejected } : {}) } });
   }
   return out;
 }
@@ -153,11 +180,11 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
 async function offlineNodes(tx: Tx, since: Date, now: Date): Promise<Map<string, AlertNode[]>> {
   const rows = rowsOf<{ webhook_id: string; id: string; name: string; last_seen_at: string | Date }>(
     await tx.execute(sql`
-      select w.id as webhook_id, n.id, n.name, n.last_seen_at
-      from webhooks w join nodes n
-        on n.state = 'disconnected' and n.last_seen_at is not null
-       and n.last_seen_at + make_interval(mins => w.offline_minutes) > ${since.toISOString()}::timestamptz
-       and n.last_seen_at + make_interval(mins => w.offline_minutes) <= ${now.toISOString()}::timestamptz
+      select w.id as webhook_id, ${nodes.id} as id, ${shownName} as name, ${nodes.lastSeenAt} as last_seen_at
+      from webhooks w join ${nodes}
+        on ${nodes.state} = 'disconnected' and ${nodes.lastSeenAt} is not null
+       and ${nodes.lastSeenAt} + make_interval(mins => w.offline_minutes) > ${since.toISOString()}::timestamptz
+       and ${nodes.lastSeenAt} + make_interval(mins => w.offline_minutes) <= ${now.toISOString()}::timestamptz
       where w.enabled and w.offline_minutes is not null and w.events ? 'offline'`),
   );
   const out = new Map<string, AlertNode[]>();

@@ -17,6 +17,7 @@ import type { Store } from "./store/store";
 import { Backoff } from "./link/backoff";
 import { KEYS } from "./state-dir/keys";
 import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
+import { ACCEPTED_KEY } from "./store/accepted-drift";
 import { OWNERSHIP_KEY } from "./store/ownership";
 import { GenerationCheck } from "./store/generation-check";
 import type { SelfUpgrade } from "./self-upgrade/self-upgrade";
@@ -232,7 +233,7 @@ export class Host {
     await this.loop.stop();
     this.requests.abandon("the node was retired");
     await this.statusWrites;
-    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY]) await this.opts.store.remove(key);
+    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY, ACCEPTED_KEY]) await this.opts.store.remove(key);
     this.onRetiredDone?.();
   }
 

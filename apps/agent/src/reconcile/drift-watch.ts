@@ -2,8 +2,10 @@
 // (one watch per parent directory, never one per file), events filtered to the owned names, and
 // bursts coalesced into one reconcile. The timer stays for packages, services and as the
 // backstop; a watch that cannot be made (ENOSPC, a path gone) leaves that directory to the timer.
+// A path whose changes started `limit` reconciles within `windowMs` (another process rewriting an
+// `onDrift: correct` file, forever) is left to the timer until that window passes: one log line.
 import { statSync, watch, type FSWatcher } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
 
@@ -17,12 +19,17 @@ export interface DriftWatchOptions {
   quietMs?: number;
   /** Never longer than this after the first event of a burst (ms): a steady stream still reconciles. */
   maxDelayMs?: number;
+  /** At most this many reconciles started by one path's changes within `windowMs`; then its events are ignored until the window passes. */
+  limit?: number;
+  windowMs?: number;
   /** For tests: stands in for fs.watch (to fail like ENOSPC). */
   watchFn?: typeof watch;
 }
 
 export const DRIFT_QUIET_MS = 300;
 export const DRIFT_MAX_DELAY_MS = 1_500;
+export const DRIFT_LIMIT = 5;
+export const DRIFT_WINDOW_MS = 60_000;
 
 /** The owned paths (subjects `path:/x`) by the directory that holds them. */
 export function watchedDirectories(subjects: Iterable<string>, rootDir: string): Map<string, Set<string>> {
@@ -46,6 +53,12 @@ export class DriftWatch {
   private timer: NodeJS.Timeout | null = null;
   private firstAt = 0;
   private hits = 0;
+  /** The paths (or directories, for events without a name) whose changes the pending burst holds. */
+  private burst = new Set<string>();
+  /** By path: when reconciles its changes started ran (within the window), oldest first. */
+  private readonly started = new Map<string, number[]>();
+  /** By path: until when its events are ignored (it reached the limit). */
+  private readonly mutedUntil = new Map<string, number>();
   private closed = false;
   /** Set while a reconcile runs: events are kept here (full paths) and judged when it ends. */
   private held: Set<string> | null = null;
@@ -98,9 +111,8 @@ export class DriftWatch {
     if (!held || held.size === 0 || changed === null) return;
     const own = new Set<string>();
     for (const subject of changed) if (subject.startsWith("path:")) own.add(join(this.opts.rootDir, subject.slice(5)));
-    for (const path of held) {
-      if (!own.has(path)) return this.schedule();
-    }
+    const others = [...held].filter((path) => !own.has(path) && !this.muted(path, Date.now()));
+    if (others.length > 0) this.schedule(others);
   }
 
   close(): void {
@@ -124,7 +136,7 @@ export class DriftWatch {
       if (this.watches.get(dir)?.watcher === watcher) this.watches.delete(dir);
       this.degrade(dir, err);
       // The directory went (or moved): what it held has changed, so look.
-      this.schedule();
+      if (!this.muted(dir, Date.now())) this.schedule([dir]);
     });
     this.failed.delete(dir);
     this.watches.set(dir, { watcher, names, ino: inode(dir) });
@@ -147,18 +159,30 @@ export class DriftWatch {
     if (!held) return;
     // No name (an event on the directory itself) or an owned name: look. Anything else in the directory is not ours.
     if (filename !== null && !held.names.has(filename.toString())) return;
+    const path = filename === null ? dir : join(dir, filename.toString());
+    if (this.muted(path, Date.now())) return;
     if (this.held) {
       // During a reconcile: its own writes or someone else's, told apart when it ends. An event on the directory itself counts as someone else's.
-      this.held.add(filename === null ? dir : join(dir, filename.toString()));
+      this.held.add(path);
       return;
     }
-    this.schedule();
+    this.schedule([path]);
   }
 
-  private schedule(): void {
+  /** Whether `path` reached the limit and its window has not passed yet (the timer covers it meanwhile). */
+  private muted(path: string, now: number): boolean {
+    const until = this.mutedUntil.get(path);
+    if (until === undefined) return false;
+    if (now < until) return true;
+    this.mutedUntil.delete(path);
+    return false;
+  }
+
+  private schedule(paths: Iterable<string>): void {
     if (this.closed) return;
     const now = Date.now();
     if (!this.timer) this.firstAt = now;
+    for (const path of paths) this.burst.add(path);
     this.hits++;
     if (this.timer) clearTimeout(this.timer);
     const quiet = this.opts.quietMs ?? DRIFT_QUIET_MS;
@@ -171,7 +195,34 @@ export class DriftWatch {
     this.timer = null;
     const hits = this.hits;
     this.hits = 0;
-    if (!this.closed) this.opts.onDrift(hits);
+    const burst = this.burst;
+    this.burst = new Set();
+    if (this.closed) return;
+    this.count(burst, Date.now());
+    this.opts.onDrift(hits);
+  }
+
+  /** Counts this reconcile against every path in the burst; a path at the limit is muted until its window passes. */
+  private count(burst: Set<string>, now: number): void {
+    const limit = this.opts.limit ?? DRIFT_LIMIT;
+    const windowMs = this.opts.windowMs ?? DRIFT_WINDOW_MS;
+    for (const [path, times] of this.started) {
+      while (times.length > 0 && times[0]! <= now - windowMs) times.shift();
+      if (times.length === 0 && !burst.has(path)) this.started.delete(path);
+    }
+    for (const path of burst) {
+      let times = this.started.get(path);
+      if (!times) this.started.set(path, (times = []));
+      times.push(now);
+      if (times.length < limit) continue;
+      const until = times[0]! + windowMs;
+      this.mutedUntil.set(path, until);
+      this.started.delete(path);
+      this.opts.log.warn(
+        { path: "/" + relative(this.opts.rootDir, path), reconciles: limit, windowMs, until: new Date(until).toISOString() },
+        "drift keeps coming back on this path (another process rewriting it?): its changes no longer start a reconcile until the window passes; the timer still catches it",
+      );
+    }
   }
 }
 

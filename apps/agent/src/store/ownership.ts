@@ -2,6 +2,7 @@
 // created or adopted, each with the intent of the change in progress, if any.
 import { z } from "zod";
 import { AbsolutePath, LIMITS, RESOURCE_TYPES, ResourceId, Sha256Hex } from "@mesh/protocol";
+import { AcceptedDigest, readAccepted, writeAccepted } from "./accepted-drift";
 import { Original } from "./original";
 import type { Store } from "./store";
 
@@ -39,8 +40,11 @@ export const OwnedRecord = z.strictObject({
    * Drift an operator accepted (a `reconcile` frame's `accept`): the observed digest, projected on the
    * declared state ("absent": nothing stands there). While the machine still shows exactly this, the
    * drift is not reported; it goes once the resource matches, is applied again, or moves elsewhere.
+   * Kept in accepted.json, never written to store.json (the previous release reads store.json with
+   * this schema minus this field, strictly: see accepted-drift.ts); read here only from a store.json
+   * an unreleased build wrote with it.
    */
-  accepted: z.union([Sha256Hex, z.literal("absent")]).optional(),
+  accepted: AcceptedDigest.optional(),
 });
 export type OwnedRecord = z.infer<typeof OwnedRecord>;
 
@@ -106,7 +110,10 @@ export async function loadOwnership(store: Store, opts: { enrolled: boolean; now
   if (raw) {
     const parsed = parseOwnership(raw);
     const found = parsed?.generation ?? 0;
-    if (parsed && !opts.rolledBack && (found >= acknowledged || parsed.lostAt)) return { ownership: parsed, lostNow: false };
+    if (parsed && !opts.rolledBack && (found >= acknowledged || parsed.lostAt)) {
+      await readAccepted(store, parsed.records);
+      return { ownership: parsed, lostNow: false };
+    }
     const keptAs = `${OWNERSHIP_KEY}.${parsed ? "rolled-back" : "lost"}-${stamp}`;
     await store.setAside(OWNERSHIP_KEY, keptAs);
     const fresh = await saveLost(store, now, Math.max(acknowledged, found));
@@ -154,8 +161,10 @@ export function parseOwnership(raw: Buffer): Ownership | null {
 /** Writes the store with its generation bumped (in `ownership` too, once the write is durable). */
 export async function saveOwnership(store: Store, ownership: Ownership): Promise<void> {
   const generation = (ownership.generation ?? 0) + 1;
+  await writeAccepted(store, ownership.records);
   // One record per line: readable by an operator, and far cheaper than indenting every field.
-  const lines = ownership.records.map((r) => JSON.stringify(r)).join(",\n ");
+  // Without `accepted`: the previous release's strict schema would find the store unreadable.
+  const lines = ownership.records.map(({ accepted: _accepted, ...r }) => JSON.stringify(r)).join(",\n ");
   const lost = ownership.lostAt ? `,"lostAt":${JSON.stringify(ownership.lostAt)}` : "";
   await store.write(OWNERSHIP_KEY, `{"format":2,"generation":${generation}${lost},"records":[\n ${lines}\n]}\n`);
   ownership.generation = generation;

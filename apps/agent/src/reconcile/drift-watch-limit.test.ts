@@ -2,12 +2,12 @@
 // 5 reconciles within 60 s (another process rewriting an `onDrift: correct` file) no longer starts
 // any until the window passes, said in one log line; other paths still do.
 import { EventEmitter } from "node:events";
-import { mkdtempSync, rmSync, type FSWatcher, type watch } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, type FSWatcher, type watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DRIFT_LIMIT, DRIFT_WINDOW_MS, DriftWatch } from "./drift-watch";
+import { DRIFT_LIMIT, DRIFT_WINDOW_MS, DriftWatch, OWN_WRITE_GRACE_MS } from "./drift-watch";
 
 let root = "";
 beforeEach(() => {
@@ -83,5 +83,30 @@ describe("drift watch limit", () => {
     expect(calls).toHaveLength(3 * DRIFT_LIMIT);
     expect(limited(lines)).toEqual([]);
     w.close();
+  });
+});
+
+describe("drift watch and the host's own writes", () => {
+  it(`takes an event heard just after a reconcile on a path it wrote, still as it left it, as its own (for ${OWN_WRITE_GRACE_MS} ms)`, () => {
+    const { w, calls, change } = setup();
+    mkdirSync(join(root, "etc"), { recursive: true });
+    writeFileSync(join(root, "etc/owned.conf"), "as the host wrote it\n");
+    w.hold();
+    w.release(["path:/etc/owned.conf"]);
+    // The run's own write, heard late (a busy event loop): the file is as the run left it, so no reconcile.
+    change("owned.conf");
+    vi.advanceTimersByTime(2_000);
+    expect(calls).toHaveLength(0);
+    // Another path it did not write is someone else's change.
+    change("other.conf");
+    vi.advanceTimersByTime(2_000);
+    expect(calls).toHaveLength(1);
+    // A hand edit right after the run (the file is no longer as it left it) is a change, grace or not.
+    w.hold();
+    w.release(["path:/etc/owned.conf"]);
+    writeFileSync(join(root, "etc/owned.conf"), "edited by hand, longer than before\n");
+    change("owned.conf");
+    vi.advanceTimersByTime(2_000);
+    expect(calls).toHaveLength(2);
   });
 });

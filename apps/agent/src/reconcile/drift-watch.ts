@@ -4,7 +4,7 @@
 // backstop; a watch that cannot be made (ENOSPC, a path gone) leaves that directory to the timer.
 // A path whose changes started `limit` reconciles within `windowMs` (another process rewriting an
 // `onDrift: correct` file, forever) is left to the timer until that window passes: one log line.
-import { statSync, watch, type FSWatcher } from "node:fs";
+import { lstatSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
@@ -29,6 +29,8 @@ export interface DriftWatchOptions {
 export const DRIFT_QUIET_MS = 300;
 export const DRIFT_MAX_DELAY_MS = 1_500;
 export const DRIFT_LIMIT = 5;
+/** After a reconcile, events on paths it wrote are its own for this long (inotify events can arrive late on a busy loop). */
+export const OWN_WRITE_GRACE_MS = 1_000;
 export const DRIFT_WINDOW_MS = 60_000;
 
 /** The owned paths (subjects `path:/x`) by the directory that holds them. */
@@ -62,6 +64,8 @@ export class DriftWatch {
   private closed = false;
   /** Set while a reconcile runs: events are kept here (full paths) and judged when it ends. */
   private held: Set<string> | null = null;
+  /** Paths the last reconcile wrote: until when, and as what (stat), their events may still be its own (OWN_WRITE_GRACE_MS). */
+  private readonly ownWrites = new Map<string, { until: number; as: string | null }>();
 
   constructor(private readonly opts: DriftWatchOptions) {}
 
@@ -108,11 +112,16 @@ export class DriftWatch {
   release(changed: Iterable<string> | null): void {
     const held = this.held;
     this.held = null;
-    if (!held || held.size === 0 || changed === null) return;
+    if (!held || changed === null) return;
     const own = new Set<string>();
     for (const subject of changed) if (subject.startsWith("path:")) own.add(join(this.opts.rootDir, subject.slice(5)));
+    // inotify events reach the event loop when it gets to them: on a busy machine the run's own writes
+    // can be heard after it ended. They are still its own for a moment.
+    const until = Date.now() + OWN_WRITE_GRACE_MS;
+    for (const path of own) this.ownWrites.set(path, { until, as: statOf(path) });
     const others = [...held].filter((path) => !own.has(path) && !this.muted(path, Date.now()));
     if (others.length > 0) this.schedule(others);
+    for (const [path, w] of this.ownWrites) if (w.until < Date.now() - OWN_WRITE_GRACE_MS) this.ownWrites.delete(path);
   }
 
   close(): void {
@@ -161,6 +170,9 @@ export class DriftWatch {
     if (filename !== null && !held.names.has(filename.toString())) return;
     const path = filename === null ? dir : join(dir, filename.toString());
     if (this.muted(path, Date.now())) return;
+    // A late event of the last run's own write: the path is still exactly as the run left it.
+    const own = this.ownWrites.get(path);
+    if (own && own.until > Date.now() && statOf(path) === own.as) return;
     if (this.held) {
       // During a reconcile: its own writes or someone else's, told apart when it ends. An event on the directory itself counts as someone else's.
       this.held.add(path);
@@ -231,5 +243,15 @@ function inode(dir: string): number {
     return statSync(dir).ino;
   } catch {
     return -1;
+  }
+}
+
+/** What a path is now, enough to tell whether anything wrote it since (null: it is not there). */
+function statOf(path: string): string | null {
+  try {
+    const st = lstatSync(path, { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
+  } catch {
+    return null;
   }
 }

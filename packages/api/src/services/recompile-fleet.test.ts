@@ -194,7 +194,8 @@ describe.each(testEngines())("set-based fleet compile on %s", (engine) => {
             present.delete(name);
           } else {
             const role = Role.parse(randomRole(rng, name));
-            result = await upsertRole(deps, { actor: "test", input: role });
+            // Random roles collide on purpose: the oracle compares what conflicted nodes get, so conflicts are confirmed.
+            result = await upsertRole(deps, { actor: "test", input: role, confirmConflicts: true });
             await odb
               .insert(rolesTable)
               .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants })

@@ -9,7 +9,10 @@ import { getNode } from "./get-node";
 import { upsertRole } from "./roles";
 import { touchLastChecked } from "./presence";
 import { writeTransitions } from "./presence-batch";
-import { bulkSetLabels } from "./bulk-actions";
+import { bulkRetire, bulkSetLabels } from "./bulk-actions";
+import { checkConflicts } from "./check-conflicts";
+import { renameNode } from "./rename-node";
+import { revokeNode } from "./lifecycle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
@@ -41,5 +44,21 @@ describe.each(testEngines())("bulk actions under load on %s", (engine) => {
       expect(result).toMatchObject({ nodes: named.length });
     }
     expect((await getNode(deps, named[0]!)).labels).toEqual({ tier: "busy", round: "14" });
+  });
+
+  it("names nodes by the name shown (the display name, else the hostname) in conflicts and state refusals", async () => {
+    const named = await enrol();
+    const plain = await enrol();
+    await renameNode(deps, { actor: "test", input: { id: named, name: "Front door" } });
+    const hostname = (await getNode(deps, plain)).hostname;
+    const role = (name: string, key: string) =>
+      upsertRole(deps, { actor: "test", input: { name, selector: { labels: { [key]: "1" } }, resources: [{ type: "file", id: "shown", path: "/etc/shown", content: `${name}\n` }] } });
+    await role("shown-a", "a");
+    await role("shown-b", "b");
+    const check = await checkConflicts(deps.db, { labels: [named, plain].map((id) => ({ id, labels: { a: "1", b: "1" } })) });
+    expect(check.conflicts).toHaveLength(1);
+    expect(check.conflicts[0]!.sample.map((s) => s.name).sort()).toEqual(["Front door", hostname].sort());
+    await revokeNode(deps, { actor: "test", id: named });
+    await expect(bulkRetire(deps, { actor: "test", input: { ids: [named, plain] } })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringContaining("Front door is revoked") });
   });
 });

@@ -127,4 +127,27 @@ describe("act now in headless Chromium", () => {
     await waitFor("both reconcile frames", () => a.reconciles.length === 1 && b.reconciles.length === 1);
     await page.close();
   });
+
+  it("acts on exactly the nodes that matched when the dialog opened, not on a node that matches later", async () => {
+    const a = await linked(EVERY_HOST_FEATURE, { picked: "late" });
+    const b = await linked(EVERY_HOST_FEATURE, { picked: "late" });
+    const page = await browser.newPage();
+    await logIn(page, cp.url);
+    await page.goto(`${cp.url}/?labels=${encodeURIComponent("picked=late")}`);
+    await page.getByRole("checkbox", { name: `Select ${a.name}` }).check();
+    const bar = page.getByTestId("selection-bar");
+    await bar.getByRole("button", { name: "Select all 2 matching" }).click();
+    await bar.getByText("All 2 matching nodes selected").waitFor();
+    await bar.getByRole("button", { name: "Set labels" }).click();
+    const dialog = page.getByRole("dialog", { name: "Set labels on 2 nodes?" });
+    await dialog.getByTestId("bulk-resolved").waitFor();
+    // A third node matches the filter after the admin saw "2 nodes": the action still names the two.
+    const late = await linked(EVERY_HOST_FEATURE, { picked: "late" });
+    await dialog.getByLabel("Set (key=value, comma separated)").fill("seen=yes");
+    await dialog.getByRole("button", { name: "Set labels 2 nodes" }).click();
+    await dialog.getByTestId("bulk-result").getByText("Labels changed on 2 nodes").waitFor();
+    for (const n of [a, b]) expect((await api(cp.url).query("node.get", { id: n.host.nodeId })).labels).toEqual({ picked: "late", seen: "yes" });
+    expect((await api(cp.url).query("node.get", { id: late.host.nodeId })).labels).toEqual({ picked: "late" });
+    await page.close();
+  });
 });

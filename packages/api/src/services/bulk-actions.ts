@@ -14,7 +14,7 @@ import { declarationHash } from "../compile/compile-declaration";
 import { recordEvent } from "./record-event";
 import { appendDeclarations, pruneHistory, storeBodies, type DeclarationRow } from "./declaration-store";
 import { lockCompiler, lockCompilerShared } from "./recompile-node";
-import { recompileFleet } from "./recompile-fleet";
+import { lockFleetRows, recompileFleet } from "./recompile-fleet";
 import { idIn, IDS_IN_EVENT, loadNodeSet, NodeIds, requireStates, type SetNode } from "./node-set";
 
 export const BulkSetLabelsInput = z
@@ -65,7 +65,11 @@ export async function bulkSetLabels(deps: Deps, opts: { actor: string; input: z.
   return deps.db.transaction(async (tx) => {
     // The compiler lock before any node row (the order a fleet compile takes them in).
     await lockCompiler(tx);
-    const rows = await loadNodeSet(tx, input.ids, { lock: true });
+    // Then every row this call writes, the fleet compile's and the named nodes', in ONE statement in id
+    // order: locking the named ones first and the fleet after would break the id order the presence and
+    // report batches lock in, and deadlock with them.
+    await lockFleetRows(tx, input.ids);
+    const rows = await loadNodeSet(tx, input.ids);
     const changed = rows.map((r) => {
       const labels: Record<string, string> = { ...r.labels, ...input.set };
       for (const key of input.remove) delete labels[key];

@@ -11,6 +11,7 @@ import { compileDeclaration, type Conflict } from "../compile/compile-declaratio
 import { matchesSelector, type NodeFacts } from "../compile/selector";
 import { MeshError } from "../errors";
 import { COMPILABLE_STATES, loadRoles } from "./recompile-node";
+import { shownName } from "./node-name";
 
 /** Node names given per conflict (the count says how many nodes there are in all). */
 const NAMES_PER_CONFLICT = 5;
@@ -26,7 +27,7 @@ export interface ConflictFinding {
   roles: [string, string];
   /** Nodes the change puts into this conflict. */
   nodes: number;
-  /** A few of them, by name. */
+  /** A few of them, by the name shown (the display name, else the hostname). */
   sample: Array<{ id: string; name: string }>;
 }
 
@@ -96,10 +97,10 @@ export async function checkConflicts(db: DbOrTx, change: ProposedChange): Promis
   if ("role" in change) {
     const next = [...current.filter((r) => r.name !== change.role.name), change.role];
     const rows = await db
-      .select({ id: nodes.id, name: nodes.name, labels: nodes.labels, profile: profileSubset([...current, change.role]) })
+      .select({ id: nodes.id, name: shownName, labels: nodes.labels, profile: profileSubset([...current, change.role]) })
       .from(nodes)
       .where(inArray(nodes.state, [...COMPILABLE_STATES]))
-      .orderBy(nodes.name);
+      .orderBy(shownName, nodes.id);
     const candidates = rows.map((n) => {
       const facts = { labels: n.labels, profile: n.profile as Record<string, unknown> };
       return { id: n.id, name: n.name, before: facts, after: facts };
@@ -110,10 +111,10 @@ export async function checkConflicts(db: DbOrTx, change: ProposedChange): Promis
   const proposed = new Map(change.labels.map((l) => [l.id, l.labels]));
   // The ids as one parameter: a bulk edit of the whole fleet stays one short statement.
   const rows = await db
-    .select({ id: nodes.id, name: nodes.name, labels: nodes.labels, profile: profileSubset(current) })
+    .select({ id: nodes.id, name: shownName, labels: nodes.labels, profile: profileSubset(current) })
     .from(nodes)
     .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify([...proposed.keys()])}::jsonb)::uuid) and ${inArray(nodes.state, [...COMPILABLE_STATES])}`)
-    .orderBy(nodes.name);
+    .orderBy(shownName, nodes.id);
   const candidates = rows.map((n) => {
     const profile = n.profile as Record<string, unknown>;
     return { id: n.id, name: n.name, before: { labels: n.labels, profile }, after: { labels: proposed.get(n.id)!, profile } };

@@ -12,7 +12,7 @@ import { createLoginLimits, loginUser } from "../auth/login-user";
 import { SESSION_COOKIE } from "../auth/sessions";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
-import { csvField, exportNodesCsv } from "./export-nodes";
+import { exportNodesCsv } from "./export-nodes";
 import { handleNodesExport } from "../http/nodes-export-handler";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
@@ -91,13 +91,29 @@ describe.each(testEngines())("fleet filters and names on %s", (engine) => {
       return text.trimEnd().split("\r\n");
     };
     const lines = await all({ labels: ["tier=web"], sort: "name" }, 1);
-    expect(lines[0]).toMatch(/^id,short_id,name,hostname,state,health,labels,/);
+    expect(lines[0]).toMatch(/^"id","short_id","name","hostname","state","health","labels",/);
     expect(lines).toHaveLength(4);
-    expect(lines.slice(1).map((l) => l.split(",")[0]).sort()).toEqual([ids.webA, ids.webB, ids.dup].sort());
-    expect(lines.find((l) => l.startsWith(ids.webA!))).toContain(`,${ids.webA!.slice(0, 8)},web-1,web-1,disconnected,pending,"tier=web, zone=a",`);
+    expect(lines.slice(1).map((l) => JSON.parse(l.split(",")[0]!)).sort()).toEqual([ids.webA, ids.webB, ids.dup].sort());
+    expect(lines.find((l) => l.startsWith(`"${ids.webA!}"`))).toContain(`,"${ids.webA!.slice(0, 8)}","web-1","web-1","disconnected","pending","tier=web, zone=a",`);
     expect(await all({ labels: ["tier=web"] }, 1)).toEqual(await all({ labels: ["tier=web"] }));
-    expect(csvField('say "hi", then')).toBe('"say ""hi"", then"');
-    expect(csvField("=cmd()")).toBe("'=cmd()");
+  });
+
+  it("exports one snapshot: a node renamed between pages is neither skipped nor written twice", async () => {
+    const before = (await admin.node.list({ labels: ["tier=web"], sort: "name" })).items.map((n) => n.id);
+    expect(before).toHaveLength(3);
+    const lines = exportNodesCsv(deps, { labels: ["tier=web"], sort: "name" }, 1);
+    const header = await lines.next();
+    const first = await lines.next();
+    expect(header.done || first.done).toBe(false);
+    // The node on the first page moves to the end of the order, and a node on a later page moves to the front.
+    await admin.node.rename({ id: before[0]!, name: "zz-last" });
+    await admin.node.rename({ id: before[2]!, name: "aa-first" });
+    let text = first.value as string;
+    for await (const chunk of lines) text += chunk;
+    const exported = text.trimEnd().split("\r\n").map((l) => JSON.parse(l.split(",")[0]!) as string);
+    expect(exported).toEqual(before);
+    await admin.node.rename({ id: before[0]!, name: "" });
+    await admin.node.rename({ id: before[2]!, name: "" });
   });
 
   it("serves the export over HTTP with the fleet page's query, and refuses an invalid filter or no caller", async () => {

@@ -7,6 +7,7 @@ import { alias } from "drizzle-orm/pg-core";
 import { events, nodes } from "@mesh/db";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
+import { csvCell } from "./csv";
 
 /** What selects events: the list's and the export's shared filter. */
 export const EventFilter = z.strictObject({
@@ -74,12 +75,6 @@ export async function listEvents(deps: Pick<Deps, "db">, raw: ListEventsInput) {
 
 /** The most rows one export carries; a wider range is narrowed by the caller (the CSV says so). */
 export const EXPORT_LIMIT = 10_000;
-
-const csvCell = (v: unknown) => {
-  const s = v === null || v === undefined ? "" : typeof v === "string" ? v : v instanceof Date ? v.toISOString() : JSON.stringify(v);
-  // Quoted always; a leading = + - @ is prefixed so a spreadsheet does not run it as a formula.
-  return `"${(/^[=+\-@]/.test(s) ? `'${s}` : s).replace(/"/g, '""')}"`;
-};
 
 /** event.export: the filtered trail as CSV, newest first, at most EXPORT_LIMIT rows (one query). */
 export async function exportEvents(deps: Pick<Deps, "db">, raw: EventFilter) {

@@ -1,7 +1,7 @@
 // node.list: one page of the fleet, filtered and sorted on the server.
 import { z } from "zod";
 import { and, asc, count, desc, eq, gt, ilike, isNull, sql, type SQL } from "drizzle-orm";
-import { declarations, nodes, NODE_STATES } from "@mesh/db";
+import { declarations, nodes, NODE_STATES, type DbOrTx } from "@mesh/db";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { LabelConditions, splitLabelCondition } from "@mesh/protocol";
 import type { Deps } from "../deps";
@@ -69,12 +69,12 @@ function sortColumn(sort: (typeof NODE_SORTS)[number]): SQL | AnyPgColumn {
   return nodes[sort];
 }
 
-export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput) {
+/** One page of the fleet, without its total (the export reads page after page in one snapshot). */
+export async function listNodePage(db: DbOrTx, rawInput: ListNodesInput) {
   const input = ListNodesInput.parse(rawInput);
-  const filter = nodeFilterWhere(input);
   const column = sortColumn(input.sort);
   const order = input.order === "asc" ? asc(column) : desc(column);
-  const items = await deps.db
+  return db
     .select({
       id: nodes.id,
       /** The name shown: the admin's display name, else the hostname. */
@@ -105,10 +105,16 @@ export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput
     .from(nodes)
     .leftJoin(declarations, currentDeclarationJoin)
     .leftJoin(seenBy, seenByJoin)
-    .where(filter)
+    .where(nodeFilterWhere(input))
     .orderBy(order, asc(nodes.id))
     .limit(input.limit)
     .offset(input.offset);
+}
+
+export async function listNodes(deps: Pick<Deps, "db">, rawInput: ListNodesInput) {
+  const input = ListNodesInput.parse(rawInput);
+  const filter = nodeFilterWhere(input);
+  const items = await listNodePage(deps.db, input);
   const totalQuery = deps.db.select({ n: count() }).from(nodes);
   const [total] = await (input.role ? totalQuery.leftJoin(declarations, currentDeclarationJoin).where(filter) : totalQuery.where(filter));
   return { items, total: total?.n ?? 0 };

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { sql } from "drizzle-orm";
 import { nodes, type DbOrTx, type NodeState } from "@mesh/db";
 import { MeshError } from "../errors";
+import { shownName } from "./node-name";
 
 /** Nodes one call may name: a Fleet page's "all that match" is at most this many. */
 export const MAX_NODES_PER_CALL = 1000;
@@ -18,6 +19,7 @@ export const NodeIds = z
 
 export interface SetNode {
   id: string;
+  /** The name shown (the display name, else the hostname): what a refusal names it by. */
   name: string;
   state: NodeState;
   gatewayId: string | null;
@@ -35,7 +37,7 @@ export const idIn = (ids: string[]) => sql`${nodes.id} in (select jsonb_array_el
  */
 export async function loadNodeSet(tx: DbOrTx, ids: string[], opts: { lock?: boolean } = {}): Promise<SetNode[]> {
   const query = tx
-    .select({ id: nodes.id, name: nodes.name, state: nodes.state, gatewayId: nodes.gatewayId, hostFeatures: nodes.hostFeatures, declaredVersion: nodes.declaredVersion, labels: nodes.labels })
+    .select({ id: nodes.id, name: shownName, state: nodes.state, gatewayId: nodes.gatewayId, hostFeatures: nodes.hostFeatures, declaredVersion: nodes.declaredVersion, labels: nodes.labels })
     .from(nodes)
     .where(idIn(ids))
     .orderBy(nodes.id);

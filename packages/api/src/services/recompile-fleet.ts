@@ -1,7 +1,7 @@
 // Recompiles the whole fleet after a role change, set-based: the compiler runs once per
 // distinct set of matched roles, and the writes are a handful of statements whatever the
 // number of nodes (issue 11). Single-node paths keep recompileNode (recompile-node.ts).
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { declarations, grants as grantsTable, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type CompiledDeclaration, type Conflict } from "../compile/compile-declaration";
@@ -46,6 +46,23 @@ function matchedKey(node: FleetNode, roles: Role[]): string {
   return key;
 }
 
+/** "Compilable, or one of these ids": the rows a fleet compile (and a change made with it) locks. */
+const fleetRows = (extraIds: string[]) =>
+  extraIds.length === 0
+    ? inArray(nodes.state, [...COMPILABLE_STATES])
+    : or(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(extraIds)}::jsonb)::uuid)`)!;
+
+/**
+ * Locks every compilable node, and these ids besides, in ONE statement in id order: the order the
+ * liveness and report batches lock rows in (presence-batch.ts, report-batch.ts). A change that then
+ * runs recompileFleet must take its rows here first: holding a few rows and then sweeping the fleet
+ * would lock out of id order and deadlock with a batch. Call after lockCompiler (which keeps the
+ * compilable set from growing until commit).
+ */
+export async function lockFleetRows(tx: DbOrTx, extraIds: string[] = []): Promise<void> {
+  await tx.select({ id: nodes.id }).from(nodes).where(fleetRows(extraIds)).orderBy(nodes.id).for("update");
+}
+
 /** Recompiles every node that can still receive a declaration. Must run inside a transaction. */
 export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "roles">): Promise<FleetCompileResult> {
   const { actor } = ctx;
@@ -57,14 +74,15 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
     profileKeys.length === 0
       ? sql<Record<string, unknown>>`'{}'::jsonb`
       : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(profileKeys)}::jsonb))), '{}'::jsonb)`;
-  // Locked in id order: versions stay monotonic against a concurrent single-node write, and
-  // it is the order the liveness code locks rows in (no deadlock, see presence.ts).
+  // Locked in id order (as lockFleetRows does; rows a caller locked there are held already): versions
+  // stay monotonic against a concurrent single-node write, and it is the order the liveness code
+  // locks rows in (no deadlock, see presence.ts).
   const fleet: FleetNode[] = (
     await tx
       .select({ id: nodes.id, labels: nodes.labels, profile, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
       .from(nodes)
       .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
-      .where(inArray(nodes.state, [...COMPILABLE_STATES]))
+      .where(fleetRows([]))
       .orderBy(nodes.id)
       .for("update", { of: nodes })
   ).map((n) => ({ ...n, profile: n.profile as Record<string, unknown> }));

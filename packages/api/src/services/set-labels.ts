@@ -20,6 +20,10 @@ export async function setLabels(deps: Deps, opts: { actor: string; input: z.infe
   return deps.db.transaction(async (tx) => {
     // The compiler lock before any node row: a role change takes them in this order (no deadlock).
     await lockCompilerShared(tx);
+    // Then the node's row, before the check reads its labels: a concurrent edit of this node commits
+    // first or waits, so the conflicts checked against are the ones the save replaces.
+    const [locked] = await tx.select({ id: nodes.id }).from(nodes).where(eq(nodes.id, opts.input.id)).for("update");
+    if (!locked) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
     const check = await checkConflicts(tx, { labels: [{ id: opts.input.id, labels: opts.input.labels }] });
     refuseNewConflicts(check, opts.input.confirmConflicts);
     const [node] = await tx.update(nodes).set({ labels: opts.input.labels, updatedAt: sql`now()` }).where(eq(nodes.id, opts.input.id)).returning({ id: nodes.id, labels: nodes.labels });

@@ -1,8 +1,10 @@
 "use client";
 // One dialog for the Fleet's bulk actions, with the confirmations one node gets: retire says what the
 // host will do; revoke is confirmed by typing the number of nodes; labels are parsed as the editor does.
+// The nodes are resolved to ids once, when the dialog opens: the count shown, the count typed to confirm
+// and every attempt (a "Save anyway" too) name exactly those ids, whatever matches the filter later.
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useTRPC, useTRPCClient } from "../trpc";
 import { Button } from "../button";
 import { Dialog } from "../dialog";
@@ -16,6 +18,19 @@ import type { BulkAction } from "./selection-bar";
 const TITLES: Record<BulkAction, string> = { labels: "Set labels on", reconcile: "Reconcile now", retire: "Retire", revoke: "Revoke" };
 const inputClass = "mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 font-mono text-sm";
 
+type Client = ReturnType<typeof useTRPCClient>;
+/** The ids a selection names now: the picked ones, or every node matching the filter (paged, at most MAX_BULK), each once. */
+async function resolveIds(client: Client, selection: BulkSelection): Promise<string[]> {
+  if (selection.kind === "ids") return [...new Set(selection.ids)];
+  const ids = new Set<string>();
+  for (let offset = 0; offset < MAX_BULK; offset += 500) {
+    const page = await client.node.list.query({ ...selection.filter, limit: 500, offset });
+    for (const item of page.items) ids.add(item.id);
+    if (page.items.length < 500) break;
+  }
+  return [...ids];
+}
+
 export function BulkActionsDialog({ action, selection, onClose, onDone }: { action: BulkAction | null; selection: BulkSelection; onClose: () => void; onDone: () => void }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
@@ -24,26 +39,35 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
   const [removeText, setRemoveText] = useState("");
   const [typed, setTyped] = useState("");
   const [result, setResult] = useState<string | null>(null);
-  const n = selectedCount(selection);
+  // The ids this opening of the dialog acts on, resolved once as it opens (the selection the Fleet passes
+  // is remade on every render and "all that match" changes as the fleet does: neither is read again).
+  const [resolved, setResolved] = useState<{ ids: string[] } | { error: string } | null>(null);
+  const selectionNow = useRef(selection);
+  useEffect(() => {
+    selectionNow.current = selection;
+  });
+  const open = action !== null;
+  useEffect(() => {
+    setResolved(null);
+    if (!open) return;
+    let live = true;
+    resolveIds(client, selectionNow.current).then(
+      (ids) => live && setResolved({ ids }),
+      (err: unknown) => live && setResolved({ error: errorMessage(err) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [open, client]);
+  const ids = resolved && "ids" in resolved ? resolved.ids : null;
+  const n = ids ? ids.length : selectedCount(selection);
   const what = `${n} node${n === 1 ? "" : "s"}`;
-
-  /** The ids the action names: the picked ones, or every node matching the filter (paged, at most MAX_BULK). */
-  const resolveIds = async (): Promise<string[]> => {
-    if (selection.kind === "ids") return selection.ids;
-    const ids: string[] = [];
-    for (let offset = 0; offset < MAX_BULK; offset += 500) {
-      const page = await client.node.list.query({ ...selection.filter, limit: 500, offset });
-      ids.push(...page.items.map((i) => i.id));
-      if (page.items.length < 500) break;
-    }
-    return ids;
-  };
   const parsedSet = setText.trim() ? parseLabels(setText) : { labels: {} };
   const removeKeys = removeText.split(/[,\s]+/).map((k) => k.trim()).filter(Boolean);
 
   const run = useMutation({
     mutationFn: async (confirmConflicts?: boolean): Promise<string> => {
-      const ids = await resolveIds();
+      if (!ids) throw new Error("the nodes are not resolved yet");
       if (action === "reconcile") return describeReconcile(await client.node.reconcile.mutate({ ids }));
       if (action === "retire") return `${(await client.node.bulkRetire.mutate({ ids })).nodes} retiring.`;
       if (action === "revoke") return `${(await client.node.bulkRevoke.mutate({ ids })).nodes} revoked.`;
@@ -67,7 +91,9 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
   };
   const canRun =
     !run.isPending &&
-    (action === "revoke" ? typed.trim() === String(n) : action === "labels" ? "labels" in parsedSet && (Object.keys(parsedSet.labels).length > 0 || removeKeys.length > 0) : true);
+    ids !== null &&
+    ids.length > 0 &&
+    (action === "revoke" ? typed.trim() === String(ids.length) : action === "labels" ? "labels" in parsedSet && (Object.keys(parsedSet.labels).length > 0 || removeKeys.length > 0) : true);
 
   return (
     <Dialog open={action !== null} onClose={close} title={action ? `${TITLES[action]} ${what}?` : ""}>
@@ -78,6 +104,18 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
           if (canRun) run.mutate(false);
         }}
       >
+        {resolved === null && <p className="text-sm text-slate-600">Finding the nodes…</p>}
+        {resolved && "error" in resolved && (
+          <p role="alert" className="text-sm text-rose-700">
+            {resolved.error}
+          </p>
+        )}
+        {ids && ids.length === 0 && <p className="text-sm text-rose-700">No node matches the filter now.</p>}
+        {ids && selection.kind === "matching" && ids.length > 0 && (
+          <p className="text-sm text-slate-600" data-testid="bulk-resolved">
+            The {what} that matched when this opened: the action applies to exactly these.
+          </p>
+        )}
         {action === "reconcile" && <p className="text-sm text-slate-700">Each host that is linked runs one reconcile of its declaration now and reports; the others are counted.</p>}
         {action === "retire" && (
           <p className="text-sm text-slate-700">

@@ -4,7 +4,7 @@
 // backstop; a watch that cannot be made (ENOSPC, a path gone) leaves that directory to the timer.
 // A path whose changes started `limit` reconciles within `windowMs` (another process rewriting an
 // `onDrift: correct` file, forever) is left to the timer until that window passes: one log line.
-import { lstatSync, statSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, lstatSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
@@ -135,7 +135,7 @@ export class DriftWatch {
   private add(dir: string, names: Set<string>): void {
     let watcher: FSWatcher;
     try {
-      watcher = (this.opts.watchFn ?? watch)(dir, { persistent: false }, (_event, filename) => this.event(dir, filename));
+      watcher = (this.opts.watchFn ?? watch)(dir, { persistent: false }, (event, filename) => this.event(dir, filename, event));
     } catch (err) {
       this.degrade(dir, err);
       return;
@@ -163,9 +163,17 @@ export class DriftWatch {
     );
   }
 
-  private event(dir: string, filename: string | Buffer | null): void {
+  private event(dir: string, filename: string | Buffer | null, kind = "change"): void {
     const held = this.watches.get(dir);
     if (!held) return;
+    // The watched directory itself went (removed or moved): its watch is dead even if a new directory
+    // there gets the same inode number, so it is dropped now and made again on the next follow.
+    if (kind === "rename" && !existsSync(dir)) {
+      held.watcher.close();
+      this.watches.delete(dir);
+      if (!this.muted(dir, Date.now())) this.schedule([dir]);
+      return;
+    }
     // No name (an event on the directory itself) or an owned name: look. Anything else in the directory is not ours.
     if (filename !== null && !held.names.has(filename.toString())) return;
     const path = filename === null ? dir : join(dir, filename.toString());

@@ -111,7 +111,7 @@ describe(`fleet health and filters (${engine})`, () => {
     const lines = csv.trimEnd().split("\r\n");
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(ids.bad);
-    expect(lines[1]).toContain(",failing,");
+    expect(lines[1]).toContain(`,"failing",`);
 
     await page.getByTestId("labels-filter").fill("tier=web, =b");
     await page.getByTestId("invalid-filter").waitFor();

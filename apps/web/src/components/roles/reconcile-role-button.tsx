@@ -11,7 +11,7 @@ export function ReconcileRoleButton({ name }: { name: string }) {
   const reconcile = useMutation(trpc.role.reconcile.mutationOptions());
   return (
     <span className="inline-flex flex-col items-end gap-1">
-      <Button disabled={reconcile.isPending} onClick={() => reconcile.mutate({ name })} aria-label={`Reconcile every node of role ${name} now`}>
+      <Button disabled={reconcile.isPending} onClick={() => reconcile.mutate({ name })} aria-label={`Reconcile now: every node of role ${name}`}>
         Reconcile now
       </Button>
       <span role="status" className="text-xs text-slate-700">

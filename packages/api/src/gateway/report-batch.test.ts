@@ -55,10 +55,12 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
     deps.db.select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
 
   it("stores 200 hosts' reports, sent at once, in a handful of transactions, and acks each", { timeout: 180_000 }, async () => {
-    // No window: a batch is written when its 100th report arrives. While the first commits, the loop
-    // writes what has arrived meanwhile (the next batch grows while the last one commits), and the
-    // 200th arrival writes the rest: two batches, or three when the reports come slower than a commit.
-    await start({ reportWindowMs: 600_000, reportBatchItems: 100 });
+    // A batch is written when its 100th report arrives. While it commits, the loop writes what has
+    // arrived meanwhile (the next batch grows while the last one commits); reports that arrive after
+    // the loop ran dry and number fewer than 100 wait for the window (2 s, longer than the burst takes
+    // here, so it is not what batches them): two batches on a fast machine, a few more on a slow one.
+    // (With a window of minutes, a slow machine left the last few dozen waiting past the test's end.)
+    await start({ reportWindowMs: 2_000, reportBatchItems: 100 });
     try {
       const hosts = await enrol(200);
       const ids = hosts.map((h) => h.nodeId);
@@ -68,7 +70,7 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
       expect(new Set(acks).size).toBe(200);
       const stored = await versions(ids);
       expect(stored).toHaveLength(200);
-      expect(new Set(stored.map((r) => r.xmin)).size).toBeLessThanOrEqual(3);
+      expect(new Set(stored.map((r) => r.xmin)).size).toBeLessThanOrEqual(5);
       const [history] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(reportHistory).where(inArray(reportHistory.nodeId, ids));
       expect(history!.n).toBe(200);
       const drift = await deps.db.select({ nodeId: events.nodeId }).from(events).where(and(eq(events.action, "node.drift"), inArray(events.nodeId, ids)));

@@ -67,11 +67,18 @@ export const Role = z.strictObject(roleFields).superRefine(refineRole);
 export type Role = z.infer<typeof Role>;
 export type RoleInput = z.input<typeof Role>;
 
+/** The optional message a save keeps with the role version it makes (one line or a short paragraph). */
+export const RoleVersionMessage = z.string().trim().max(500, "a version message is at most 500 characters");
+
 /**
  * role.upsert's input: a role, and the admin's explicit yes to saving it although it puts
  * nodes into conflict (refused otherwise, naming the conflict).
  */
 export const RoleSave = z
-  .strictObject({ ...roleFields, confirmConflicts: z.boolean().optional().meta({ description: "Save even though the change puts nodes into conflict." }) })
+  .strictObject({
+    ...roleFields,
+    confirmConflicts: z.boolean().optional().meta({ description: "Save even though the change puts nodes into conflict." }),
+    message: RoleVersionMessage.optional().meta({ description: "Why: kept with the new version (every save makes one)." }),
+  })
   .superRefine(refineRole);
 export type RoleSaveInput = z.input<typeof RoleSave>;

@@ -14,7 +14,7 @@ export const roleRouter = router({
     .input(RoleSave)
     // After the schema passed: the body as sent, so the role is kept in its author's key order too.
     .use(async ({ getRawInput, next }) => next({ ctx: { source: authorSource(await getRawInput()) } }))
-    .mutation(({ ctx, input: { confirmConflicts, ...input } }) => upsertRole(ctx, { actor: ctx.actor, input, confirmConflicts, source: ctx.source })),
+    .mutation(({ ctx, input: { confirmConflicts, message, ...input } }) => upsertRole(ctx, { actor: ctx.actor, input, confirmConflicts, source: ctx.source, message: message || null })),
   /** Every node whose current declaration includes the role reconciles now (hosts that read the reconcile frame). */
   reconcile: adminProcedure.input(ReconcileRoleInput).mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
   delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),

@@ -1,7 +1,7 @@
 // role.list / role.upsert / role.delete. A change to a role recompiles the fleet
 // in the same transaction, so the new declarations and the role commit together.
 import { asc, eq, sql } from "drizzle-orm";
-import { roles } from "@mesh/db";
+import { roles, roleVersions, type DbOrTx } from "@mesh/db";
 import { Role, type RoleInput } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
@@ -29,7 +29,7 @@ export function authorSource(raw: unknown): RoleSource | null {
  * Every role; inline content is replaced by its sha256 and size unless the caller may see it
  * (admins), who also get `source`, the role as its author wrote it (null when not kept).
  */
-export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Array<Role & { source?: RoleSource | null }>> {
+export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Array<Role & { version: number; source?: RoleSource | null }>> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
   return rows.map(
     (r) =>
@@ -38,8 +38,9 @@ export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boo
         selector: r.selector,
         resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]),
         grants: r.grants ?? [],
+        version: r.version,
         ...(opts.showContent ? { source: (r.source as RoleSource | null) ?? null } : {}),
-      }) as Role & { source?: RoleSource | null },
+      }) as Role & { version: number; source?: RoleSource | null },
   );
 }
 
@@ -52,7 +53,7 @@ function summarise(result: FleetCompileResult) {
  * Saves a role and recompiles the fleet. A role that would put nodes into a conflict they do
  * not have now is refused (CONFLICT, naming it) unless `confirmConflicts` (check-conflicts.ts).
  */
-export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput; confirmConflicts?: boolean; source?: RoleSource | null }) {
+export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput; confirmConflicts?: boolean; source?: RoleSource | null; message?: string | null }) {
   const role = Role.parse(opts.input);
   const violation = grantSelectorViolation(role);
   if (violation) throw new MeshError("BAD_INPUT", violation);
@@ -61,14 +62,26 @@ export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleI
     await lockCompiler(tx);
     const check = await checkConflicts(tx, { role });
     refuseNewConflicts(check, opts.confirmConflicts);
+    const version = await nextRoleVersion(tx, role.name);
     await tx
       .insert(roles)
-      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null })
-      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, updatedAt: sql`now()` } });
-    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
+      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version })
+      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version, updatedAt: sql`now()` } });
+    // Every save is a new immutable version (issue 14), committed with the role and its compile.
+    await tx.insert(roleVersions).values({ roleName: role.name, version, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, message: opts.message ?? null, actor: opts.actor });
+    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, version, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return { role, ...summarise(results) };
+}
+
+/**
+ * The number the next save of this role gets: one past the last version ever saved under its name
+ * (a role deleted and made again goes on counting). The compiler lock held by the caller orders saves.
+ */
+async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
+  const [row] = await tx.select({ last: sql<number | null>`max(${roleVersions.version})` }).from(roleVersions).where(eq(roleVersions.roleName, name));
+  return (row?.last ?? 0) + 1;
 }
 
 export async function deleteRole(deps: Deps, opts: { actor: string; name: string }) {

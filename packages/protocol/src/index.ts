@@ -15,3 +15,4 @@ export * from "./http-signature";
 export * from "./grant";
 export * from "./storable-text";
 export * from "./label-filter";
+export * from "./rollout";

@@ -50,6 +50,8 @@ describe.each(testEngines())("role history on %s", (engine) => {
     expect(seen[0]!.createdAt).toBeInstanceOf(Date);
     await expect(admin().role.versions({ name: "nope" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     await expect(admin().role.versions({ name, limit: 201 })).rejects.toThrow();
+    // What a dashboard infinite query sends along: accepted, and changes nothing.
+    expect((await admin().role.versions({ name, limit: 3, cursor: 6, direction: "forward" })).items.map((v) => v.version)).toEqual([5, 4, 3]);
   });
 
   it("gives one version whole to admins and with inline content redacted to viewers", async () => {

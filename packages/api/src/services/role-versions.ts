@@ -20,6 +20,8 @@ export const ListRoleVersionsInput = z.strictObject({
   limit: z.number().int().min(1).max(200).default(50),
   /** Versions older than this one (the last version of the previous page). */
   cursor: VersionNumber.optional(),
+  /** Sent by tRPC's infinite queries (the dashboard's list); pages only go back in time, so it is ignored. */
+  direction: z.enum(["forward", "backward"]).optional(),
 });
 export type ListRoleVersionsInput = z.input<typeof ListRoleVersionsInput>;
 

@@ -109,7 +109,7 @@ describe(`role versions in headless Chromium (${engine})`, () => {
   it("rolls back after a confirmation showing the diff and the plan: a third version, and the host gets the old content back", async () => {
     await page.goto(`${cp.url}/roles/edit?name=motd`);
     await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
-    await versionRows().nth(1).getByRole("button", { name: "Roll back to v1" }).click();
+    await versionRows().nth(1).getByRole("button", { name: "Roll back to this version (v1)" }).click();
     const dialog = page.getByRole("dialog");
     await dialog.getByTestId("role-plan").waitFor();
     expect(await dialog.textContent()).toContain("Changes from v2");

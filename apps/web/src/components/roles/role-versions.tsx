@@ -59,8 +59,8 @@ export function RoleVersions({ name, isAdmin }: { name: string; isAdmin: boolean
                       to
                     </label>
                     {isAdmin && !v.current && (
-                      <Button className="px-2 py-1 text-xs" onClick={() => setRollbackTo(v.version)} aria-label={`Roll back to v${v.version}`}>
-                        Roll back to this version
+                      <Button className="px-2 py-1 text-xs" onClick={() => setRollbackTo(v.version)}>
+                        Roll back to this version<span className="sr-only"> (v{v.version})</span>
                       </Button>
                     )}
                   </span>

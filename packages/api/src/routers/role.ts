@@ -1,10 +1,24 @@
 import { z } from "zod";
-import { Role, RoleName, RoleSave } from "@mesh/protocol";
+import { Role, RoleName, RoleSave, RolloutPolicy } from "@mesh/protocol";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { authorSource, deleteRole, listRoles, upsertRole } from "../services/roles";
 import { planRole } from "../services/plan-role";
 import { ReconcileRoleInput, reconcileRole } from "../services/reconcile-now";
 import { seesContent } from "../services/redact-content";
+import {
+  diffRoleVersions,
+  getRoleVersion,
+  listRoleVersions,
+  ListRoleVersionsInput,
+  RoleDiffInput,
+  RoleDiffOutput,
+  rollbackRole,
+  RollbackRoleInput,
+  RollbackRoleOutput,
+  RoleVersionDetail,
+  RoleVersionInput,
+  RoleVersionPage,
+} from "../services/role-versions";
 
 export const roleRouter = router({
   list: authedProcedure.query(({ ctx }) => listRoles(ctx, { showContent: seesContent(ctx.role) })),
@@ -18,4 +32,21 @@ export const roleRouter = router({
   /** Every node whose current declaration includes the role reconciles now (hosts that read the reconcile frame). */
   reconcile: adminProcedure.input(ReconcileRoleInput).mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
   delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
+  /** The role's versions, newest first, a page at a time (a deleted role's too). */
+  versions: authedProcedure.input(ListRoleVersionsInput).output(RoleVersionPage).query(({ ctx, input }) => listRoleVersions(ctx, input)),
+  /** One version whole; inline content redacted for non-admins, as role.list. */
+  version: authedProcedure
+    .input(RoleVersionInput)
+    .output(RoleVersionDetail)
+    .query(({ ctx, input }) => getRoleVersion(ctx, { ...input, showContent: seesContent(ctx.role) })),
+  /** What changed from one version to another (either order). */
+  diff: authedProcedure
+    .input(RoleDiffInput)
+    .output(RoleDiffOutput)
+    .query(({ ctx, input }) => diffRoleVersions(ctx, { ...input, showContent: seesContent(ctx.role) })),
+  /** Saves an old version's content as a new version, through role.upsert's path (a deleted role is made again). */
+  rollback: adminProcedure
+    .input(RollbackRoleInput.extend({ rollout: RolloutPolicy.optional().meta({ description: "Overrides the role's rollout policy for this save, as role.upsert's." }) }))
+    .output(RollbackRoleOutput)
+    .mutation(({ ctx, input: { rollout, ...input } }) => rollbackRole(ctx, { actor: ctx.actor, ...input, extra: rollout ? { rollout } : undefined })),
 });

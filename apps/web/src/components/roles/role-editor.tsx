@@ -35,6 +35,8 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
   const [name, setName] = useState(initial?.name ?? "");
   const [selectorText, setSelectorText] = useState(JSON.stringify(initial?.selector ?? { labels: {} }, null, 2));
   const [resourcesText, setResourcesText] = useState(JSON.stringify(initial?.resources ?? EXAMPLE_RESOURCES, null, 2));
+  // Why: kept with the version this save makes (optional).
+  const [message, setMessage] = useState("");
   // Marks the form interactive once hydrated: typing before that would be lost.
   const [ready, setReady] = useState(false);
   useEffect(() => setReady(true), []);
@@ -73,6 +75,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         ))}
       </ul>
     ) : null;
+  const withMessage = <T extends object>(role: T) => (message.trim() ? { ...role, message: message.trim() } : role);
   const box = (f: Field) =>
     `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${hasError(f) ? "border-rose-400" : "border-slate-300"}`;
 
@@ -85,7 +88,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         onSubmit={(e) => {
           e.preventDefault();
           setTriedSave(true);
-          if (draft.asWritten) save.mutate(draft.asWritten);
+          if (draft.asWritten) save.mutate(withMessage(draft.asWritten));
         }}
       >
         <label className="block text-sm font-medium">
@@ -128,7 +131,11 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         </label>
         {fieldError("resources")}
         <RoleHelp />
-        {refusal && draft.asWritten && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...draft.asWritten!, confirmConflicts: true })} />}
+        <label className="block text-sm font-medium">
+          Message (optional: why, kept with the new version)
+          <input value={message} onChange={(e) => setMessage(e.target.value)} maxLength={500} placeholder="e.g. raise the worker count" className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm" />
+        </label>
+        {refusal && draft.asWritten && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...withMessage(draft.asWritten!), confirmConflicts: true })} />}
         {save.isError && !refusal && (
           <p role="alert" className="text-sm text-rose-700">
             Not saved: {errorMessage(save.error)}

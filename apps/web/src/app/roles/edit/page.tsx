@@ -1,9 +1,10 @@
-// The role editor (admins): a new role, or ?name= an existing one.
+// The role editor (admins): a new role, or ?name= an existing one with its versions below.
 import { notFound } from "next/navigation";
 import { requireSession } from "@/server/session";
 import { Shell } from "@/components/shell";
 import { RoleEditor } from "@/components/roles/role-editor";
 import { AdminsOnly } from "@/components/admins-only";
+import { RoleVersions } from "@/components/roles/role-versions";
 
 export const dynamic = "force-dynamic";
 
@@ -22,13 +23,16 @@ export default async function EditRolePage({ searchParams }: { searchParams: Pro
     <Shell me={me}>
       <h1 className="mb-4 text-2xl font-semibold">{existing ? `Edit role ${existing.name}` : "New role"}</h1>
       {/* As its author wrote it when known (key order, no defaults added), else as stored. */}
+      {/* Keyed on the version: a rollback below reloads the editor with the content saved. */}
       <RoleEditor
+        key={existing?.version ?? 0}
         initial={
           existing
             ? { name: existing.name, selector: existing.source?.selector ?? existing.selector, resources: existing.source?.resources ?? existing.resources, grants: existing.grants }
             : null
         }
       />
+      {existing && <RoleVersions name={existing.name} isAdmin={isAdmin} />}
     </Shell>
   );
 }

@@ -143,41 +143,34 @@ describe("the node page and keyboard focus in headless Chromium", () => {
       await hydrated(dark);
       await dark.getByRole("heading", { level: 1 }).waitFor();
       if (path.startsWith("/nodes")) await dark.getByTestId("declared-resource").first().waitFor();
-      const background = await dark.evaluate(() => getComputedStyle(document.body).backgroundColor);
-      expect(luminance(background), `${path} background ${background}`).toBeLessThan(0.05);
+      const background = await bodyBackground(dark);
+      expect(luminance(background), `${path} background rgb(${background.join(", ")})`).toBeLessThan(0.05);
       results[path] = (await seriousViolations(dark)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
     }
     expect(results).toEqual({ "/": [], [`/nodes/${nodeId}`]: [], "/machines": [], "/roles": [] });
     // Light is still light.
     await page.goto(`${cp.url}/`);
-    expect(luminance(await page.evaluate(() => getComputedStyle(document.body).backgroundColor))).toBeGreaterThan(0.9);
+    expect(luminance(await bodyBackground(page))).toBeGreaterThan(0.9);
     await context.close();
   });
 });
 
-/** Relative luminance (WCAG) of a computed colour: rgb()/rgba(), or oklch()/oklab() converted to sRGB. */
-function luminance(css: string): number {
-  const rgb = toRgb(css);
-  const lin = rgb.map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
-  return 0.2126 * lin[0]! + 0.7152 * lin[1]! + 0.0722 * lin[2]!;
+/** The body's background as sRGB bytes: Chromium computes colours as lab()/oklch(), so a canvas converts them. */
+function bodyBackground(p: Page): Promise<[number, number, number]> {
+  return p.evaluate(() => {
+    const ctx = document.createElement("canvas").getContext("2d")!;
+    ctx.fillStyle = getComputedStyle(document.body).backgroundColor;
+    ctx.fillRect(0, 0, 1, 1);
+    const [r, g, b] = ctx.getImageData(0, 0, 1, 1).data;
+    return [r!, g!, b!] as [number, number, number];
+  });
 }
 
-function toRgb(css: string): [number, number, number] {
-  const nums = (css.match(/-?[\d.]+%?/g) ?? []).map((n) => (n.endsWith("%") ? parseFloat(n) / 100 : parseFloat(n)));
-  if (css.startsWith("rgb")) return [nums[0]! / 255, nums[1]! / 255, nums[2]! / 255];
-  let [l, a, b] = nums as [number, number, number];
-  if (css.startsWith("oklch")) {
-    const [c, h] = [nums[1]!, nums[2]!];
-    a = c * Math.cos((h * Math.PI) / 180);
-    b = c * Math.sin((h * Math.PI) / 180);
-  }
-  const l_ = (l + 0.3963377774 * a + 0.2158037573 * b) ** 3;
-  const m_ = (l - 0.1055613458 * a - 0.0638541728 * b) ** 3;
-  const s_ = (l - 0.0894841775 * a - 1.291485548 * b) ** 3;
-  const lin = [4.0767416621 * l_ - 3.3077335 * m_ + 0.2309699292 * s_, -1.2684380046 * l_ + 2.6097574011 * m_ - 0.3413193965 * s_, -0.0041960863 * l_ - 0.7034186147 * m_ + 1.707614701 * s_];
-  // Back to gamma-encoded sRGB, so luminance() treats every input alike.
-  return lin.map((c) => {
-    const v = Math.min(1, Math.max(0, c));
-    return v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.055;
-  }) as [number, number, number];
+/** Relative luminance (WCAG) of sRGB bytes. */
+function luminance(rgb: [number, number, number]): number {
+  const lin = rgb.map((byte) => {
+    const c = byte / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * lin[0]! + 0.7152 * lin[1]! + 0.0722 * lin[2]!;
 }

@@ -99,14 +99,15 @@ function CommandBlock({ step, text, testId, codeRef }: { step: string; text: str
     <div>
       <p className="mb-1 text-xs font-semibold text-slate-700">{step}</p>
       <div className="flex items-start gap-2">
-        {/* Focusable: it scrolls sideways on a phone, and focus lands here after issuing. */}
+        {/* Focusable: it scrolls sideways on a phone, and focus lands here after issuing. A terminal
+            stays dark in dark mode: the dark: shades are mirrored back (globals.css). */}
         <code
           ref={codeRef}
           tabIndex={0}
           role="region"
           aria-label={name}
           data-testid={testId}
-          className="block flex-1 overflow-x-auto whitespace-pre rounded bg-slate-900 px-3 py-2 font-mono text-sm text-emerald-300 focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-500"
+          className="block flex-1 overflow-x-auto whitespace-pre rounded bg-slate-900 px-3 py-2 font-mono text-sm text-emerald-300 focus:outline-none dark:bg-slate-100 dark:text-emerald-700 focus-visible:ring-2 focus-visible:ring-sky-500"
         >
           {text}
         </code>

@@ -1,6 +1,6 @@
 // Buttons in three weights, one look everywhere; the danger weight is for
 // actions that take something away (retire, revoke).
-import type { ButtonHTMLAttributes } from "react";
+import type { ComponentProps } from "react";
 
 const KINDS = {
   primary: "bg-slate-900 text-white hover:bg-slate-700",
@@ -8,7 +8,7 @@ const KINDS = {
   danger: "bg-rose-700 text-white hover:bg-rose-800",
 } as const;
 
-export function Button({ kind = "secondary", className = "", ...props }: ButtonHTMLAttributes<HTMLButtonElement> & { kind?: keyof typeof KINDS }) {
+export function Button({ kind = "secondary", className = "", ...props }: ComponentProps<"button"> & { kind?: keyof typeof KINDS }) {
   return (
     <button
       type="button"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Role, type RoleInput } from "@mesh/protocol";
-import { compileDeclaration } from "./compile-declaration";
+import { compileDeclaration, resourceOrigins } from "./compile-declaration";
 
 const role = (r: RoleInput) => Role.parse(r);
 const file = (id: string, path: string, content = "x") => ({ type: "file" as const, id, path, content });
@@ -37,5 +37,19 @@ describe("compileDeclaration", () => {
     const b = role({ name: "b", resources: [file("b", "/b")] });
     expect(compileDeclaration(node, [a, b]).hash).toBe(compileDeclaration(node, [b, a]).hash);
     expect(compileDeclaration(node, [a]).hash).not.toBe(compileDeclaration(node, [a, b]).hash);
+  });
+});
+
+describe("resourceOrigins", () => {
+  it("names the matching roles and the role each resource came from (the first by name when two declare it alike)", () => {
+    const roles = [
+      role({ name: "web", selector: { labels: { tier: "web" } }, resources: [file("a", "/a"), file("shared", "/s")] }),
+      role({ name: "base", resources: [file("b", "/b"), file("shared", "/s")] }),
+      role({ name: "db", selector: { labels: { tier: "db" } }, resources: [file("c", "/c")] }),
+    ];
+    const out = resourceOrigins(node, roles);
+    expect(out.roles).toEqual(["base", "web"]);
+    expect(out.origin).toMatchObject({ a: "web", b: "base", shared: "base" });
+    expect(out.origin.c).toBeUndefined();
   });
 });

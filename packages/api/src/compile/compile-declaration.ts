@@ -25,7 +25,8 @@ export function declarationHash(resources: Resource[]): string {
   return contentHash(resources);
 }
 
-export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDeclaration {
+/** What the compiler gathers before it sorts: each kept resource and grant with the role it came from. */
+function gather(node: NodeFacts, roles: Role[]) {
   const matched = roles.filter((r) => matchesSelector(r.selector, node)).sort((a, b) => a.name.localeCompare(b.name));
   const byId = new Map<string, { resource: Resource; role: string; json: string }>();
   const bySubject = new Map<string, { id: string; role: string }>();
@@ -56,6 +57,11 @@ export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDecl
       bySubject.set(subject, { id: resource.id, role: role.name });
     }
   }
+  return { matched, byId, grants, conflicts };
+}
+
+export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDeclaration {
+  const { matched, byId, grants, conflicts } = gather(node, roles);
   // Sorted by subject then id: deterministic whatever order the roles came in.
   const resources = [...byId.values()]
     .map((e) => e.resource)
@@ -71,4 +77,23 @@ export function compileDeclaration(node: NodeFacts, roles: Role[]): CompiledDecl
     roles: matched.map((r) => r.name),
     conflicts,
   };
+}
+
+export interface ResourceOrigins {
+  /** The roles whose selectors match the node, by name. */
+  roles: string[];
+  /** Resource id -> the role it came from (the first role by name that declares it; a grant's file, the role of the grant). */
+  origin: Record<string, string>;
+}
+
+/**
+ * Where each resource of a node's declaration comes from, for the node page. Declarations store
+ * only the roles that made them, so this compiles the one node again; never on a fleet path.
+ */
+export function resourceOrigins(node: NodeFacts, roles: Role[]): ResourceOrigins {
+  const { matched, byId, grants } = gather(node, roles);
+  const origin: Record<string, string> = {};
+  for (const [id, g] of grants) origin[id] = g.role;
+  for (const [id, e] of byId) origin[id] = e.role;
+  return { roles: matched.map((r) => r.name), origin };
 }

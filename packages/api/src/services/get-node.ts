@@ -13,6 +13,8 @@ import { lastSeenAt, seenBy, seenByJoin } from "./last-seen";
 import { nodeHealth } from "./node-health";
 import { shownName } from "./node-name";
 import { latestReport } from "./report-store";
+import { loadRoles } from "./recompile-node";
+import { resourceOrigins } from "../compile/compile-declaration";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
   const [node] = await deps.db.select().from(nodes).where(eq(nodes.id, id));
@@ -28,7 +30,7 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     .leftJoin(seenBy, seenByJoin)
     .where(eq(nodes.id, id));
   if (!node) throw new MeshError("NOT_FOUND", `no node with id ${id}`);
-  const [declaration, latest, recent, nodeGrants, versions] = await Promise.all([
+  const [declaration, latest, recent, nodeGrants, versions, allRoles] = await Promise.all([
     currentDeclaration(deps.db, id),
     latestReport(deps.db, id),
     deps.db.select().from(events).where(eq(events.nodeId, id)).orderBy(desc(events.id)).limit(50),
@@ -40,10 +42,14 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
       .orderBy(grants.grantId),
     // A fleet compile records one event for all nodes: each node's versions are its own detail.
     nodeDeclarationHistory(deps.db, id),
+    // Which roles match and where each resource came from: the one node compiled again
+    // (declarations store only the roles that made them). Roles are few; nodes are not.
+    loadRoles(deps.db),
   ]);
   // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
   const claims = await pendingClaimsOn(deps.db, id);
   const report = latest?.report ?? null;
+  const origins = resourceOrigins({ labels: node.labels, profile: node.profile as Record<string, unknown> }, allRoles);
   const { publicKey: _publicKey, shownName: name, name: hostname, ...rest } = node;
   const shown = declaration && !opts.showContent ? { ...declaration, resources: redactResources(declaration.resources as Resource[]) } : declaration;
   return {
@@ -52,6 +58,10 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     name,
     hostname,
     declaration: shown,
+    /** The roles whose selectors match the node now, by name. */
+    roles: origins.roles,
+    /** Resource id -> the matching role that declares it; a resource no matching role declares now has none. */
+    resourceRoles: origins.origin,
     report,
     reportReceivedAt: latest?.receivedAt ?? null,
     owned: report?.owned ?? [],

@@ -121,9 +121,12 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
               : ""}
           </p>
         </div>
-        <Link href="/machines" className="rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700">
-          Add machines
-        </Link>
+        {/* Issuing tokens is for admins: a viewer is not offered what they cannot do. */}
+        {canEdit && (
+          <Link href="/machines" className="rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700">
+            Add machines
+          </Link>
+        )}
       </div>
 
       {(c?.byState.pending ?? 0) > 0 && state !== "pending" && (

@@ -1,8 +1,9 @@
 "use client";
 // "Issue token": TTL, labels and uses; the token is shown once, inside the two
-// commands a new machine needs, each with a copy button.
+// commands a new machine needs, each with a copy button. Once issued, focus moves to the
+// install command, so a keyboard or screen-reader user lands on what to copy next.
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useRef, useState, type Ref } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { CopyButton } from "../copy-button";
@@ -24,6 +25,10 @@ export function IssueTokenForm() {
   const [uses, setUses] = useState(1);
   const create = useMutation(trpc.token.create.mutationOptions({ onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.token.list.queryKey() }) }));
   const labels = parseLabels(labelsText);
+  const installCommand = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (create.data) installCommand.current?.focus();
+  }, [create.data]);
   const field = "rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm";
 
   return (
@@ -80,7 +85,7 @@ export function IssueTokenForm() {
             Token <span className="font-mono">{create.data.id}</span> issued. It is shown only now; it expires{" "}
             <time dateTime={create.data.expiresAt}>{new Date(create.data.expiresAt).toLocaleString("en-GB")}</time>. On the new machine, as root:
           </p>
-          <CommandBlock step="1. Install (the host this control plane serves; needs `npm run package` on it)" text={create.data.installCommand} testId="install-command" />
+          <CommandBlock step="1. Install (the host this control plane serves; needs `npm run package` on it)" text={create.data.installCommand} testId="install-command" codeRef={installCommand} />
           <CommandBlock step="2. Enrol" text={create.data.command} testId="enrol-command" />
         </div>
       )}
@@ -88,12 +93,22 @@ export function IssueTokenForm() {
   );
 }
 
-function CommandBlock({ step, text, testId }: { step: string; text: string; testId: string }) {
+function CommandBlock({ step, text, testId, codeRef }: { step: string; text: string; testId: string; codeRef?: Ref<HTMLElement> }) {
+  const name = `${step.slice(3).replace(/ \(.*\)$/, "")} command`;
   return (
     <div>
       <p className="mb-1 text-xs font-semibold text-slate-700">{step}</p>
       <div className="flex items-start gap-2">
-        <code data-testid={testId} className="block flex-1 overflow-x-auto whitespace-pre rounded bg-slate-900 px-3 py-2 font-mono text-sm text-emerald-300">
+        {/* Focusable: it scrolls sideways on a phone, and focus lands here after issuing. A terminal
+            stays dark in dark mode: the dark: shades are mirrored back (globals.css). */}
+        <code
+          ref={codeRef}
+          tabIndex={0}
+          role="region"
+          aria-label={name}
+          data-testid={testId}
+          className="block flex-1 overflow-x-auto whitespace-pre rounded bg-slate-900 px-3 py-2 font-mono text-sm text-emerald-300 focus:outline-none dark:bg-slate-100 dark:text-emerald-700 focus-visible:ring-2 focus-visible:ring-sky-500"
+        >
           {text}
         </code>
         <CopyButton text={text} label={`Copy the ${step.slice(3).toLowerCase()} command`} />

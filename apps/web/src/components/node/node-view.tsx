@@ -22,6 +22,8 @@ import { HealthBadge } from "../health-badge";
 import { ReconcileNowButton } from "./reconcile-now-button";
 import { ForgetNode } from "./forget-node";
 import { DriftDecisions } from "./drift-decisions";
+import { NodeRoles, roleHref } from "./node-roles";
+import { ProfileList } from "./profile-list";
 
 export type NodeDetail = inferRouterOutputs<AppRouter>["node"]["get"];
 
@@ -58,7 +60,6 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
   const trpc = useTRPC();
   const q = useQuery(trpc.node.get.queryOptions({ id: initial.id }, { refetchInterval: 2000, initialData: initial }));
   const node = q.data;
-  const profile = node.profile as Record<string, string | number>;
   const resources = (node.declaration?.resources ?? []) as Resource[];
   const statusOf = new Map(node.resourceStates.map((s) => [s.id, s]));
   const retiring = node.state === "retiring";
@@ -145,6 +146,8 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
         </div>
       )}
 
+      <NodeRoles roles={node.roles} />
+
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
         <Section title={`Declaration v${node.declaration?.version ?? 0}`} className="lg:col-span-2">
           {resources.length === 0 ? (
@@ -152,16 +155,28 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           ) : (
             <div className="overflow-x-auto focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Declared resources (scrolls sideways)">
               <table className="min-w-full text-sm">
-                <ColumnHeads names={["Resource", "Subject", "Status", "Detail"]} cell="px-2 py-1" />
+                <ColumnHeads names={["Resource", "Subject", "Role", "Status", "Detail"]} cell="px-2 py-1" />
                 <tbody className="divide-y divide-slate-100">
                   {resources.map((r) => {
                     const s = statusOf.get(r.id);
+                    const role = node.resourceRoles[r.id];
                     return (
                       <tr key={r.id} data-testid="declared-resource">
                         <td className="px-2 py-1 font-mono">
                           {r.id} <span className="text-slate-600">{r.type}</span>
                         </td>
                         <td className="px-2 py-1 font-mono">{resourceSubject(r).replace(/^\w+:/, "")}</td>
+                        <td className="px-2 py-1" data-testid="resource-role">
+                          {role ? (
+                            <Link href={roleHref(role)} className="underline">
+                              {role}
+                            </Link>
+                          ) : (
+                            <span className="text-slate-600" title="No role that matches this node declares it now">
+                              none now
+                            </span>
+                          )}
+                        </td>
                         <td className="px-2 py-1">
                           <span data-testid="resource-status" className={`rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_STYLE[s?.status ?? "pending"]}`}>
                             {s?.status ?? "pending"}
@@ -277,14 +292,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
         </Section>
 
         <Section title="Profile">
-          <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
-            {Object.entries(profile).map(([k, v]) => (
-              <div key={k} className="contents">
-                <dt className="text-slate-600">{k}</dt>
-                <dd className="break-all font-mono">{String(v)}</dd>
-              </div>
-            ))}
-          </dl>
+          <ProfileList profile={node.profile as Record<string, unknown>} />
         </Section>
 
         <Section title="Inventory">

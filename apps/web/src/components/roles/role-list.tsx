@@ -10,6 +10,9 @@ import { EmptyState, ErrorState, LoadingState } from "../states";
 import { errorMessage } from "../error-message";
 import { ReconcileRoleButton } from "./reconcile-role-button";
 
+/** The role's place in the list: the node page links each role it names here (viewers too). */
+export const roleAnchor = (name: string) => `role-${name}`;
+
 export function RoleList({ canEdit }: { canEdit: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -26,7 +29,7 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
     <>
       <ul className="space-y-3">
         {roles.data.map((r) => (
-          <li key={r.name} data-testid="role-row" className="rounded-lg border border-slate-200 bg-white p-4">
+          <li key={r.name} id={roleAnchor(r.name)} data-testid="role-row" className="scroll-mt-4 rounded-lg border border-slate-200 bg-white p-4 target:ring-2 target:ring-sky-500">
             <div className="flex flex-wrap items-center justify-between gap-2">
               <div>
                 <h2 className="font-mono text-base font-semibold">{r.name}</h2>

@@ -93,7 +93,8 @@ function CommandBlock({ step, text, testId }: { step: string; text: string; test
     <div>
       <p className="mb-1 text-xs font-semibold text-slate-700">{step}</p>
       <div className="flex items-start gap-2">
-        <code data-testid={testId} className="block flex-1 overflow-x-auto whitespace-pre rounded bg-slate-900 px-3 py-2 font-mono text-sm text-emerald-300">
+        {/* Focusable: on a phone the command scrolls sideways, and a keyboard must reach all of it. */}
+        <code data-testid={testId} tabIndex={0} className="block flex-1 overflow-x-auto whitespace-pre rounded bg-slate-900 px-3 py-2 font-mono text-sm text-emerald-300 focus-visible:ring-2 focus-visible:ring-sky-500">
           {text}
         </code>
         <CopyButton text={text} label={`Copy the ${step.slice(3).toLowerCase()} command`} />

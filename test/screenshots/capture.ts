@@ -38,7 +38,7 @@ async function main() {
     await shot("login");
     await logIn(page, cp.url);
     await page.getByTestId("fleet-row").first().waitFor();
-    await page.locator('[data-health="stale"]').first().waitFor();
+    await page.getByTestId("fleet-row").filter({ has: page.locator('[data-health="stale"]') }).waitFor();
     await shot("fleet");
     await page.goto(`${cp.url}/nodes/${ids.drifted}`);
     await page.getByTestId("resource-status").filter({ hasText: "drifted" }).waitFor({ timeout: 20_000 });

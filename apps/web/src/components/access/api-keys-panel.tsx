@@ -41,7 +41,7 @@ export function ApiKeysPanel() {
         <div aria-live="polite" className="space-y-2 rounded-md border border-emerald-200 bg-emerald-50 p-3 text-sm">
           <p>Key <strong>{shown.name}</strong> ({shown.role}) {shown.verb}. It is shown only now: copy it.</p>
           <div className="flex items-start gap-2">
-            <code data-testid="api-key" className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300">{shown.key}</code>
+            <code data-testid="api-key" tabIndex={0} className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300 focus-visible:ring-2 focus-visible:ring-sky-500">{shown.key}</code>
             <CopyButton text={shown.key} label="Copy the API key" />
           </div>
         </div>

@@ -115,7 +115,7 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
       ) : events.data.items.length === 0 ? (
         <EmptyState>No event matches.</EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Events (scrolls sideways)">
           <table className="min-w-full text-sm">
             <ColumnHeads names={["When", "Actor", "Action", "Node / target", "Result", "Data"]} cell="px-3 py-2" className="bg-slate-50 text-left text-slate-700" />
             <tbody className="divide-y divide-slate-100">

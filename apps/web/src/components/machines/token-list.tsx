@@ -37,7 +37,7 @@ export function TokenList({ canEdit }: { canEdit: boolean }) {
           Could not revoke: {errorMessage(revoke.error)}
         </p>
       )}
-      <div className="overflow-x-auto">
+      <div className="overflow-x-auto focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Tokens (scrolls sideways)">
         <table className="min-w-full text-sm">
           <ColumnHeads names={["Token", "Status", "Labels", "Uses", "Nodes", "Expires", "Issued"]} cell="px-2 py-2" actions={canEdit} />
           <tbody className="divide-y divide-slate-100">

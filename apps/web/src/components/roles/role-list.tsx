@@ -52,7 +52,7 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
             </div>
             <details className="mt-2 text-sm">
               <summary className="cursor-pointer text-slate-700">Resources</summary>
-              <pre className="mt-2 overflow-x-auto rounded bg-slate-50 p-2 text-xs">{JSON.stringify(r.resources, null, 2)}</pre>
+              <pre tabIndex={0} className="mt-2 overflow-x-auto rounded bg-slate-50 p-2 text-xs focus-visible:ring-2 focus-visible:ring-sky-500">{JSON.stringify(r.resources, null, 2)}</pre>
             </details>
           </li>
         ))}

@@ -61,3 +61,5 @@ CREATE TABLE IF NOT EXISTS "rollout_lease" (
   "owner" text NOT NULL,
   "expires_at" timestamp with time zone NOT NULL
 );
+--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "events_rollout_target_idx" ON "events" ("target", "id") WHERE "action" LIKE 'rollout.%';

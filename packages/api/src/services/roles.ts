@@ -110,7 +110,7 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
  * The number the next save of this role gets: one past the last version ever saved under its name
  * (a role deleted and made again goes on counting). The compiler lock held by the caller orders saves.
  */
-async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
+export async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
   const [row] = await tx.select({ last: sql<number | null>`max(${roleVersions.version})` }).from(roleVersions).where(eq(roleVersions.roleName, name));
   return (row?.last ?? 0) + 1;
 }

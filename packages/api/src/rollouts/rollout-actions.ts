@@ -75,11 +75,11 @@ export async function actOnRollout(deps: Pick<Deps, "db" | "now">, opts: { actor
     const policy = StagedRolloutPolicy.parse(r.policy);
     const set =
       opts.act === "pause"
-        ? { state: "paused" }
+        ? { state: "paused" as const }
         : opts.act === "resume"
-          ? { state: "running" }
+          ? { state: "running" as const }
           : // The halted wave stays done; its soak counts as served.
-            { state: "running", haltReason: null, waveDoneAt: new Date(now.getTime() - policy.soakSeconds * 1000) };
+            { state: "running" as const, haltReason: null, waveDoneAt: new Date(now.getTime() - policy.soakSeconds * 1000) };
     await tx.update(rollouts).set({ ...set, updatedAt: now }).where(eq(rollouts.id, opts.id));
     await recordEvent(tx, { actor: opts.actor, action: `rollout.${opts.act}`, target: opts.id, data: { id: opts.id, role: r.roleName, wave: r.currentWave, ...(opts.act === "continue" ? { haltReason: r.haltReason } : {}) } });
     return { id: opts.id, state: set.state };

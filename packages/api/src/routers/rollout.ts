@@ -61,13 +61,13 @@ export const rolloutRouter = router({
   list: authedProcedure
     .input(z.strictObject({ role: RoleName.optional() }).default({}))
     .output(z.object({ items: z.array(RolloutSummary) }))
-    .query(({ ctx, input }) => listRollouts(ctx, input) as never),
-  get: authedProcedure.input(RolloutId).output(RolloutDetail).query(({ ctx, input }) => getRollout(ctx, input) as never),
+    .query(({ ctx, input }) => listRollouts(ctx, input)),
+  get: authedProcedure.input(RolloutId).output(RolloutDetail).query(({ ctx, input }) => getRollout(ctx, input)),
   /** A running rollout releases no further wave until resumed. */
-  pause: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "pause" }) as never),
-  resume: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "resume" }) as never),
+  pause: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "pause" })),
+  resume: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "resume" })),
   /** A halted rollout goes on past its halt: the next wave at the worker's next tick. */
-  continue: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" }) as never),
+  continue: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
   /** A new role version with the from-version's content, to the released nodes in the same waves; this rollout becomes rolled-back. */
   rollback: adminProcedure
     .input(RolloutId.extend({ message: RoleVersionMessage.optional() }))

@@ -15,7 +15,7 @@ export const rollouts = pgTable(
     /** The StagedRolloutPolicy it runs by. */
     policy: jsonb("policy").notNull(),
     /** ROLLOUT_STATES: running, paused, halted, completed, superseded, rolled-back. */
-    state: text("state").notNull(),
+    state: text("state").$type<"running" | "paused" | "halted" | "completed" | "superseded" | "rolled-back">().notNull(),
     /** How many waves (the canary is wave 0). */
     waves: integer("waves").notNull(),
     /** The wave released last. */
@@ -25,7 +25,7 @@ export const rollouts = pgTable(
     waveDoneAt: timestamp("wave_done_at", { withTimezone: true }),
     haltReason: text("halt_reason"),
     /** The plan summary it was started from (waves and their sizes, nodes released at once). */
-    plan: jsonb("plan").notNull(),
+    plan: jsonb("plan").$type<{ nodes: number; unchanged: number; waves: number[]; fromVersion: number; toVersion: number }>().notNull(),
     /** A rollback's rollout: the rollout it undoes. */
     rollbackOf: uuid("rollback_of"),
     supersededBy: uuid("superseded_by"),
@@ -48,7 +48,7 @@ export const rolloutNodes = pgTable(
     /** The node's declaration version after its release: a report of it (or later) decides the outcome. */
     declaredVersion: integer("declared_version"),
     /** ROLLOUT_OUTCOMES, null while pending. */
-    outcome: text("outcome"),
+    outcome: text("outcome").$type<"applied" | "failed" | "timed-out">(),
   },
   (t) => [primaryKey({ columns: [t.rolloutId, t.nodeId], name: "rollout_nodes_pk" }), index("rollout_nodes_wave_idx").on(t.rolloutId, t.wave)],
 );

@@ -26,7 +26,7 @@ import { upgradeListener } from "./server/upgrades";
 import { startBusProbe } from "./server/bus-probe";
 import { readinessProbe, serveHealth } from "./server/health-routes";
 import { listenMetrics, metricsHandler, serveMetricsOnMainPort } from "./server/metrics-route";
-import { startAlertWorker } from "@mesh/api";
+import { startAlertWorker, startRolloutWorker } from "@mesh/api";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dev = process.argv.includes("--dev");
@@ -113,6 +113,8 @@ async function main() {
   if (metricsServer) log.info({ address: config.metrics.address }, "metrics listener");
   // Every instance delivers alerts; the evaluation runs once per control plane (alerts/evaluate-alerts.ts).
   const stopAlerts = startAlertWorker({ db: database.db, log, grants }, config.alerts);
+  // Every instance ticks; the one holding the rollout lease runs the staged rollouts (rollouts/lease.ts).
+  const rolloutWorker = startRolloutWorker({ db: database.db, log, grants }, config.rollouts);
 
   let gateway: Gateway | null = null;
   if (config.role !== "web") {
@@ -205,6 +207,7 @@ async function main() {
     migrated = false;
     metricsServer?.close();
     await stopAlerts().catch(() => {});
+    await rolloutWorker.stop().catch(() => {});
     await busProbe.close().catch(() => {});
     await gateway?.close().catch(() => {});
     await stopSettler().catch(() => {});

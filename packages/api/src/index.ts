@@ -29,4 +29,5 @@ export { handleBootstrapToken } from "./http/bootstrap-handler";
 export { handleNodesExport, nodeFilterFromQuery } from "./http/nodes-export-handler";
 export { metrics, fleetFigures, setNodeHealthCounts, setNodeStateCounts } from "./metrics/index";
 export { startAlertWorker, type AlertWorkerOptions } from "./alerts/alert-worker";
+export { startRolloutWorker, type RolloutWorkerOptions } from "./rollouts/rollout-worker";
 export { verifySignature, signBody, SIGNATURE_HEADER } from "./alerts/sign";

@@ -7,6 +7,7 @@ import { userRouter } from "./routers/user";
 import { apiKeyRouter } from "./routers/api-key";
 import { eventRouter } from "./routers/event";
 import { alertRouter } from "./routers/alert";
+import { rolloutRouter } from "./routers/rollout";
 
 export const appRouter = router({
   token: tokenRouter,
@@ -16,6 +17,7 @@ export const appRouter = router({
   apiKey: apiKeyRouter,
   event: eventRouter,
   alert: alertRouter,
+  rollout: rolloutRouter,
 });
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);

@@ -54,7 +54,7 @@ const roleFields = {
   grants: z.array(GrantDeclaration).max(16).default([]),
 };
 
-function refineRole(role: { resources: Resource[]; grants: GrantDeclaration[] }, ctx: z.RefinementCtx): void {
+export function refineRole(role: { resources: Resource[]; grants: GrantDeclaration[] }, ctx: z.RefinementCtx): void {
   const ids = new Set(role.resources.map((r) => r.id));
   const paths = new Set(role.resources.flatMap((r) => ("path" in r ? [r.path] : [])));
   role.grants.forEach((g, i) => {
@@ -74,11 +74,10 @@ export const RoleVersionMessage = z.string().trim().max(500, "a version message 
  * role.upsert's input: a role, and the admin's explicit yes to saving it although it puts
  * nodes into conflict (refused otherwise, naming the conflict).
  */
-export const RoleSave = z
-  .strictObject({
-    ...roleFields,
-    confirmConflicts: z.boolean().optional().meta({ description: "Save even though the change puts nodes into conflict." }),
-    message: RoleVersionMessage.optional().meta({ description: "Why: kept with the new version (every save makes one)." }),
-  })
-  .superRefine(refineRole);
+export const roleSaveFields = {
+  ...roleFields,
+  confirmConflicts: z.boolean().optional().meta({ description: "Save even though the change puts nodes into conflict." }),
+  message: RoleVersionMessage.optional().meta({ description: "Why: kept with the new version (every save makes one)." }),
+};
+export const RoleSave = z.strictObject(roleSaveFields).superRefine(refineRole);
 export type RoleSaveInput = z.input<typeof RoleSave>;

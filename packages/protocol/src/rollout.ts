@@ -2,7 +2,7 @@
 // default), shared by the API, the dashboard and automation. The state machine that runs it lives
 // in packages/api (rollouts/), described in the rollout decision in docs/decisions.
 import { z } from "zod";
-import { Selector } from "./role";
+import { Selector, refineRole, roleSaveFields } from "./role";
 
 /** The first wave: a number of nodes, a share of the nodes the change reaches, or the nodes a selector picks. */
 export const RolloutCanary = z.union([
@@ -48,3 +48,18 @@ export type RolloutState = (typeof ROLLOUT_STATES)[number];
 /** A wave node's result: reported the new version without errors, with errors, or not within the wave timeout. */
 export const ROLLOUT_OUTCOMES = ["applied", "failed", "timed-out"] as const;
 export type RolloutOutcome = (typeof ROLLOUT_OUTCOMES)[number];
+
+/**
+ * role.upsert's input (RoleSave with the rollout fields; here, not in role.ts, which this file imports).
+ * `rollout`: the policy for this save, overriding the role's default. `rolloutPolicy`: store as the role's
+ * default (null clears it; omitted keeps it); this save uses it too unless `rollout` is given. A role with
+ * no default and a save with no `rollout` rolls out all at once (the behaviour before issue 14).
+ */
+export const RoleUpsert = z
+  .strictObject({
+    ...roleSaveFields,
+    rollout: RolloutPolicy.optional().meta({ description: "The rollout of this save (overrides the role's default policy)." }),
+    rolloutPolicy: RolloutPolicy.nullable().optional().meta({ description: "Store as the role's default rollout policy (null clears it)." }),
+  })
+  .superRefine(refineRole);
+export type RoleUpsertInput = z.input<typeof RoleUpsert>;

@@ -63,6 +63,10 @@ const Env = z.object({
   MESH_ALERT_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   /** The first retry's delay of a failed webhook delivery (then doubling, at most an hour). */
   MESH_ALERT_RETRY_BASE_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How often each instance ticks the rollout worker (only the lease holder advances rollouts). */
+  MESH_ROLLOUT_INTERVAL_MS: z.coerce.number().int().min(100).default(2_000),
+  /** How long the rollout lease lasts unrenewed: a dead holder's rollouts resume elsewhere after this. */
+  MESH_ROLLOUT_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
 });
 
 export interface Config {
@@ -113,6 +117,7 @@ export interface Config {
   /** /metrics: a bearer token for the main port, and/or a separate listener (never public by default). */
   metrics: { token?: string; address?: { host: string; port: number } };
   alerts: { intervalMs: number; retryBaseMs: number };
+  rollouts: { intervalMs: number; leaseMs: number };
 }
 
 function hostPort(value: string): { host: string; port: number } {
@@ -173,5 +178,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     },
     metrics: { token: e.MESH_METRICS_TOKEN, address: e.MESH_METRICS_ADDRESS ? hostPort(e.MESH_METRICS_ADDRESS) : undefined },
     alerts: { intervalMs: e.MESH_ALERT_INTERVAL_MS, retryBaseMs: e.MESH_ALERT_RETRY_BASE_MS },
+    rollouts: { intervalMs: e.MESH_ROLLOUT_INTERVAL_MS, leaseMs: Math.max(e.MESH_ROLLOUT_LEASE_MS, 3 * e.MESH_ROLLOUT_INTERVAL_MS) },
   };
 }

@@ -31,6 +31,8 @@ const AUDIT_ACTIONS: Record<string, AlertEvent> = {
   "node.forget": "revoked",
   "node.drift": "drifted",
   "declaration.conflict": "conflicted",
+  // A staged rollout halted itself (rollouts/advance.ts): its failed nodes, each with the rollout and the reason.
+  "rollout.halt": "rollout-halted",
 };
 
 interface Hook {
@@ -145,6 +147,7 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
           select v::uuid, false from jsonb_array_elements_text(case
             when e.action = 'node.forget' and jsonb_typeof(e.data -> 'revoked') = 'array' then e.data -> 'revoked'
             when e.action in ('node.bulk-revoke', 'declaration.conflict') and e.node_id is null and jsonb_typeof(e.data -> 'nodeIds') = 'array' then e.data -> 'nodeIds'
+            when e.action = 'rollout.halt' and jsonb_typeof(e.data -> 'nodeIds') = 'array' then e.data -> 'nodeIds'
           end) v
         ) x
         left join ${nodes} on ${nodes.id} = x.id
@@ -156,7 +159,14 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
       if (r.action === "node.enrol" && r.data?.pending) continue;
       const event = AUDIT_ACTIONS[r.action]!;
       // A fleet-wide conflict lists the distinct conflicts of all its nodes: each node's own are on its row.
-      const detail = event === "drifted" ? { drift: r.data?.count, ids: r.data?.ids } : event === "conflicted" ? { conflicts: r.named ? r.data?.conflicts : r.node_conflicts } : undefined;
+      const detail =
+        event === "drifted"
+          ? { drift: r.data?.count, ids: r.data?.ids }
+          : event === "conflicted"
+            ? { conflicts: r.named ? r.data?.conflicts : r.node_conflicts }
+            : event === "rollout-halted"
+              ? { rollout: r.data?.id, role: r.data?.role, toVersion: r.data?.toVersion, wave: r.data?.wave, reason: r.data?.reason }
+              : undefined;
       add(event, { id: r.node_id, name: r.name, ...(detail ? { detail } : {}) });
     }
   }

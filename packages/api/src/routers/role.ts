@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Role, RoleName, RoleSave, RolloutPolicy } from "@mesh/protocol";
+import { Role, RoleName, RoleUpsert, RolloutPolicy } from "@mesh/protocol";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { authorSource, deleteRole, listRoles, upsertRole } from "../services/roles";
 import { planRole } from "../services/plan-role";
@@ -25,10 +25,12 @@ export const roleRouter = router({
   // A mutation only because a role (file contents) can be larger than a URL; it saves nothing.
   plan: adminProcedure.input(Role).mutation(({ ctx, input }) => planRole(ctx, { input })),
   upsert: adminProcedure
-    .input(RoleSave)
+    .input(RoleUpsert)
     // After the schema passed: the body as sent, so the role is kept in its author's key order too.
     .use(async ({ getRawInput, next }) => next({ ctx: { source: authorSource(await getRawInput()) } }))
-    .mutation(({ ctx, input: { confirmConflicts, message, ...input } }) => upsertRole(ctx, { actor: ctx.actor, input, confirmConflicts, source: ctx.source, message: message || null })),
+    .mutation(({ ctx, input: { confirmConflicts, message, rollout, rolloutPolicy, ...input } }) =>
+      upsertRole(ctx, { actor: ctx.actor, input, confirmConflicts, source: ctx.source, message: message || null, rollout, rolloutPolicy }),
+    ),
   /** Every node whose current declaration includes the role reconciles now (hosts that read the reconcile frame). */
   reconcile: adminProcedure.input(ReconcileRoleInput).mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
   delete: adminProcedure.input(z.strictObject({ name: RoleName })).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
@@ -48,5 +50,5 @@ export const roleRouter = router({
   rollback: adminProcedure
     .input(RollbackRoleInput.extend({ rollout: RolloutPolicy.optional().meta({ description: "Overrides the role's rollout policy for this save, as role.upsert's." }) }))
     .output(RollbackRoleOutput)
-    .mutation(({ ctx, input: { rollout, ...input } }) => rollbackRole(ctx, { actor: ctx.actor, ...input, extra: rollout ? { rollout } : undefined })),
+    .mutation(({ ctx, input: { rollout, ...input } }) => rollbackRole(ctx, { actor: ctx.actor, ...input, rollout })),
 });

@@ -42,22 +42,24 @@ export interface DeclarationRow {
   version: number;
   hash: string;
   roles: string[];
+  /** { role: version } of the roles that made it (issue 14). */
+  roleVersions?: Record<string, number>;
   final?: "remove" | "forget" | null;
 }
 
 /** Appends one declaration (its body stored first). */
 export async function appendDeclaration(tx: DbOrTx, row: DeclarationRow & { resources: unknown[] }): Promise<void> {
   await storeBodies(tx, [{ hash: row.hash, resources: row.resources }]);
-  await tx.insert(declarations).values({ nodeId: row.nodeId, version: row.version, hash: row.hash, roles: row.roles, final: row.final ?? null });
+  await tx.insert(declarations).values({ nodeId: row.nodeId, version: row.version, hash: row.hash, roles: row.roles, roleVersions: row.roleVersions ?? {}, final: row.final ?? null });
 }
 
 /** Appends many declarations in one statement (their bodies must be stored first: storeBodies). */
 export async function appendDeclarations(tx: DbOrTx, rows: DeclarationRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const json = JSON.stringify(rows.map((r) => ({ node_id: r.nodeId, version: r.version, hash: r.hash, roles: r.roles, final: r.final ?? null })));
+  const json = JSON.stringify(rows.map((r) => ({ node_id: r.nodeId, version: r.version, hash: r.hash, roles: r.roles, role_versions: r.roleVersions ?? {}, final: r.final ?? null })));
   await tx.execute(sql`
-    insert into ${declarations} (node_id, version, hash, roles, final)
-    select v.node_id, v.version, v.hash, v.roles, v.final from jsonb_to_recordset(${json}::jsonb) as v(node_id uuid, version int, hash text, roles jsonb, final text)`);
+    insert into ${declarations} (node_id, version, hash, roles, role_versions, final)
+    select v.node_id, v.version, v.hash, v.roles, v.role_versions, v.final from jsonb_to_recordset(${json}::jsonb) as v(node_id uuid, version int, hash text, roles jsonb, role_versions jsonb, final text)`);
 }
 
 /** Deletes, for many nodes at once, the versions past the retention rule (each node's own new version). */

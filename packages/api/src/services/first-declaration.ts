@@ -5,19 +5,20 @@
 // The result is what recompileNode would store for the same node (first-declaration.test.ts).
 import { randomUUID } from "node:crypto";
 import { nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
-import type { Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash } from "../compile/compile-declaration";
 import { ensureNodeGrants } from "../grants/ensure-node-grants";
 import type { Grants } from "../grants/provider";
 import { appendDeclaration } from "./declaration-store";
+import type { VersionedRole } from "./recompile-node";
+import { roleVersionsOf } from "./role-pins";
 import { recordEvents, type EventInput } from "./record-event";
 
 export type NewNodeValues = Omit<typeof nodes.$inferInsert, "id" | "declaredVersion" | "conflicts"> & { labels: Record<string, string> };
 
 export interface FirstDeclarationInput {
   values: NewNodeValues;
-  /** Read under the compiler lock (lockCompilerShared) by the caller. */
-  roles: Role[];
+  /** Read under the compiler lock (lockCompilerShared) by the caller; a new node has no pins: the newest. */
+  roles: VersionedRole[];
   actor: string;
   grants?: Grants;
   /** The event saying why the node exists (node.enrol), written with the compile's own in one statement. */
@@ -46,7 +47,7 @@ export async function insertNodeWithFirstDeclaration(tx: DbOrTx, input: FirstDec
       compiled.hash = declarationHash(compiled.resources);
     }
   }
-  await appendDeclaration(tx, { nodeId: id, version: 1, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
+  await appendDeclaration(tx, { nodeId: id, version: 1, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles, roleVersions: roleVersionsOf(compiled.roles, roles) });
   events.push({ actor, action: "declaration.compile", nodeId: id, data: { version: 1, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });
   await recordEvents(tx, events);
   await notify(tx, CHANNELS.declaration, id);

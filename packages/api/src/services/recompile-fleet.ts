@@ -8,7 +8,8 @@ import { compileDeclaration, declarationHash, type CompiledDeclaration, type Con
 import { matchesSelector } from "../compile/selector";
 import { ensureGrants } from "../grants/ensure-node-grants";
 import { recordEvent } from "./record-event";
-import { COMPILABLE_STATES, loadRoles, lockCompiler, type CompileContext } from "./recompile-node";
+import { COMPILABLE_STATES, loadRoles, lockCompiler, type CompileContext, type VersionedRole } from "./recompile-node";
+import { effectiveRoles, loadPinnedRoles, loadPins, roleVersionsOf } from "./role-pins";
 import { appendDeclarations, pruneBodies, pruneHistory, storeBodies, type DeclarationRow } from "./declaration-store";
 
 /** Node ids named in a conflict event; the count says how many there were in all. */
@@ -38,7 +39,8 @@ interface FleetNode {
 /**
  * What the compiler's result depends on: which roles a node matches. compileDeclaration is
  * a pure function of the matched roles (it sorts them by name), so one compile serves every
- * node with the same matched set, whatever else differs in their labels and profiles.
+ * node with the same matched set, whatever else differs in their labels and profiles. A node
+ * with pins (role-pins.ts) matches other versions of some roles: the caller appends the pins.
  */
 function matchedKey(node: FleetNode, roles: Role[]): string {
   let key = "";
@@ -63,13 +65,27 @@ export async function lockFleetRows(tx: DbOrTx, extraIds: string[] = []): Promis
   await tx.select({ id: nodes.id }).from(nodes).where(fleetRows(extraIds)).orderBy(nodes.id).for("update");
 }
 
-/** Recompiles every node that can still receive a declaration. Must run inside a transaction. */
-export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "roles">): Promise<FleetCompileResult> {
+export interface FleetCompileOptions {
+  /**
+   * Only these nodes (those of them that are compilable): a rollout wave's release, whose other nodes
+   * cannot change (only the released nodes' pins were deleted). Locks and compiles only them.
+   */
+  ids?: string[];
+}
+
+/**
+ * Recompiles every node that can still receive a declaration (or only opts.ids), each with its effective
+ * role versions: the newest, or the version a pin names (role-pins.ts). Must run inside a transaction.
+ */
+export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "roles">, opts: FleetCompileOptions = {}): Promise<FleetCompileResult> {
   const { actor } = ctx;
   await lockCompiler(tx);
   const roles = await loadRoles(tx);
+  // Every pin (or the named nodes') and the role versions they name: two queries whatever the fleet.
+  const pins = await loadPins(tx, opts.ids);
+  const pinned = await loadPinnedRoles(tx, pins);
   // Selectors read a few profile facts: only those are loaded (a profile is most of a row's width).
-  const profileKeys = [...new Set(roles.flatMap((r) => Object.keys(r.selector.profile ?? {})))];
+  const profileKeys = [...new Set([...roles, ...pinned.values()].flatMap((r) => Object.keys(r.selector.profile ?? {})))];
   const profile =
     profileKeys.length === 0
       ? sql<Record<string, unknown>>`'{}'::jsonb`
@@ -82,16 +98,21 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
       .select({ id: nodes.id, labels: nodes.labels, profile, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
       .from(nodes)
       .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
-      .where(fleetRows([]))
+      .where(opts.ids === undefined ? fleetRows([]) : and(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(opts.ids)}::jsonb)::uuid)`))
       .orderBy(nodes.id)
       .for("update", { of: nodes })
   ).map((n) => ({ ...n, profile: n.profile as Record<string, unknown> }));
 
-  const compiledBy = new Map<string, CompiledDeclaration>();
+  // The group key: the matched roles, and the pinned versions (a pinned node matches with those).
+  const compiledBy = new Map<string, CompiledDeclaration & { roleVersions: Record<string, number> }>();
   const compiledOf = (node: FleetNode) => {
-    const key = matchedKey(node, roles);
+    const effective: { roles: VersionedRole[]; pinSignature: string } = effectiveRoles(roles, pins.get(node.id), pinned);
+    const key = matchedKey(node, effective.roles) + effective.pinSignature;
     let compiled = compiledBy.get(key);
-    if (!compiled) compiledBy.set(key, (compiled = compileDeclaration({ labels: node.labels, profile: node.profile }, roles)));
+    if (!compiled) {
+      const c = compileDeclaration({ labels: node.labels, profile: node.profile }, effective.roles);
+      compiledBy.set(key, (compiled = { ...c, roleVersions: roleVersionsOf(c.roles, effective.roles) }));
+    }
     return compiled;
   };
 
@@ -103,7 +124,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
 
   const conflictChanges: Array<{ id: string; conflicts: Conflict[] }> = [];
   const inConflict: FleetCompileResult["conflicts"] = [];
-  const compiledFor: Array<{ node: FleetNode; compiled: CompiledDeclaration }> = [];
+  const compiledFor: Array<{ node: FleetNode; compiled: CompiledDeclaration & { roleVersions: Record<string, number> } }> = [];
   for (const node of fleet) {
     const compiled = compiledOf(node);
     if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) conflictChanges.push({ id: node.id, conflicts: compiled.conflicts });
@@ -131,7 +152,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
       unchanged++;
       continue;
     }
-    newRows.push({ nodeId: node.id, version: node.declaredVersion + 1, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources });
+    newRows.push({ nodeId: node.id, version: node.declaredVersion + 1, hash: compiled.hash, roles: compiled.roles, roleVersions: compiled.roleVersions, resources: compiled.resources });
   }
 
   if (conflictChanges.length > 0) {

@@ -8,6 +8,7 @@ import { ensureNodeGrants } from "../grants/ensure-node-grants";
 import type { Grants } from "../grants/provider";
 import { recordEvent } from "./record-event";
 import { appendDeclaration, pruneNodeHistory } from "./declaration-store";
+import { effectiveRoles, loadPinnedRoles, loadPins, roleVersionsOf } from "./role-pins";
 
 export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
 
@@ -33,9 +34,13 @@ export async function lockCompilerShared(tx: DbOrTx): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock_shared(${COMPILER_LOCK})`);
 }
 
-export async function loadRoles(db: DbOrTx): Promise<Role[]> {
+/** A role with the number of the version it is (the newest, or the one a pin names: role-pins.ts). */
+export type VersionedRole = Role & { version: number };
+
+/** Every role at its newest version. */
+export async function loadRoles(db: DbOrTx): Promise<VersionedRole[]> {
   const rows = await db.select().from(rolesTable);
-  return rows.map((r) => Role.parse({ name: r.name, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }));
+  return rows.map((r) => ({ ...Role.parse({ name: r.name, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }), version: r.version }));
 }
 
 export interface RecompileResult {
@@ -46,7 +51,8 @@ export interface RecompileResult {
 }
 
 export interface CompileContext {
-  roles: Role[];
+  /** The newest roles (loadRoles); the node's pins replace some by older versions (role-pins.ts). */
+  roles: VersionedRole[];
   actor: string;
   grants?: Grants;
 }
@@ -58,7 +64,10 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
   if (!node) throw new Error(`node ${nodeId} vanished`);
   // Retiring, retired and revoked nodes keep the declaration they were given last.
   if (!(COMPILABLE_STATES as readonly string[]).includes(node.state)) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
-  const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, roles);
+  // A node pinned by a staged rollout compiles those roles at their pinned versions (role-pins.ts).
+  const pins = await loadPins(tx, [nodeId]);
+  const effective = pins.size === 0 ? roles : effectiveRoles(roles, pins.get(nodeId), await loadPinnedRoles(tx, pins)).roles;
+  const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, effective);
   if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) {
     await tx.update(nodes).set({ conflicts: compiled.conflicts, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
     if (compiled.conflicts.length > 0) await recordEvent(tx, { actor, action: "declaration.conflict", nodeId, result: "refused", data: { conflicts: compiled.conflicts } });
@@ -79,7 +88,7 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
     .where(and(eq(declarations.nodeId, nodeId), eq(declarations.version, node.declaredVersion)));
   if (current && current.hash === compiled.hash) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
   const version = node.declaredVersion + 1;
-  await appendDeclaration(tx, { nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
+  await appendDeclaration(tx, { nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles, roleVersions: roleVersionsOf(compiled.roles, effective) });
   await tx.update(nodes).set({ declaredVersion: version, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
   await pruneNodeHistory(tx, nodeId, version);
   await recordEvent(tx, { actor, action: "declaration.compile", nodeId, data: { version, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });

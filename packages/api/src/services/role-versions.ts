@@ -6,7 +6,7 @@ import { z } from "zod";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { nodes, roles, roleVersions } from "@mesh/db";
-import { GrantDeclaration, Resource, RoleName, RoleVersionMessage, Selector, type Role } from "@mesh/protocol";
+import { GrantDeclaration, Resource, RoleName, RoleVersionMessage, Selector, type Role, type RolloutPolicyInput } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { redactResources } from "./redact-content";
@@ -79,7 +79,11 @@ export const RollbackRoleInput = z.strictObject({
 export const RollbackRoleOutput = z.object({
   name: RoleName,
   rolledBackTo: VersionNumber,
+  /** The new version the rollback saved. */
+  version: VersionNumber,
   changed: z.number().int(),
+  /** The staged rollout the save started, if the role's policy (or this call's) is staged. */
+  rollout: z.string().nullable(),
   conflicts: z.array(z.object({ nodeId: z.string(), conflicts: z.array(z.object({ key: z.string(), roles: z.tuple([z.string(), z.string()]) })) })),
 });
 
@@ -178,19 +182,18 @@ export async function diffRoleVersions(deps: Pick<Deps, "db">, opts: { name: str
 
 /**
  * role.rollback: version `version`'s content (selector, resources, grants and the author's source)
- * saved as a new version by upsertRole, so it is conflict-checked and compiled like any save. A
- * deleted role is made again. `extra` carries save options role.upsert gains (a rollout policy)
- * to upsertRole unchanged.
+ * saved as a new version by upsertRole, so it is conflict-checked, compiled and rolled out like any
+ * save (the role's rollout policy, or `rollout` for this save). A deleted role is made again.
  */
-export async function rollbackRole(deps: Deps, opts: { actor: string; name: string; version: number; message?: string | null; confirmConflicts?: boolean; extra?: Record<string, unknown> }) {
+export async function rollbackRole(deps: Deps, opts: { actor: string; name: string; version: number; message?: string | null; confirmConflicts?: boolean; rollout?: RolloutPolicyInput }) {
   const old = await loadVersion(deps, opts.name, opts.version);
   const result = await upsertRole(deps, {
-    ...opts.extra,
     actor: opts.actor,
     input: asRole(opts.name, old),
     confirmConflicts: opts.confirmConflicts,
     source: (old.source as RoleSource | null) ?? null,
     message: opts.message || `roll back to v${opts.version}`,
+    rollout: opts.rollout,
   });
-  return { name: opts.name, rolledBackTo: opts.version, changed: result.changed, conflicts: result.conflicts };
+  return { name: opts.name, rolledBackTo: opts.version, version: result.version, changed: result.changed, conflicts: result.conflicts, rollout: result.rollout?.id ?? null };
 }

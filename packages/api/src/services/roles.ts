@@ -2,9 +2,10 @@
 // in the same transaction, so the new declarations and the role commit together.
 import { asc, eq, sql } from "drizzle-orm";
 import { roles, roleVersions, type DbOrTx } from "@mesh/db";
-import { Role, type RoleInput } from "@mesh/protocol";
+import { Role, RolloutPolicy, type RoleInput, type RolloutPolicyInput } from "@mesh/protocol";
 import { MeshError } from "../errors";
-import type { Deps } from "../deps";
+import { nowOf, type Deps } from "../deps";
+import { dropPins, markReleased, startRollout, supersedeRollouts, type StartedRollout } from "../rollouts/start-rollout";
 import { recordEvent } from "./record-event";
 import { recompileFleet, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
@@ -49,37 +50,67 @@ function summarise(result: FleetCompileResult) {
   return { changed: result.changed, conflicts: result.conflicts };
 }
 
+export interface UpsertRoleOptions {
+  actor: string;
+  input: RoleInput;
+  confirmConflicts?: boolean;
+  source?: RoleSource | null;
+  message?: string | null;
+  /** This save's rollout, overriding the role's default policy. */
+  rollout?: RolloutPolicyInput;
+  /** Store as the role's default policy (null clears it, undefined keeps it); this save uses it unless `rollout` is given. */
+  rolloutPolicy?: RolloutPolicyInput | null;
+}
+
 /**
  * Saves a role and recompiles the fleet. A role that would put nodes into a conflict they do
  * not have now is refused (CONFLICT, naming it) unless `confirmConflicts` (check-conflicts.ts).
+ * With a staged policy (`rollout`, else the role's default) the change reaches the canary now and
+ * the rest wave by wave (rollouts/); without one, every node at once (the behaviour before issue 14).
+ * Either way a rollout of the role still running is superseded.
  */
-export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput; confirmConflicts?: boolean; source?: RoleSource | null; message?: string | null }) {
+export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
   const role = Role.parse(opts.input);
   const violation = grantSelectorViolation(role);
   if (violation) throw new MeshError("BAD_INPUT", violation);
+  const storePolicy = opts.rolloutPolicy === undefined ? undefined : opts.rolloutPolicy === null ? null : RolloutPolicy.parse(opts.rolloutPolicy);
+  const override = opts.rollout === undefined ? undefined : RolloutPolicy.parse(opts.rollout);
+  const now = nowOf(deps);
   const results = await deps.db.transaction(async (tx) => {
     // The compiler lock first: the check sees the roles and nodes the compile below will.
     await lockCompiler(tx);
     const check = await checkConflicts(tx, { role });
     refuseNewConflicts(check, opts.confirmConflicts);
     const version = await nextRoleVersion(tx, role.name);
+    const [existing] = await tx.select({ version: roles.version, rolloutPolicy: roles.rolloutPolicy }).from(roles).where(eq(roles.name, role.name));
+    const policy = override ?? (storePolicy !== undefined ? storePolicy : existing?.rolloutPolicy ? RolloutPolicy.parse(existing.rolloutPolicy) : null);
+    const keepPolicy = storePolicy === undefined ? {} : { rolloutPolicy: storePolicy };
     await tx
       .insert(roles)
-      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version })
-      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version, updatedAt: sql`now()` } });
+      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version, ...keepPolicy })
+      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version, updatedAt: sql`now()`, ...keepPolicy } });
     // Every save is a new immutable version (issue 14), committed with the role and its compile.
     await tx.insert(roleVersions).values({ roleName: role.name, version, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, message: opts.message ?? null, actor: opts.actor });
     await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, version, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
-    return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
+    let rollout: StartedRollout | null = null;
+    if (policy?.mode === "staged") {
+      rollout = await startRollout(tx, { roleName: role.name, fromVersion: existing?.version ?? 0, toVersion: version, role, policy, actor: opts.actor, now });
+    } else {
+      await supersedeRollouts(tx, role.name, null, now);
+      await dropPins(tx, role.name);
+    }
+    const compiled = await recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
+    if (rollout) await markReleased(tx, rollout.id, 0);
+    return { compiled, rollout, version };
   });
-  return { role, ...summarise(results) };
+  return { role, version: results.version, ...summarise(results.compiled), rollout: results.rollout };
 }
 
 /**
  * The number the next save of this role gets: one past the last version ever saved under its name
  * (a role deleted and made again goes on counting). The compiler lock held by the caller orders saves.
  */
-async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
+export async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
   const [row] = await tx.select({ last: sql<number | null>`max(${roleVersions.version})` }).from(roleVersions).where(eq(roleVersions.roleName, name));
   return (row?.last ?? 0) + 1;
 }
@@ -89,6 +120,9 @@ export async function deleteRole(deps: Deps, opts: { actor: string; name: string
     const deleted = await tx.delete(roles).where(eq(roles.name, opts.name)).returning({ name: roles.name });
     if (deleted.length === 0) throw new MeshError("NOT_FOUND", `no role named ${opts.name}`);
     await recordEvent(tx, { actor: opts.actor, action: "role.delete", data: { name: opts.name } });
+    // A deleted role's rollouts end and its pins go: no node compiles any version of it any more.
+    await supersedeRollouts(tx, opts.name, null, nowOf(deps));
+    await dropPins(tx, opts.name);
     return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return summarise(results);

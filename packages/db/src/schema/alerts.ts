@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import { pgTable, text, integer, bigint, jsonb, timestamp, uuid, boolean, bigserial, index } from "drizzle-orm/pg-core";
 
-export const ALERT_EVENTS = ["offline", "failing", "drifted", "conflicted", "revoked", "enrolled"] as const;
+export const ALERT_EVENTS = ["offline", "failing", "drifted", "conflicted", "revoked", "enrolled", "rollout-halted"] as const;
 export type AlertEvent = (typeof ALERT_EVENTS)[number];
 
 export const webhooks = pgTable("webhooks", {

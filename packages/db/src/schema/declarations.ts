@@ -18,6 +18,8 @@ export const declarations = pgTable(
     version: integer("version").notNull(),
     hash: text("hash").notNull().references(() => declarationBodies.hash),
     roles: jsonb("roles").$type<string[]>().notNull().default([]),
+    /** The role versions that made it: { role name: version } (issue 14). */
+    roleVersions: jsonb("role_versions").$type<Record<string, number>>().notNull().default({}),
     /** Set on a retiring node's last declaration: "remove" or "forget". */
     final: text("final").$type<"remove" | "forget">(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -1,4 +1,5 @@
 // Events: the audit trail of every mutation and of what hosts reported.
+import { sql } from "drizzle-orm";
 import { pgTable, text, jsonb, timestamp, uuid, bigserial, index } from "drizzle-orm/pg-core";
 
 export const events = pgTable(
@@ -19,5 +20,7 @@ export const events = pgTable(
     // The audit page filters by actor or action, newest first.
     index("events_actor_idx").on(t.actor, t.id),
     index("events_action_idx").on(t.action, t.id),
+    // A rollout's history (rollout.get): its events name it as their target.
+    index("events_rollout_target_idx").on(t.target, t.id).where(sql`${t.action} like 'rollout.%'`),
   ],
 );

@@ -12,3 +12,4 @@ export * from "./bootstrap";
 export * from "./users";
 export * from "./link-nonces";
 export * from "./alerts";
+export * from "./rollouts";

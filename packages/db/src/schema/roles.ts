@@ -11,6 +11,8 @@ export const roles = pgTable("roles", {
   source: json("source"),
   /** The newest version's number (role_versions.version). */
   version: integer("version").notNull().default(1),
+  /** The rollout policy a save uses when it names none (RolloutPolicy); null = all at once (issue 14). */
+  rolloutPolicy: jsonb("rollout_policy"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

@@ -17,6 +17,7 @@ const EVENTS = [
   { id: "conflicted", label: "Conflicted" },
   { id: "revoked", label: "Revoked" },
   { id: "enrolled", label: "Enrolled" },
+  { id: "rollout-halted", label: "Rollout halted (a staged rollout stopped itself)" },
 ] as const;
 type EventId = (typeof EVENTS)[number]["id"];
 

@@ -1,0 +1,142 @@
+// One step of one rollout, set-based (a few statements whatever the wave's size). Called by the worker
+// (rollout-worker.ts) for each running rollout on every tick:
+// 1. outcomes: the current wave's released nodes that have none yet get one from their latest report
+//    (reported version >= the version released to them: applied without errors, failed with errors or a
+//    refused declaration) or `timed-out` once waveTimeoutSeconds passed since the wave started;
+// 2. the wave is done when every node has an outcome: the canary with any failed or timed-out node, or a
+//    later wave whose failed share passes haltAtFailurePercent, halts the rollout (rollout.halt, alerted as
+//    "rollout-halted"); otherwise the wave's result is recorded (rollout.wave) and the soak starts;
+// 3. after the soak the next wave is released (releaseWave), or the rollout is completed.
+// Every write re-reads the rollout row under FOR UPDATE and checks its state and wave first, so a step run
+// twice (two workers, a retry) does nothing the second time: a wave is released at most once.
+import { and, eq, sql } from "drizzle-orm";
+import { rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
+import { StagedRolloutPolicy } from "@mesh/protocol";
+import type { Deps } from "../deps";
+import { rowsOf } from "../alerts/rows";
+import { recordEvent } from "../services/record-event";
+import { recompileFleet } from "../services/recompile-fleet";
+import { lockCompiler } from "../services/recompile-node";
+import { markReleased } from "./start-rollout";
+
+/** Failed node ids named in a halt event (and its alert); the counts say how many in all. */
+export const HALT_IDS_IN_EVENT = 100;
+export const ROLLOUT_ACTOR = "system:rollout";
+
+export interface WaveCounts {
+  wave: number;
+  nodes: number;
+  applied: number;
+  failed: number;
+  timedOut: number;
+  pending: number;
+}
+
+/** Per wave: how many nodes, and of them applied / failed / timed out / pending. One statement. */
+export async function waveCounts(db: DbOrTx, rolloutId: string): Promise<WaveCounts[]> {
+  const rows = await db
+    .select({
+      wave: rolloutNodes.wave,
+      nodes: sql<number>`count(*)::int`,
+      applied: sql<number>`(count(*) filter (where ${rolloutNodes.outcome} = 'applied'))::int`,
+      failed: sql<number>`(count(*) filter (where ${rolloutNodes.outcome} = 'failed'))::int`,
+      timedOut: sql<number>`(count(*) filter (where ${rolloutNodes.outcome} = 'timed-out'))::int`,
+      pending: sql<number>`(count(*) filter (where ${rolloutNodes.outcome} is null))::int`,
+    })
+    .from(rolloutNodes)
+    .where(eq(rolloutNodes.rolloutId, rolloutId))
+    .groupBy(rolloutNodes.wave)
+    .orderBy(rolloutNodes.wave);
+  return rows.map((r) => ({ ...r, nodes: Number(r.nodes), applied: Number(r.applied), failed: Number(r.failed), timedOut: Number(r.timedOut), pending: Number(r.pending) }));
+}
+
+/** The halt rule: the canary halts on any failure; a later wave when its failed share (timed out counts) passes the threshold. */
+export function haltsAt(wave: number, counts: Pick<WaveCounts, "nodes" | "failed" | "timedOut">, policy: StagedRolloutPolicy): string | null {
+  const failed = counts.failed + counts.timedOut;
+  if (wave === 0) return failed > 0 ? `canary: ${counts.failed} failed, ${counts.timedOut} timed out of ${counts.nodes}` : null;
+  const percent = counts.nodes === 0 ? 0 : (failed * 100) / counts.nodes;
+  return percent > policy.haltAtFailurePercent ? `wave ${wave}: ${failed} of ${counts.nodes} failed or timed out (${percent.toFixed(1)} % > ${policy.haltAtFailurePercent} %)` : null;
+}
+
+export type StepResult = "waiting" | "halted" | "wave-done" | "released" | "completed" | "not-running";
+
+/** Advances one rollout by what its nodes reported and the time (deps.now). */
+export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, rolloutId: string): Promise<StepResult> {
+  const now = deps.now ? deps.now() : new Date();
+  const judged = await deps.db.transaction(async (tx) => {
+    const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, rolloutId)).for("update");
+    if (!r || r.state !== "running") return { step: "not-running" as const };
+    const policy = StagedRolloutPolicy.parse(r.policy);
+    if (r.waveDoneAt) return { step: "soaking" as const, r, policy };
+    const deadline = new Date(r.waveStartedAt.getTime() + policy.waveTimeoutSeconds * 1000);
+    // Outcomes from the latest reports, in one statement: a report of the released version or later decides.
+    await tx.execute(sql`
+      update ${rolloutNodes} rn set outcome = case
+          when lr.declaration_version >= rn.declared_version and n.error_count = 0 and coalesce(n.rejected_version, 0) < rn.declared_version then 'applied'
+          when lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version then 'failed'
+          else 'timed-out' end
+      from nodes n left join latest_reports lr on lr.node_id = n.id
+      where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null and n.id = rn.node_id
+        and (lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
+    const counts = (await waveCounts(tx, rolloutId)).find((c) => c.wave === r.currentWave);
+    if (counts && counts.pending > 0) return { step: "waiting" as const };
+    const result = counts ?? { wave: r.currentWave, nodes: 0, applied: 0, failed: 0, timedOut: 0, pending: 0 };
+    const reason = haltsAt(r.currentWave, result, policy);
+    await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.wave", target: rolloutId, result: reason ? "failed" : "ok", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result } });
+    await tx.update(rollouts).set({ waveDoneAt: now, updatedAt: now, ...(reason ? { state: "halted", haltReason: reason } : {}) }).where(eq(rollouts.id, rolloutId));
+    if (reason) {
+      const failedIds = rowsOf<{ node_id: string }>(
+        await tx.execute(sql`select node_id from ${rolloutNodes} where rollout_id = ${rolloutId}::uuid and wave = ${r.currentWave} and outcome in ('failed', 'timed-out') order by node_id limit ${HALT_IDS_IN_EVENT}`),
+      ).map((x) => x.node_id);
+      // The alert evaluator turns this event into a "rollout-halted" delivery (alerts/evaluate-alerts.ts).
+      await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.halt", target: rolloutId, result: "failed", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, wave: r.currentWave, reason, failed: result.failed, timedOut: result.timedOut, nodes: result.nodes, nodeIds: failedIds } });
+      return { step: "halted" as const };
+    }
+    return { step: "wave-done" as const, r: { ...r, waveDoneAt: now }, policy };
+  });
+  if (judged.step !== "soaking" && judged.step !== "wave-done") return judged.step;
+  const { r, policy } = judged;
+  if (now.getTime() < r.waveDoneAt!.getTime() + policy.soakSeconds * 1000) return judged.step === "wave-done" ? "wave-done" : "waiting";
+  return releaseWave(deps, rolloutId, r.currentWave + 1, now);
+}
+
+/**
+ * Releases wave `wave` (or completes the rollout past its last wave): its nodes' pins are deleted and only
+ * they are recompiled, released_at set, in one transaction that first takes the compiler lock (the order a
+ * role save takes: compiler lock, then rollout rows) and checks the rollout is still running at wave - 1
+ * with that wave done. A second call for the same wave finds current_wave moved on and does nothing.
+ */
+export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: string, wave: number, now: Date): Promise<StepResult> {
+  return deps.db.transaction(async (tx) => {
+    await lockCompiler(tx);
+    const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, rolloutId)).for("update");
+    if (!r || r.state !== "running" || r.currentWave !== wave - 1 || !r.waveDoneAt) return "not-running" as const;
+    if (wave >= r.waves) {
+      await tx.update(rollouts).set({ state: "completed", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, rolloutId));
+      await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });
+      return "completed" as const;
+    }
+    const released = rowsOf<{ node_id: string }>(
+      await tx.execute(sql`
+        update ${rolloutNodes} set released_at = ${now.toISOString()}::timestamptz
+        where rollout_id = ${rolloutId}::uuid and wave = ${wave} and released_at is null
+        returning node_id`),
+    ).map((x) => x.node_id);
+    // By the ids just released, as one array (a hashed = any): a join, planned on the statistics of a pins
+    // table filled a moment ago (none yet), nest-loops over every pin of the role per released node.
+    await tx.execute(sql`
+      delete from ${rolePins}
+      where role_name = ${r.roleName} and rollout_id = ${rolloutId}::uuid
+        and node_id = any(${`{${released.join(",")}}`}::uuid[])`);
+    await tx.update(rollouts).set({ currentWave: wave, waveStartedAt: now, waveDoneAt: null, updatedAt: now }).where(eq(rollouts.id, rolloutId));
+    // Only the released nodes can change (only their pins went): the compile touches only them.
+    await recompileFleet(tx, { actor: ROLLOUT_ACTOR, grants: deps.grants }, { ids: released });
+    await markReleased(tx, rolloutId, wave);
+    return "released" as const;
+  });
+}
+
+/** Ids of the rollouts to advance: every running one. */
+export async function runningRollouts(db: DbOrTx): Promise<string[]> {
+  return (await db.select({ id: rollouts.id }).from(rollouts).where(and(eq(rollouts.state, "running")))).map((r) => r.id);
+}

@@ -1,0 +1,68 @@
+// Runs rollouts in every control-plane instance, on a timer; only the instance holding the lease
+// (lease.ts) advances them, so exactly one does at a time, and a restarted or replacement instance picks
+// up where the rollouts' rows say they are (the state is all in Postgres: nothing to resume in memory).
+// A failed step is logged and tried again next tick; stopping waits for the tick in progress and gives
+// the lease up.
+import { randomUUID } from "node:crypto";
+import type { Deps } from "../deps";
+import { advanceRollout, runningRollouts } from "./advance";
+import { releaseLease, takeLease } from "./lease";
+
+export interface RolloutWorkerOptions {
+  /** How often to tick (default 2 s). */
+  intervalMs?: number;
+  /** How long the lease lasts without renewal (default max(15 s, 3 ticks)). */
+  leaseMs?: number;
+  /** Names this instance in the lease (default a random id). */
+  owner?: string;
+}
+
+/** One tick: takes or renews the lease and, when held, advances every running rollout. Returns whether it held the lease. */
+export async function rolloutTick(deps: Pick<Deps, "db" | "log" | "grants" | "now">, owner: string, leaseMs: number): Promise<boolean> {
+  if (!(await takeLease(deps.db, owner, leaseMs))) return false;
+  for (const id of await runningRollouts(deps.db)) {
+    // One step per rollout per tick (a wave judged and, with no soak, the next one released): a wave just
+    // released waits for its reports anyway.
+    try {
+      await advanceRollout(deps, id);
+    } catch (err) {
+      deps.log.warn({ err, rollout: id }, "rollout step failed; trying again next tick");
+    }
+  }
+  return true;
+}
+
+export interface RolloutWorker {
+  owner: string;
+  stop(): Promise<void>;
+}
+
+export function startRolloutWorker(deps: Pick<Deps, "db" | "log" | "grants" | "now">, opts: RolloutWorkerOptions = {}): RolloutWorker {
+  const intervalMs = opts.intervalMs ?? 2_000;
+  const leaseMs = opts.leaseMs ?? Math.max(15_000, 3 * intervalMs);
+  const owner = opts.owner ?? randomUUID();
+  let stopped = false;
+  let running: Promise<void> | null = null;
+  const tick = async () => {
+    try {
+      await rolloutTick(deps, owner, leaseMs);
+    } catch (err) {
+      deps.log.warn({ err }, "rollout tick failed; trying again next tick");
+    }
+  };
+  const timer = setInterval(() => {
+    // One tick at a time in an instance.
+    if (stopped || running) return;
+    running = tick().finally(() => (running = null));
+  }, intervalMs);
+  timer.unref();
+  return {
+    owner,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      await releaseLease(deps.db, owner).catch(() => {});
+    },
+  };
+}

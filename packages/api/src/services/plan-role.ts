@@ -32,17 +32,10 @@ const NODES_SHOWN = 200;
 const EMPTY: GroupShape = { changes: [], conflicts: [], reported: true };
 const EMPTY_KEY = groupKey(EMPTY);
 
-/** Which of `roles` match: the key of a compile (see recompile-fleet.ts). */
-function matchedKey(facts: NodeFacts, roles: Role[]): string {
-  let key = "";
-  for (const r of roles) key += matchesSelector(r.selector, facts) ? "1" : "0";
-  return key;
-}
-
+/** One compile per matched-role key (which of `roles` match: see recompile-fleet.ts), made on first use. */
 function compiler(roles: Role[]) {
   const byKey = new Map<string, CompiledDeclaration>();
-  return (facts: NodeFacts) => {
-    const key = matchedKey(facts, roles);
+  return (key: string, facts: NodeFacts) => {
     let compiled = byKey.get(key);
     if (!compiled) byKey.set(key, (compiled = compileDeclaration(facts, roles)));
     return { key, compiled };
@@ -66,16 +59,27 @@ export async function planRole(deps: Pick<Deps, "db">, opts: { input: RoleInput;
   // Pass 1, no database: each node's pair of compiles; the nodes whose declaration would change.
   const changing: Array<{ node: (typeof fleet)[number]; pair: string; was: CompiledDeclaration; will: CompiledDeclaration }> = [];
   const unchanged: Array<(typeof fleet)[number]> = [];
+  // The next roles are the current ones less the planned role, plus it: each selector is evaluated once per node.
+  const at = current.findIndex((r) => r.name === role.name);
   for (const node of fleet) {
     const facts = { labels: node.labels, profile: node.profile as Record<string, unknown> };
-    if (matchesSelector(role.selector, facts)) {
+    let was = "";
+    let will = "";
+    for (let i = 0; i < current.length; i++) {
+      const bit = matchesSelector(current[i]!.selector, facts) ? "1" : "0";
+      was += bit;
+      if (i !== at) will += bit;
+    }
+    const matches = matchesSelector(role.selector, facts);
+    if (!opts.remove) will += matches ? "1" : "0";
+    if (matches) {
       matchedCount++;
       if (matched.length < NODES_SHOWN) matched.push({ id: node.id, name: node.name });
     }
-    const was = before(facts);
-    const will = after(facts);
-    if (was.compiled.hash === will.compiled.hash && will.compiled.conflicts.length === 0) unchanged.push(node);
-    else changing.push({ node, pair: `${was.key}|${will.key}`, was: was.compiled, will: will.compiled });
+    const wasCompiled = before(was, facts);
+    const willCompiled = after(will, facts);
+    if (wasCompiled.compiled.hash === willCompiled.compiled.hash && willCompiled.compiled.conflicts.length === 0) unchanged.push(node);
+    else changing.push({ node, pair: `${was}|${will}`, was: wasCompiled.compiled, will: willCompiled.compiled });
   }
   // One statement for the reports of every node that would change.
   const { bodyOf, bodies } = await latestBodiesOf(deps.db, changing.map((c) => c.node.id));

@@ -2,7 +2,7 @@
 // `owned` for a resource it holds as declared (apps/agent/src/resources/*: each provider's
 // `declared`, digested by resources/observed.ts digestOf). The plan compares a proposed resource's
 // digest with the one the host reported to tell "already there" from "will change". A mirror, not
-// a shared module: the host's providers are the authority; test/unit/declared-state-parity.test.ts
+// a shared module: the host's providers are the authority; test/e2e/declared-state-parity.test.ts
 // checks the two agree for every type.
 import { createHash } from "node:crypto";
 import { canonicalJson, type Resource } from "@mesh/protocol";

@@ -219,3 +219,28 @@ export async function countReportBodies(db: DbOrTx): Promise<number> {
   const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(reportBodies);
   return row!.n;
 }
+
+/**
+ * The latest report body of each of these nodes that has one, in one statement: each node's body
+ * name, and each distinct body once (on the first row naming it), however many nodes share it.
+ */
+export async function latestBodiesOf(db: DbOrTx, nodeIds: string[]): Promise<{ bodyOf: Map<string, string>; bodies: Map<string, ReportBody> }> {
+  const bodyOf = new Map<string, string>();
+  const bodies = new Map<string, ReportBody>();
+  if (nodeIds.length === 0) return { bodyOf, bodies };
+  const rows = await db
+    .select({
+      nodeId: latestReports.nodeId,
+      bodyHash: latestReports.bodyHash,
+      body: sql<unknown>`case when row_number() over (partition by ${latestReports.bodyHash}) = 1 then ${reportBodies.body} end`,
+    })
+    .from(latestReports)
+    .innerJoin(reportBodies, eq(reportBodies.hash, latestReports.bodyHash))
+    .where(sql`${latestReports.nodeId} in (select jsonb_array_elements_text(${JSON.stringify(nodeIds)}::jsonb)::uuid)`);
+  for (const r of rows) {
+    bodyOf.set(r.nodeId, r.bodyHash);
+    // Raw SQL is not mapped: a driver may hand jsonb over as text.
+    if (r.body != null) bodies.set(r.bodyHash, (typeof r.body === "string" ? JSON.parse(r.body) : r.body) as ReportBody);
+  }
+  return { bodyOf, bodies };
+}

@@ -1,13 +1,11 @@
-// The plan of a label edit, before it is saved (node.planLabels): roles gained and lost, the
-// resources created, updated (with a content diff) and removed, and the conflicts it would add.
+// The plan of a label edit, before it is saved (node.planLabels): roles gained and lost, what
+// happens to each resource on the machine as its host last reported it (created, updated with a
+// content diff or before/after, adopted, removed, certain to fail), and the conflicts it would add.
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
-import { ContentDiffView } from "../content-diff";
-import { PLAN_ACTION_STYLE } from "../plan-action-style";
+import { PlanChangeLine } from "../plan-change-line";
 
 export type LabelsPlanData = inferRouterOutputs<AppRouter>["node"]["planLabels"];
-
-const ACTION_STYLE = PLAN_ACTION_STYLE;
 
 export function LabelsPlan({ plan }: { plan: LabelsPlanData }) {
   if (!plan.compilable) return <p data-testid="labels-plan" className="text-sm text-slate-700">This node receives no new declarations in its state: the labels change nothing on the machine.</p>;
@@ -15,16 +13,13 @@ export function LabelsPlan({ plan }: { plan: LabelsPlanData }) {
   return (
     <div data-testid="labels-plan" aria-live="polite" className="space-y-1 rounded-md border border-slate-200 p-2 text-sm">
       <p data-testid="labels-plan-roles">{roles.length === 0 ? "Roles: no change." : `Roles: ${[...plan.rolesGained.map((r) => `gains ${r}`), ...plan.rolesLost.map((r) => `loses ${r}`)].join(", ")}.`}</p>
+      {!plan.reported && plan.changes.length > 0 && <p className="text-slate-600">The host has not reported yet: from the declarations only.</p>}
       {plan.changes.length === 0 ? (
         <p>Resources: no change.</p>
       ) : (
         <ul className="space-y-0.5">
           {plan.changes.map((c) => (
-            <li key={c.id} data-testid={`labels-plan-${c.action}`} className="flex flex-wrap items-center gap-2 font-mono text-xs">
-              <span className={`w-16 rounded px-1.5 py-0.5 text-center font-sans font-medium ${ACTION_STYLE[c.action]}`}>{c.action}</span>
-              {c.id} <span className="text-slate-600">{c.subject}</span>
-              {c.diff && plan.diffs[c.diff] && <ContentDiffView diff={plan.diffs[c.diff]!} />}
-            </li>
+            <PlanChangeLine key={c.id} change={c} diffs={plan.diffs} testIdPrefix="labels-plan" />
           ))}
         </ul>
       )}

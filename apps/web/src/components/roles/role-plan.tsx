@@ -1,17 +1,17 @@
-// The plan of a role change: which nodes match, and per node the resources that
-// will be created, updated or removed (removals stand out).
+// The plan of a role change: which nodes match, and what saving does on the machines, told from
+// what each host last reported: nodes with the same changes form one group (count, a few
+// example nodes, the changes), readable at 10,000 nodes; what will certainly fail stands out,
+// and a change reaching many nodes at once is warned about.
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
-import { ContentDiffView } from "../content-diff";
 import { NodeLinks } from "../node-links";
-import { PLAN_ACTION_STYLE } from "../plan-action-style";
+import { PlanChangeLine } from "../plan-change-line";
 
 export type RolePlanData = inferRouterOutputs<AppRouter>["role"]["plan"];
 
-const ACTION_STYLE = PLAN_ACTION_STYLE;
-
 export function RolePlan({ plan }: { plan: RolePlanData }) {
-  const removals = plan.nodes.reduce((n, p) => n + p.changes.filter((c) => c.action === "remove").length, 0);
+  const removals = plan.groups.reduce((n, g) => n + g.count * g.changes.filter((c) => c.action === "remove").length, 0);
+  const failing = plan.groups.reduce((n, g) => n + (g.fails.length ? g.count : 0), 0);
   return (
     <div data-testid="role-plan" className="space-y-3 text-sm">
       <p>
@@ -19,37 +19,51 @@ export function RolePlan({ plan }: { plan: RolePlanData }) {
         {plan.matched.length > 0 && ": "}
         <NodeLinks nodes={plan.matched.slice(0, 20)} total={plan.matchedCount} />.
       </p>
+      {plan.allAtOnceWarning && (
+        <p data-testid="plan-all-at-once" role="alert" className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-900">
+          {plan.allAtOnceWarning}
+        </p>
+      )}
       {plan.changedCount === 0 ? (
-        <p className="text-slate-700">Saving changes no node&apos;s declaration.</p>
+        <p className="text-slate-700">Saving changes nothing on any node.</p>
       ) : (
         <>
-          <p>
+          <p data-testid="plan-summary">
             Saving changes <strong>{plan.changedCount}</strong> node{plan.changedCount === 1 ? "" : "s"}
             {removals > 0 && (
               <span className="ml-2 rounded bg-rose-100 px-1.5 py-0.5 font-medium text-rose-800">
                 {removals} removal{removals === 1 ? "" : "s"}
               </span>
             )}
-            .
+            {failing > 0 && (
+              <span className="ml-2 rounded bg-rose-600 px-1.5 py-0.5 font-medium text-white">
+                {failing} will fail
+              </span>
+            )}
+            . {plan.summary}.
           </p>
           <ul className="space-y-2">
-            {plan.nodes.map((n) => (
-              <li key={n.nodeId} data-testid="plan-node" className="rounded border border-slate-200 p-2">
-                <p className="font-medium">{n.name}</p>
-                {n.conflicts.length > 0 && (
+            {plan.groups.map((g, i) => (
+              <li key={i} data-testid="plan-group" className="rounded border border-slate-200 p-2">
+                <p className="font-medium">
+                  <span data-testid="plan-group-count">{g.count}</span> node{g.count === 1 ? "" : "s"}: {g.label}
+                  {!g.reported && <span className="ml-2 font-normal text-slate-600">(not reported yet: from the declarations only)</span>}
+                </p>
+                <p className="text-xs text-slate-700">
+                  e.g. <NodeLinks nodes={g.examples} total={g.count} />
+                </p>
+                {g.conflicts.length > 0 && (
                   <p role="alert" className="text-amber-900">
-                    Conflict: {n.conflicts.map((c) => `${c.key} (${c.roles.join(" vs ")})`).join("; ")}: nothing new would be pushed to this node.
+                    Conflict: {g.conflicts.map((c) => `${c.key} (${c.roles.join(" vs ")})`).join("; ")}: nothing new would be pushed to these nodes.
                   </p>
                 )}
-                <ul className="mt-1 space-y-0.5">
-                  {n.changes.map((c) => (
-                    <li key={c.id} data-testid={`plan-${c.action}`} className="flex flex-wrap items-center gap-2 font-mono text-xs">
-                      <span className={`w-16 rounded px-1.5 py-0.5 text-center font-sans font-medium ${ACTION_STYLE[c.action]}`}>{c.action}</span>
-                      {c.id} <span className="text-slate-600">{c.subject}</span>
-                      {c.diff && plan.diffs[c.diff] && <ContentDiffView diff={plan.diffs[c.diff]!} />}
-                    </li>
-                  ))}
-                </ul>
+                {g.changes.length > 0 && (
+                  <ul className="mt-1 space-y-0.5">
+                    {g.changes.map((c) => (
+                      <PlanChangeLine key={c.id} change={c} diffs={plan.diffs} testIdPrefix="plan" />
+                    ))}
+                  </ul>
+                )}
               </li>
             ))}
           </ul>

@@ -24,7 +24,7 @@ export interface ContentDiff {
 /** Lines of diff kept per content change: a plan is read, not applied. */
 const DIFF_LINES = 400;
 
-function textContent(r: Resource): string | null {
+export function textContent(r: Resource): string | null {
   if (r.type === "file") return r.content !== undefined && r.encoding === "utf8" ? r.content : null;
   if (r.type === "service") return r.content ?? null;
   return null;

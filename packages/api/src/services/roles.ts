@@ -11,6 +11,7 @@ import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 import { lockCompiler } from "./recompile-node";
 import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
+import { roleDiff, type RoleSnapshot } from "./role-diff";
 
 /** A role's selector and resources as its author sent them (their key order, no defaults added), for the editor. */
 export interface RoleSource {
@@ -38,6 +39,7 @@ export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boo
         selector: r.selector,
         resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]),
         grants: r.grants ?? [],
+        revokeOfflineAfter: r.revokeOfflineMinutes ?? null,
         ...(opts.showContent ? { source: (r.source as RoleSource | null) ?? null } : {}),
       }) as Role & { source?: RoleSource | null },
   );
@@ -51,6 +53,8 @@ function summarise(result: FleetCompileResult) {
 /**
  * Saves a role and recompiles the fleet. A role that would put nodes into a conflict they do
  * not have now is refused (CONFLICT, naming it) unless `confirmConflicts` (check-conflicts.ts).
+ * The whole role is replaced: a field left out takes its default (no grants, no revoke policy).
+ * The audit event carries what changed (role-diff.ts).
  */
 export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleInput; confirmConflicts?: boolean; source?: RoleSource | null }) {
   const role = Role.parse(opts.input);
@@ -61,11 +65,18 @@ export async function upsertRole(deps: Deps, opts: { actor: string; input: RoleI
     await lockCompiler(tx);
     const check = await checkConflicts(tx, { role });
     refuseNewConflicts(check, opts.confirmConflicts);
+    const [old] = await tx.select().from(roles).where(eq(roles.name, role.name));
+    const revokeOfflineMinutes = role.revokeOfflineAfter ?? null;
+    const before: RoleSnapshot | null = old
+      ? { selector: old.selector, resources: old.resources as RoleSnapshot["resources"], grants: (old.grants ?? []) as RoleSnapshot["grants"], revokeOfflineAfter: old.revokeOfflineMinutes ?? null }
+      : null;
+    const diff = roleDiff(before, { selector: role.selector, resources: role.resources, grants: role.grants, revokeOfflineAfter: revokeOfflineMinutes });
+    const row = { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, revokeOfflineMinutes };
     await tx
       .insert(roles)
-      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null })
-      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, updatedAt: sql`now()` } });
-    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
+      .values({ name: role.name, ...row })
+      .onConflictDoUpdate({ target: roles.name, set: { ...row, updatedAt: sql`now()` } });
+    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, resources: role.resources.length, diff, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
   return { role, ...summarise(results) };

@@ -62,4 +62,33 @@ describe(`audit page (${engine})`, () => {
     await expect.poll(() => page.getByRole("status").filter({ hasText: "Exported 2 events" }).count()).toBe(1);
     expect((await seriousViolations(page)).findings).toEqual([]);
   });
+
+  it("shows what a role change changed: selector, resources and the file's content diff", async () => {
+    const admin = api(cp.url);
+    await admin.mutate("role.upsert", {
+      name: "audit-a",
+      selector: { labels: { tier: "web" } },
+      resources: [
+        { type: "file", id: "f", path: "/etc/audit-a", content: "y\n" },
+        { type: "directory", id: "d", path: "/srv/audit-a" },
+      ],
+      revokeOfflineAfter: "30d",
+    });
+    await page.goto(`${cp.url}/audit?action=role.upsert`);
+    await hydrated(page);
+    await expect.poll(() => page.getByTestId("event-row").count(), { timeout: 20_000 }).toBe(3);
+    const show = page.getByRole("button", { name: "Show the change to audit-a" }).first();
+    await show.click();
+    const diff = page.getByTestId("role-diff");
+    await expect.poll(() => diff.count()).toBe(1);
+    const text = await diff.innerText();
+    expect(text).toContain('+ {"labels":{"tier":"web"}}');
+    expect(text).toContain("Revoke when offline: off → 30d");
+    expect(text).toContain("+ d (directory path:/srv/audit-a)");
+    expect(text).toContain("~ f (file path:/etc/audit-a): content");
+    await diff.getByText("content diff").click();
+    expect((await diff.getByTestId("content-diff").innerText()).split("\n")).toEqual(expect.arrayContaining(["-x", "+y"]));
+    expect(await show.getAttribute("aria-expanded")).toBe("true");
+    expect((await seriousViolations(page)).findings).toEqual([]);
+  });
 });

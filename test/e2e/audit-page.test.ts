@@ -39,7 +39,7 @@ describe(`audit page (${engine})`, () => {
     const today = new Date();
     const day = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, "0")}-${String(today.getDate()).padStart(2, "0")}`;
     await page.getByLabel("From", { exact: true }).fill(day);
-    await expect.poll(() => new URL(page.url()).searchParams.get("from")).toBe(day);
+    await expect.poll(() => new URL(page.url()).searchParams.get("from"), { timeout: 20_000 }).toBe(day);
     await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(2);
     await page.reload();
     await hydrated(page);
@@ -77,7 +77,9 @@ describe(`audit page (${engine})`, () => {
     await page.goto(`${cp.url}/audit?action=role.upsert`);
     await hydrated(page);
     await expect.poll(() => page.getByTestId("event-row").count(), { timeout: 20_000 }).toBe(3);
-    const show = page.getByRole("button", { name: "Show the change to audit-a" }).first();
+    // The newest row is the second save of audit-a; its button's name turns to "Hide …" once open.
+    const show = page.getByTestId("event-row").first().getByRole("button", { name: /the change to audit-a$/ });
+    expect(await show.innerText()).toBe("Show the change to audit-a");
     await show.click();
     const diff = page.getByTestId("role-diff");
     await expect.poll(() => diff.count()).toBe(1);

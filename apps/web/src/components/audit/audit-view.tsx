@@ -131,37 +131,37 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
               {events.data.items.map((e) => {
                 const diff = roleDiffOf(e.action, e.data);
                 return (
-                <Fragment key={e.id}>
-                <tr data-testid="event-row">
-                  <td className="whitespace-nowrap px-3 py-2 text-slate-700"><RelativeTime at={e.at} /></td>
-                  <td className="px-3 py-2">
-                    <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>{e.actorName ? `${e.actorName} (host)` : e.actor}</button>
-                  </td>
-                  <td className="px-3 py-2 font-mono">
-                    <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>{e.action}</button>
-                  </td>
-                  <td className="px-3 py-2">
-                    {e.nodeId ? <Link prefetch={false} href={`/nodes/${e.nodeId}`} className="underline">{e.nodeName ?? e.nodeId.slice(0, 8)}</Link> : <span className="font-mono text-slate-700">{e.target ?? ""}</span>}
-                  </td>
-                  <td className={`px-3 py-2 ${e.result === "ok" ? "text-slate-700" : "font-medium text-rose-700"}`}>{e.result}</td>
-                  <td className="max-w-xs px-3 py-2 font-mono text-xs text-slate-600">
-                    {diff ? (
-                      <button type="button" aria-expanded={open.has(e.id)} aria-controls={`diff-${e.id}`} className="font-sans text-sm text-slate-800 underline" onClick={() => toggle(e.id)}>
-                        {open.has(e.id) ? "Hide" : "Show"} the change to {String((e.data as { name?: unknown }).name ?? "the role")}
-                      </button>
-                    ) : (
-                      <span className="block truncate" title={JSON.stringify(e.data)}>{JSON.stringify(e.data)}</span>
-                    )}
-                  </td>
-                </tr>
-                {diff && open.has(e.id) ? (
-                  <tr id={`diff-${e.id}`} data-testid="event-diff-row">
-                    <td colSpan={6} className="bg-slate-50 px-3 py-2">
-                      <RoleDiffView diff={diff} />
-                    </td>
-                  </tr>
-                ) : null}
-                </Fragment>
+                  <Fragment key={e.id}>
+                    <tr data-testid="event-row">
+                      <td className="whitespace-nowrap px-3 py-2 text-slate-700"><RelativeTime at={e.at} /></td>
+                      <td className="px-3 py-2">
+                        <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>{e.actorName ? `${e.actorName} (host)` : e.actor}</button>
+                      </td>
+                      <td className="px-3 py-2 font-mono">
+                        <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>{e.action}</button>
+                      </td>
+                      <td className="px-3 py-2">
+                        {e.nodeId ? <Link prefetch={false} href={`/nodes/${e.nodeId}`} className="underline">{e.nodeName ?? e.nodeId.slice(0, 8)}</Link> : <span className="font-mono text-slate-700">{e.target ?? ""}</span>}
+                      </td>
+                      <td className={`px-3 py-2 ${e.result === "ok" ? "text-slate-700" : "font-medium text-rose-700"}`}>{e.result}</td>
+                      <td className="max-w-xs px-3 py-2 font-mono text-xs text-slate-600">
+                        {diff ? (
+                          <button type="button" aria-expanded={open.has(e.id)} aria-controls={`diff-${e.id}`} className="font-sans text-sm text-slate-800 underline" onClick={() => toggle(e.id)}>
+                            {open.has(e.id) ? "Hide" : "Show"} the change to {String((e.data as { name?: unknown }).name ?? "the role")}
+                          </button>
+                        ) : (
+                          <span className="block truncate" title={JSON.stringify(e.data)}>{JSON.stringify(e.data)}</span>
+                        )}
+                      </td>
+                    </tr>
+                    {diff && open.has(e.id) ? (
+                      <tr id={`diff-${e.id}`} data-testid="event-diff-row">
+                        <td colSpan={6} className="bg-slate-50 px-3 py-2">
+                          <RoleDiffView diff={diff} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
                 );
               })}
             </tbody>

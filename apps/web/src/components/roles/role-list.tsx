@@ -10,6 +10,13 @@ import { EmptyState, ErrorState, LoadingState } from "../states";
 import { errorMessage } from "../error-message";
 import { ReconcileRoleButton } from "./reconcile-role-button";
 
+/** A revoke-when-offline limit in the unit an operator would write it in. */
+function offlineLimit(minutes: number): string {
+  if (minutes % 1440 === 0) return `${minutes / 1440} day${minutes === 1440 ? "" : "s"}`;
+  if (minutes % 60 === 0) return `${minutes / 60} hour${minutes === 60 ? "" : "s"}`;
+  return `${minutes} minutes`;
+}
+
 export function RoleList({ canEdit }: { canEdit: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -33,6 +40,7 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
                 <p className="text-sm text-slate-700">
                   {r.resources.length} resource{r.resources.length === 1 ? "" : "s"} · selector{" "}
                   <code className="rounded bg-slate-100 px-1 text-xs">{JSON.stringify(r.selector)}</code>
+                  {r.revokeOfflineAfter ? <> · revokes nodes offline longer than {offlineLimit(r.revokeOfflineAfter)}</> : null}
                 </p>
               </div>
               {canEdit && (

@@ -1,5 +1,6 @@
 // The Audit page in a real browser: filters kept in the URL (a reload shows the same view), a
-// date range, an invalid range said so, and the current view exported as CSV.
+// date range, an invalid range said so, the current view exported as CSV, and a role change shown as
+// its diff (including the revoke-when-offline policy set in the role editor).
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -92,5 +93,25 @@ describe(`audit page (${engine})`, () => {
     expect((await diff.getByTestId("content-diff").innerText()).split("\n")).toEqual(expect.arrayContaining(["-x", "+y"]));
     expect(await show.getAttribute("aria-expanded")).toBe("true");
     expect((await seriousViolations(page)).findings).toEqual([]);
+  });
+
+  it("role editor: the revoke-when-offline field is off by default, checked, saved, and its change audited", async () => {
+    await page.goto(`${cp.url}/roles/edit?name=audit-b`);
+    await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
+    const field = page.getByLabel("Revoke nodes offline longer than", { exact: false });
+    expect(await field.inputValue()).toBe("");
+    expect(await page.locator("#revokeOfflineAfter-help").innerText()).toContain("Nothing happens to the machine");
+    await field.fill("4");
+    await expect.poll(() => page.getByTestId("revokeOfflineAfter-errors").innerText().catch(() => "")).toContain("at least 5 minutes");
+    await field.fill("12h");
+    await page.getByTestId("role-plan").waitFor();
+    await page.getByRole("button", { name: "Save and push" }).click();
+    await page.waitForURL(`${cp.url}/roles`);
+    const roles = (await api(cp.url).query("role.list")) as Array<{ name: string; revokeOfflineAfter: number | null }>;
+    expect(roles.find((r) => r.name === "audit-b")!.revokeOfflineAfter).toBe(720);
+    await page.goto(`${cp.url}/audit?action=role.upsert`);
+    await hydrated(page);
+    await page.getByTestId("event-row").first().getByRole("button", { name: "Show the change to audit-b" }).click();
+    expect(await page.getByTestId("role-diff").innerText()).toContain("Revoke when offline: off → 12h");
   });
 });

@@ -6,8 +6,9 @@
 // limits (node.bulk-revoke, so the alert webhooks' "revoked" event fires for them).
 //
 // Once per control plane (sweep-lease.ts), in set-based statements: a fixed handful find and lock the
-// nodes due (at most MAX_NODES_PER_CALL a sweep; the rest are due again next sweep), then revokeSet's. Only `disconnected` nodes that were seen once count: never linked (health `pending`),
-// a replacement claim (`pending`), a linked node (`enrolled`) and retiring nodes are never revoked here.
+// nodes due (at most MAX_NODES_PER_CALL a sweep; the rest are due again next sweep), then revokeSet's.
+// Only `disconnected` nodes that were seen once count: a never-linked node (health `pending`), a
+// replacement claim (state `pending`), a linked node (`enrolled`) and retiring nodes are never revoked here.
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { nodes, notify, roles, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import { Selector } from "@mesh/protocol";

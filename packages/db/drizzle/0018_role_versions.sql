@@ -12,12 +12,13 @@ CREATE TABLE IF NOT EXISTS "role_versions" (
   "resources" jsonb NOT NULL,
   "grants" jsonb DEFAULT '[]'::jsonb NOT NULL,
   "source" json,
+  "revoke_offline_minutes" integer,
   "message" text,
   "actor" text NOT NULL,
   "created_at" timestamp with time zone DEFAULT now() NOT NULL,
   CONSTRAINT "role_versions_role_name_version_pk" PRIMARY KEY ("role_name", "version")
 );
 --> statement-breakpoint
-INSERT INTO "role_versions" ("role_name", "version", "selector", "resources", "grants", "source", "message", "actor", "created_at")
-  SELECT "name", 1, "selector", "resources", "grants", "source", 'the role as it was when versions began', 'system:migration', "updated_at" FROM "roles"
+INSERT INTO "role_versions" ("role_name", "version", "selector", "resources", "grants", "source", "revoke_offline_minutes", "message", "actor", "created_at")
+  SELECT "name", 1, "selector", "resources", "grants", "source", "revoke_offline_minutes", 'the role as it was when versions began', 'system:migration', "updated_at" FROM "roles"
   ON CONFLICT DO NOTHING;

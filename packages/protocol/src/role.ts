@@ -46,12 +46,46 @@ export type Selector = z.infer<typeof Selector>;
 
 export const RoleResources = z.array(Resource).max(LIMITS.resourcesPerRole).superRefine(refineResources);
 
+/** The offline limit a role's revoke policy takes: 5 minutes at least, a year at most. */
+export const REVOKE_OFFLINE_MINUTES = { min: 5, max: 365 * 24 * 60 } as const;
+const UNIT_MINUTES: Record<string, number> = { m: 1, h: 60, d: 24 * 60 };
+
+/**
+ * How long a node of the role may stay disconnected before the control plane revokes it: minutes,
+ * or a duration ("90m", "12h", "30d"); null or absent: never (the default). Parsed to minutes.
+ */
+export const RevokeOfflineAfter = z
+  .union(
+    [
+      z.number().int(),
+      z
+        .string()
+        .trim()
+        .regex(/^\d+\s*[mhd]$/)
+        .transform((s) => Number(s.slice(0, -1).trim()) * UNIT_MINUTES[s.slice(-1)]!),
+    ],
+    { error: 'minutes, or a duration such as "90m", "12h" or "30d"' },
+  )
+  .pipe(
+    z
+      .number()
+      .min(REVOKE_OFFLINE_MINUTES.min, "at least 5 minutes")
+      .max(REVOKE_OFFLINE_MINUTES.max, "at most 365 days"),
+  )
+  .nullable()
+  .meta({
+    description:
+      "Revoke a node of this role once it has been disconnected this long: minutes, or \"90m\", \"12h\", \"30d\" (5 minutes to 365 days; null: never). Nothing happens to the machine: the mesh refuses its key and revokes its grants.",
+  });
+
 const roleFields = {
   name: RoleName,
   selector: Selector.default({}),
   resources: RoleResources,
   /** Per-node credentials; each lands on the node as a file with the grant's id. */
   grants: z.array(GrantDeclaration).max(16).default([]),
+  /** Revoke-when-offline policy, in minutes (absent or null: off). */
+  revokeOfflineAfter: RevokeOfflineAfter.optional(),
 };
 
 export function refineRole(role: { resources: Resource[]; grants: GrantDeclaration[] }, ctx: z.RefinementCtx): void {

@@ -1,13 +1,17 @@
 // Runs the evaluator and the delivery worker on a timer in every instance (both are safe to run
-// anywhere at once: see evaluate-alerts.ts and deliver-alerts.ts). A failed run is logged and the
+// anywhere at once: see evaluate-alerts.ts and deliver-alerts.ts), and the roles' revoke-when-offline
+// sweep (once per control plane under its lease: services/revoke-offline.ts). A failed run is logged and the
 // next tick tries again; stopping waits for the run in progress.
 import type { Deps } from "../deps";
 import { createAlertEvaluator } from "./evaluate-alerts";
 import { deliverAlerts } from "./deliver-alerts";
+import { revokeOfflineNodes } from "../services/revoke-offline";
 
 export interface AlertWorkerOptions {
   intervalMs?: number;
   retryBaseMs?: number;
+  /** How often the revoke-when-offline policy is swept, across all instances (default 30 s). */
+  revokeOfflineEveryMs?: number;
 }
 
 export function startAlertWorker(deps: Pick<Deps, "db" | "log" | "grants">, opts: AlertWorkerOptions = {}): () => Promise<void> {
@@ -16,8 +20,15 @@ export function startAlertWorker(deps: Pick<Deps, "db" | "log" | "grants">, opts
   const evaluate = createAlertEvaluator(deps, { minIntervalMs: Math.floor(intervalMs * 0.8) });
   let stopped = false;
   let running: Promise<void> | null = null;
+  const revokeEveryMs = opts.revokeOfflineEveryMs ?? 30_000;
   const tick = async () => {
     // Each on its own: an evaluation that fails does not hold back what is already owed, nor the reverse.
+    // The policy first: the revocation it audits is in this tick's evaluation when the two meet.
+    try {
+      await revokeOfflineNodes(deps, { minIntervalMs: revokeEveryMs });
+    } catch (err) {
+      deps.log.warn({ err }, "revoke-offline sweep failed; trying again next tick");
+    }
     try {
       await evaluate();
     } catch (err) {

@@ -8,6 +8,7 @@
 //   bootstrap     the first node's one-time secret
 //   control-plane the gateway deciding on its own (a link closed by revocation)
 //   anonymous     an enrolment without a readable token
+//   policy:<name> a role policy the control plane applies on its own (policy:revoke-offline)
 
 export const ACTOR = {
   adminKey: "api-key",
@@ -15,6 +16,7 @@ export const ACTOR = {
   bootstrap: "bootstrap",
   controlPlane: "control-plane",
   anonymous: "anonymous",
+  revokeOfflinePolicy: "policy:revoke-offline",
 } as const;
 
 export const userActor = (name: string) => `user:${name}`;

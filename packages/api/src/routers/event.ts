@@ -1,9 +1,10 @@
-// event.list: the audit trail, readable by every caller.
+// event.list: the audit trail, readable by every caller (a role change's content diff by admins only).
 import { authedProcedure, router } from "../trpc";
 import { EventFilter, exportEvents, listEvents, ListEventsInput } from "../services/list-events";
+import { seesContent } from "../services/redact-content";
 
 export const eventRouter = router({
-  list: authedProcedure.input(ListEventsInput.optional()).query(({ ctx, input }) => listEvents(ctx, input)),
+  list: authedProcedure.input(ListEventsInput.optional()).query(({ ctx, input }) => listEvents(ctx, input, { showContent: seesContent(ctx.role) })),
   /** The same filter as CSV (at most 10,000 rows, newest first; `truncated` says when there were more). */
-  export: authedProcedure.input(EventFilter.optional()).query(({ ctx, input }) => exportEvents(ctx, input ?? {})),
+  export: authedProcedure.input(EventFilter.optional()).query(({ ctx, input }) => exportEvents(ctx, input ?? {}, { showContent: seesContent(ctx.role) })),
 });

@@ -52,7 +52,12 @@ async function markGrantsRevoked(tx: DbOrTx, ids: string[]): Promise<number> {
   return rows.length;
 }
 
-async function revokeSet(tx: DbOrTx, rows: SetNode[]): Promise<number> {
+/**
+ * Revokes these nodes, the rows already locked: state, links closed, grants marked revoked (the settler
+ * cuts them off at their providers after commit). Set-based; the caller writes the audit event. Returns
+ * the grants revoked. Also what the revoke-offline policy uses (revoke-offline.ts).
+ */
+export async function revokeSet(tx: DbOrTx, rows: Array<Pick<SetNode, "id">>): Promise<number> {
   const ids = rows.map((r) => r.id);
   if (ids.length === 0) return 0;
   await tx.update(nodes).set({ state: "revoked", revokedAt: sql`now()`, gatewayId: null, updatedAt: sql`now()` }).where(idIn(ids));

@@ -8,6 +8,7 @@ import { events, nodes } from "@mesh/db";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { csvCell } from "./csv";
+import { redactRoleChangeRecord } from "./role-change-record";
 
 /** What selects events: the list's and the export's shared filter. */
 export const EventFilter = z.strictObject({
@@ -64,11 +65,16 @@ async function selectEvents(deps: Pick<Deps, "db">, where: SQL[], limit: number)
     .limit(limit);
 }
 
-export async function listEvents(deps: Pick<Deps, "db">, raw: ListEventsInput) {
+/** A role change's content diff is inline content: only callers who see content get it (redact-content.ts). */
+function shown<T extends { action: string; data: unknown }>(rows: T[], showContent: boolean): T[] {
+  return showContent ? rows : rows.map((r) => (r.action === "role.upsert" ? { ...r, data: redactRoleChangeRecord(r.data) } : r));
+}
+
+export async function listEvents(deps: Pick<Deps, "db">, raw: ListEventsInput, opts: { showContent: boolean } = { showContent: false }) {
   const input = ListEventsInput.parse(raw);
   const where = filterWhere(input);
   if (input.before) where.push(lt(events.id, input.before));
-  const rows = await selectEvents(deps, where, input.limit + 1);
+  const rows = shown(await selectEvents(deps, where, input.limit + 1), opts.showContent);
   const items = rows.slice(0, input.limit);
   return { items, nextBefore: rows.length > input.limit ? items[items.length - 1]!.id : null };
 }
@@ -77,9 +83,9 @@ export async function listEvents(deps: Pick<Deps, "db">, raw: ListEventsInput) {
 export const EXPORT_LIMIT = 10_000;
 
 /** event.export: the filtered trail as CSV, newest first, at most EXPORT_LIMIT rows (one query). */
-export async function exportEvents(deps: Pick<Deps, "db">, raw: EventFilter) {
+export async function exportEvents(deps: Pick<Deps, "db">, raw: EventFilter, opts: { showContent: boolean } = { showContent: false }) {
   const input = EventFilter.parse(raw);
-  const rows = await selectEvents(deps, filterWhere(input), EXPORT_LIMIT + 1);
+  const rows = shown(await selectEvents(deps, filterWhere(input), EXPORT_LIMIT + 1), opts.showContent);
   const truncated = rows.length > EXPORT_LIMIT;
   const lines = [["id", "at", "actor", "actor_name", "action", "node_id", "node_name", "target", "result", "data"].map(csvCell).join(",")];
   for (const r of rows.slice(0, EXPORT_LIMIT)) lines.push([r.id, r.at, r.actor, r.actorName, r.action, r.nodeId, r.nodeName, r.target, r.result, r.data].map(csvCell).join(","));

@@ -140,7 +140,7 @@ export async function listRoleVersions(deps: Pick<Deps, "db">, raw: ListRoleVers
 /** One version's full row, or NOT_FOUND naming it. */
 async function loadVersion(deps: Pick<Deps, "db">, name: string, version: number) {
   const [row] = await deps.db
-    .select({ ...summaryColumns, selector: roleVersions.selector, resources: roleVersions.resources, grants: roleVersions.grants, source: roleVersions.source })
+    .select({ ...summaryColumns, selector: roleVersions.selector, resources: roleVersions.resources, grants: roleVersions.grants, source: roleVersions.source, revokeOfflineMinutes: roleVersions.revokeOfflineMinutes })
     .from(roleVersions)
     .leftJoin(actorNode, actorJoin)
     .where(and(eq(roleVersions.roleName, name), eq(roleVersions.version, version)));
@@ -148,7 +148,14 @@ async function loadVersion(deps: Pick<Deps, "db">, name: string, version: number
   return row;
 }
 
-const asRole = (name: string, row: { selector: unknown; resources: unknown; grants: unknown }): Role => ({ name, selector: row.selector as Role["selector"], resources: row.resources as Role["resources"], grants: (row.grants as Role["grants"]) ?? [] });
+const asRole = (name: string, row: { selector: unknown; resources: unknown; grants: unknown; revokeOfflineMinutes?: number | null }): Role => ({
+  name,
+  selector: row.selector as Role["selector"],
+  resources: row.resources as Role["resources"],
+  grants: (row.grants as Role["grants"]) ?? [],
+  // A version is the whole role, its revoke-offline policy too: a rollback brings that back as well.
+  ...(row.revokeOfflineMinutes != null ? { revokeOfflineAfter: row.revokeOfflineMinutes } : {}),
+});
 
 /** role.version: the version whole; inline content redacted unless the caller may see it, as role.list does. */
 export async function getRoleVersion(deps: Pick<Deps, "db">, opts: { name: string; version: number; showContent: boolean }) {

@@ -12,6 +12,7 @@ import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 import { lockCompiler } from "./recompile-node";
 import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
+import { roleChangeRecord, type RoleSnapshot } from "./role-change-record";
 
 /** A role's selector and resources as its author sent them (their key order, no defaults added), for the editor. */
 export interface RoleSource {
@@ -40,6 +41,7 @@ export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boo
         resources: opts.showContent ? r.resources : redactResources(r.resources as unknown[]),
         grants: r.grants ?? [],
         version: r.version,
+        revokeOfflineAfter: r.revokeOfflineMinutes ?? null,
         ...(opts.showContent ? { source: (r.source as RoleSource | null) ?? null } : {}),
       }) as Role & { version: number; source?: RoleSource | null },
   );
@@ -68,6 +70,8 @@ export interface UpsertRoleOptions {
  * With a staged policy (`rollout`, else the role's default) the change reaches the canary now and
  * the rest wave by wave (rollouts/); without one, every node at once (the behaviour before issue 14).
  * Either way a rollout of the role still running is superseded.
+ * The whole role is replaced: a field left out takes its default (no grants, no revoke policy).
+ * The audit event carries what changed (role-diff.ts).
  */
 export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
   const role = Role.parse(opts.input);
@@ -82,19 +86,25 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
     const check = await checkConflicts(tx, { role });
     refuseNewConflicts(check, opts.confirmConflicts);
     const version = await nextRoleVersion(tx, role.name);
-    const [existing] = await tx.select({ version: roles.version, rolloutPolicy: roles.rolloutPolicy }).from(roles).where(eq(roles.name, role.name));
-    const policy = override ?? (storePolicy !== undefined ? storePolicy : existing?.rolloutPolicy ? RolloutPolicy.parse(existing.rolloutPolicy) : null);
+    const [old] = await tx.select().from(roles).where(eq(roles.name, role.name));
+    const policy = override ?? (storePolicy !== undefined ? storePolicy : old?.rolloutPolicy ? RolloutPolicy.parse(old.rolloutPolicy) : null);
     const keepPolicy = storePolicy === undefined ? {} : { rolloutPolicy: storePolicy };
+    const revokeOfflineMinutes = role.revokeOfflineAfter ?? null;
+    const before: RoleSnapshot | null = old
+      ? { selector: old.selector, resources: old.resources as RoleSnapshot["resources"], grants: (old.grants ?? []) as RoleSnapshot["grants"], revokeOfflineAfter: old.revokeOfflineMinutes ?? null }
+      : null;
+    const diff = roleChangeRecord(before, { selector: role.selector, resources: role.resources, grants: role.grants, revokeOfflineAfter: revokeOfflineMinutes });
+    const row = { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, revokeOfflineMinutes, version };
     await tx
       .insert(roles)
-      .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version, ...keepPolicy })
-      .onConflictDoUpdate({ target: roles.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, version, updatedAt: sql`now()`, ...keepPolicy } });
+      .values({ name: role.name, ...row, ...keepPolicy })
+      .onConflictDoUpdate({ target: roles.name, set: { ...row, updatedAt: sql`now()`, ...keepPolicy } });
     // Every save is a new immutable version (issue 14), committed with the role and its compile.
-    await tx.insert(roleVersions).values({ roleName: role.name, version, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, message: opts.message ?? null, actor: opts.actor });
-    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, version, resources: role.resources.length, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
+    await tx.insert(roleVersions).values({ roleName: role.name, version, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, revokeOfflineMinutes, message: opts.message ?? null, actor: opts.actor });
+    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, version, resources: role.resources.length, diff, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     let rollout: StartedRollout | null = null;
     if (policy?.mode === "staged") {
-      rollout = await startRollout(tx, { roleName: role.name, fromVersion: existing?.version ?? 0, toVersion: version, role, policy, actor: opts.actor, now });
+      rollout = await startRollout(tx, { roleName: role.name, fromVersion: old?.version ?? 0, toVersion: version, role, policy, actor: opts.actor, now });
     } else {
       await supersedeRollouts(tx, role.name, null, now);
       await dropPins(tx, role.name);

@@ -60,3 +60,9 @@ export const alertCursor = pgTable("alert_cursor", {
   eventId: bigint("event_id", { mode: "number" }).notNull(),
   evaluatedAt: timestamp("evaluated_at", { withTimezone: true }).notNull(),
 });
+
+/** One row per fleet-wide sweep: when it last ran; a run locks its row (SKIP LOCKED: once per control plane). */
+export const sweepLeases = pgTable("sweep_leases", {
+  name: text("name").primaryKey(),
+  evaluatedAt: timestamp("evaluated_at", { withTimezone: true }).notNull(),
+});

@@ -13,6 +13,8 @@ export const roles = pgTable("roles", {
   version: integer("version").notNull().default(1),
   /** The rollout policy a save uses when it names none (RolloutPolicy); null = all at once (issue 14). */
   rolloutPolicy: jsonb("rollout_policy"),
+  /** Revoke a node of this role disconnected longer than this many minutes (services/revoke-offline.ts); null: never. */
+  revokeOfflineMinutes: integer("revoke_offline_minutes"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
@@ -27,6 +29,8 @@ export const roleVersions = pgTable(
     resources: jsonb("resources").notNull(),
     grants: jsonb("grants").notNull().default([]),
     source: json("source"),
+    /** The role's revoke-offline policy at this version (roles.revoke_offline_minutes). */
+    revokeOfflineMinutes: integer("revoke_offline_minutes"),
     /** Why, as the author said it (optional). */
     message: text("message"),
     actor: text("actor").notNull(),

@@ -5,12 +5,13 @@
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useDeferredValue, useEffect, useState } from "react";
+import { Fragment, useDeferredValue, useEffect, useState } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { RelativeTime } from "../relative-time";
 import { ColumnHeads } from "../column-heads";
 import { EmptyState, ErrorState, LoadingState } from "../states";
+import { RoleDiffView, roleDiffOf } from "./role-diff-view";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -45,6 +46,14 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
   const [to, setTo] = useState(initial.to ?? "");
   const [pages, setPages] = useState<number[]>([]);
   const [exporting, setExporting] = useState<string | null>(null);
+  // Rows expanded to show a role change's diff.
+  const [open, setOpen] = useState<ReadonlySet<number>>(new Set());
+  const toggle = (id: number) =>
+    setOpen((o) => {
+      const next = new Set(o);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   const a = useDeferredValue(actor.trim());
   const ac = useDeferredValue(action.trim());
   const n = useDeferredValue(node.trim());
@@ -119,22 +128,42 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
           <table className="min-w-full text-sm">
             <ColumnHeads names={["When", "Actor", "Action", "Node / target", "Result", "Data"]} cell="px-3 py-2" className="bg-slate-50 text-left text-slate-700" />
             <tbody className="divide-y divide-slate-100">
-              {events.data.items.map((e) => (
-                <tr key={e.id} data-testid="event-row">
-                  <td className="whitespace-nowrap px-3 py-2 text-slate-700"><RelativeTime at={e.at} /></td>
-                  <td className="px-3 py-2">
-                    <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>{e.actorName ? `${e.actorName} (host)` : e.actor}</button>
-                  </td>
-                  <td className="px-3 py-2 font-mono">
-                    <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>{e.action}</button>
-                  </td>
-                  <td className="px-3 py-2">
-                    {e.nodeId ? <Link prefetch={false} href={`/nodes/${e.nodeId}`} className="underline">{e.nodeName ?? e.nodeId.slice(0, 8)}</Link> : <span className="font-mono text-slate-700">{e.target ?? ""}</span>}
-                  </td>
-                  <td className={`px-3 py-2 ${e.result === "ok" ? "text-slate-700" : "font-medium text-rose-700"}`}>{e.result}</td>
-                  <td className="max-w-xs truncate px-3 py-2 font-mono text-xs text-slate-600" title={JSON.stringify(e.data)}>{JSON.stringify(e.data)}</td>
-                </tr>
-              ))}
+              {events.data.items.map((e) => {
+                const diff = roleDiffOf(e.action, e.data);
+                return (
+                  <Fragment key={e.id}>
+                    <tr data-testid="event-row">
+                      <td className="whitespace-nowrap px-3 py-2 text-slate-700"><RelativeTime at={e.at} /></td>
+                      <td className="px-3 py-2">
+                        <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>{e.actorName ? `${e.actorName} (host)` : e.actor}</button>
+                      </td>
+                      <td className="px-3 py-2 font-mono">
+                        <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>{e.action}</button>
+                      </td>
+                      <td className="px-3 py-2">
+                        {e.nodeId ? <Link prefetch={false} href={`/nodes/${e.nodeId}`} className="underline">{e.nodeName ?? e.nodeId.slice(0, 8)}</Link> : <span className="font-mono text-slate-700">{e.target ?? ""}</span>}
+                      </td>
+                      <td className={`px-3 py-2 ${e.result === "ok" ? "text-slate-700" : "font-medium text-rose-700"}`}>{e.result}</td>
+                      <td className="max-w-xs px-3 py-2 font-mono text-xs text-slate-600">
+                        {diff ? (
+                          <button type="button" aria-expanded={open.has(e.id)} aria-controls={`diff-${e.id}`} className="font-sans text-sm text-slate-800 underline" onClick={() => toggle(e.id)}>
+                            {open.has(e.id) ? "Hide" : "Show"} the change to {String((e.data as { name?: unknown }).name ?? "the role")}
+                          </button>
+                        ) : (
+                          <span className="block truncate" title={JSON.stringify(e.data)}>{JSON.stringify(e.data)}</span>
+                        )}
+                      </td>
+                    </tr>
+                    {diff && open.has(e.id) ? (
+                      <tr id={`diff-${e.id}`} data-testid="event-diff-row">
+                        <td colSpan={6} className="bg-slate-50 px-3 py-2">
+                          <RoleDiffView diff={diff} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -25,6 +25,16 @@ export interface RoleDraftInput {
   selector: unknown;
   resources: unknown;
   grants?: unknown;
+  /** Minutes, or null when the role has no revoke-when-offline policy. */
+  revokeOfflineAfter?: number | null;
+}
+
+/** A stored limit in the unit an operator would type: "30d", "12h", else minutes. */
+function limitText(minutes: number | null | undefined): string {
+  if (!minutes) return "";
+  if (minutes % 1440 === 0) return `${minutes / 1440}d`;
+  if (minutes % 60 === 0) return `${minutes / 60}h`;
+  return String(minutes);
 }
 
 export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
@@ -37,6 +47,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
   const [resourcesText, setResourcesText] = useState(JSON.stringify(initial?.resources ?? EXAMPLE_RESOURCES, null, 2));
   // Why: kept with the version this save makes (optional).
   const [message, setMessage] = useState("");
+  const [revokeOfflineText, setRevokeOfflineText] = useState(limitText(initial?.revokeOfflineAfter));
   // Marks the form interactive once hydrated: typing before that would be lost.
   const [ready, setReady] = useState(false);
   useEffect(() => setReady(true), []);
@@ -44,7 +55,10 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
   const [touched, setTouched] = useState<Partial<Record<Field, boolean>>>({});
   const [triedSave, setTriedSave] = useState(false);
   const shows = (f: Field) => triedSave || !!touched[f];
-  const draft = useMemo(() => checkDraft(name, selectorText, resourcesText, initial?.grants ?? []), [name, selectorText, resourcesText, initial]);
+  const draft = useMemo(
+    () => checkDraft(name, selectorText, resourcesText, initial?.grants ?? [], revokeOfflineText),
+    [name, selectorText, resourcesText, revokeOfflineText, initial],
+  );
   const planned = useDeferredValue(draft.role);
   const plan = useQuery({
     queryKey: ["role-plan", planned],
@@ -64,7 +78,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
 
   // A refusal answers the role as it was sent: an edit since then clears it.
   const { reset } = save;
-  useEffect(() => reset(), [name, selectorText, resourcesText, reset]);
+  useEffect(() => reset(), [name, selectorText, resourcesText, revokeOfflineText, reset]);
   const refusal = save.isError ? conflictsOf(save.error) : null;
   const hasError = (f: Field) => shows(f) && !!draft.errors?.[f]?.length;
   const fieldError = (f: Field) =>
@@ -130,6 +144,23 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
           />
         </label>
         {fieldError("resources")}
+        <label className="block text-sm font-medium">
+          Revoke nodes offline longer than (optional)
+          <input
+            value={revokeOfflineText}
+            onChange={(e) => (setRevokeOfflineText(e.target.value), setTouched((t) => ({ ...t, revokeOfflineAfter: true })))}
+            aria-invalid={hasError("revokeOfflineAfter")}
+            aria-describedby="revokeOfflineAfter-help revokeOfflineAfter-errors"
+            placeholder="off"
+            className={box("revokeOfflineAfter")}
+          />
+        </label>
+        <p id="revokeOfflineAfter-help" className="text-sm text-slate-700">
+          Empty: never (the default). Minutes, or a duration such as 90m, 12h or 30d (5 minutes to 365 days). A node of this role disconnected
+          longer than this is revoked: its key is refused and its grants revoked, and the audit trail records it. Nothing happens to the machine
+          itself: the mesh cannot switch it off, and it keeps running what it last had.
+        </p>
+        {fieldError("revokeOfflineAfter")}
         <RoleHelp />
         <label className="block text-sm font-medium">
           Message (optional: why, kept with the new version)

@@ -12,6 +12,12 @@ import { ReconcileRoleButton } from "./reconcile-role-button";
 
 /** The role's place in the list: the node page links each role it names here (viewers too). */
 export const roleAnchor = (name: string) => `role-${name}`;
+/** A revoke-when-offline limit in the unit an operator would write it in. */
+function offlineLimit(minutes: number): string {
+  if (minutes % 1440 === 0) return `${minutes / 1440} day${minutes === 1440 ? "" : "s"}`;
+  if (minutes % 60 === 0) return `${minutes / 60} hour${minutes === 60 ? "" : "s"}`;
+  return `${minutes} minutes`;
+}
 
 export function RoleList({ canEdit }: { canEdit: boolean }) {
   const trpc = useTRPC();
@@ -36,6 +42,7 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
                 <p className="text-sm text-slate-700">
                   {r.resources.length} resource{r.resources.length === 1 ? "" : "s"} · selector{" "}
                   <code className="rounded bg-slate-100 px-1 text-xs">{JSON.stringify(r.selector)}</code>
+                  {r.revokeOfflineAfter ? <> · revokes nodes offline longer than {offlineLimit(r.revokeOfflineAfter)}</> : null}
                 </p>
               </div>
               {canEdit && (

@@ -1,6 +1,7 @@
 // Staged rollouts (issue 14): a rollout of a role to a version, the nodes it reaches in waves, the pins
 // that keep not-yet-released nodes on the version they had, and the lease that lets one control-plane
 // instance at a time run them. The state machine is in packages/api/src/rollouts.
+import { sql } from "drizzle-orm";
 import { pgTable, text, integer, jsonb, timestamp, uuid, primaryKey, index } from "drizzle-orm/pg-core";
 import { nodes } from "./nodes";
 
@@ -34,7 +35,7 @@ export const rollouts = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
   },
-  (t) => [index("rollouts_role_idx").on(t.roleName, t.createdAt)],
+  (t) => [index("rollouts_role_idx").on(t.roleName, t.createdAt), index("rollouts_active_idx").on(t.state).where(sql`${t.state} in ('running', 'paused', 'halted')`)],
 );
 
 export const rolloutNodes = pgTable(

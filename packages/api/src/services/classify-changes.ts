@@ -1,5 +1,5 @@
 // Pure: what moving a node from its last declaration to a proposed one does ON THE MACHINE, told
-// from what its host last reported it owns and observes (decision DRAFT-machine-plan-verbs):
+// from what its host last reported it owns and observes (decision 0039):
 //   create     proposed, and the host does not own it: it will be made (or taken over, if
 //              something stands there: a report lists only what the host owns, so it cannot say)
 //   update     proposed, the host owns it, and what it observed is not the proposal: it will change

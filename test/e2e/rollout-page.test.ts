@@ -120,8 +120,8 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
     expect(fs.existsSync(canary!.file("/nonexistent-dir/x"))).toBe(false);
     await new Promise((r) => setTimeout(r, 2000));
     expect(hosts.filter((h) => h !== canary).map(motd)).toEqual(["second\n", "second\n"]);
-    expect(await page.getByRole("button", { name: "Continue past halt" }).isVisible()).toBe(true);
-    expect(await page.getByRole("button", { name: "Roll back" }).isVisible()).toBe(true);
+    expect(await detail().getByRole("button", { name: "Continue past halt" }).isVisible()).toBe(true);
+    expect(await detail().getByRole("button", { name: "Roll back", exact: true }).isVisible()).toBe(true);
   });
 
   it("has no serious or critical axe-core violations on the role page with a halted rollout, desktop and phone", async () => {
@@ -145,7 +145,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
     await openEditor("/roles/edit?name=motd");
     await page.getByTestId("rollout-halt").waitFor();
     const canary = hosts.find((h) => motd(h) === "third\n")!;
-    await page.getByRole("button", { name: "Roll back" }).click();
+    await detail().getByRole("button", { name: "Roll back", exact: true }).click();
     const dialog = page.getByRole("dialog");
     expect(await dialog.getByTestId("rollout-confirm").textContent()).toMatch(/v2.*content of motd.*1 node already changed/);
     expect(await axeFindings(page)).toEqual([]);

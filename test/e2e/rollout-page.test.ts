@@ -2,7 +2,7 @@
 // three real hosts: v1 saved all at once; v2 saved staged from the editor (canary 1, waves of 1) is
 // watched wave by wave to completed; v3 with a file under a missing parent directory halts at the
 // canary, the page shows the halt and its reason while the other hosts keep v2; Roll back (after a
-// confirmation) gives the canary v2's content back. The page also shows the versions, their diff and
+// confirmation) gives the canary v2's content back; a host not reached names the rollout on its node page. The page also shows the versions, their diff and
 // the plan with a content diff. axe-core finds nothing serious with a halted rollout, desktop and phone.
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,6 +120,14 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
     expect(fs.existsSync(canary!.file("/nonexistent-dir/x"))).toBe(false);
     await new Promise((r) => setTimeout(r, 2000));
     expect(hosts.filter((h) => h !== canary).map(motd)).toEqual(["second\n", "second\n"]);
+    // A host not reached yet says on its node page which rollout holds it back.
+    const waiting = hosts.find((h) => h !== canary)!;
+    await page.goto(`${cp.url}/nodes/${waiting.status().nodeId as string}`);
+    const pins = page.getByTestId("node-rollout-pins");
+    await pins.waitFor();
+    expect(await pins.textContent()).toMatch(/motd.*stays at v2 until the rollout to v3 reaches this node.*halted/);
+    await openEditor("/roles/edit?name=motd");
+    await page.getByTestId("rollout-halt").waitFor();
     expect(await detail().getByRole("button", { name: "Continue past halt" }).isVisible()).toBe(true);
     expect(await detail().getByRole("button", { name: "Roll back", exact: true }).isVisible()).toBe(true);
   });

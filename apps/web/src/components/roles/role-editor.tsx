@@ -77,8 +77,9 @@ export function RoleEditor({ initial, storedRollout = null }: { initial: RoleDra
       onSuccess: (saved) => {
         void queryClient.invalidateQueries({ queryKey: trpc.role.list.queryKey() });
         void queryClient.invalidateQueries({ queryKey: trpc.rollout.pathKey() });
-        // A staged save is watched on the role's page; an all-at-once one is done.
-        router.push(saved.rollout ? `/roles/edit?name=${encodeURIComponent(saved.role.name)}#rollouts` : "/roles");
+        // A rollout with waves after the canary is watched on the role's page; one that is only its
+        // canary (every node it reaches at once) is settled like an all-at-once save.
+        router.push(saved.rollout && saved.rollout.plan.waves.length > 1 ? `/roles/edit?name=${encodeURIComponent(saved.role.name)}#rollouts` : "/roles");
       },
     }),
   );

@@ -51,7 +51,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
     await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
   };
   const fillResources = async (resources: unknown[]) => {
-    await page.getByLabel("Resources", { exact: false }).fill(JSON.stringify(resources, null, 2));
+    await page.getByRole("textbox", { name: "Resources (JSON array)" }).fill(JSON.stringify(resources, null, 2));
     await page.getByTestId("role-plan").waitFor();
   };
   const save = () => page.getByRole("button", { name: "Save and push" }).click();

@@ -1,7 +1,7 @@
 // node.get: everything the node page shows, in one call; inline content only for admins
 // (viewers get each content's sha256 and size).
 import { desc, eq, getTableColumns } from "drizzle-orm";
-import { events, grants, nodes } from "@mesh/db";
+import { events, grants, nodes, rolePins, rollouts } from "@mesh/db";
 import type { Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
@@ -46,6 +46,13 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     // (declarations store only the roles that made them). Roles are few; nodes are not.
     loadRoles(deps.db),
   ]);
+  // Roles a staged rollout holds at an older version on this node (issue 14): a few rows by primary key.
+  const pins = await deps.db
+    .select({ role: rolePins.roleName, version: rolePins.version, rolloutId: rolePins.rolloutId, toVersion: rollouts.toVersion, state: rollouts.state })
+    .from(rolePins)
+    .leftJoin(rollouts, eq(rollouts.id, rolePins.rolloutId))
+    .where(eq(rolePins.nodeId, id))
+    .orderBy(rolePins.roleName);
   // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
   const claims = await pendingClaimsOn(deps.db, id);
   const report = latest?.report ?? null;
@@ -73,5 +80,7 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     declarations: versions,
     grants: nodeGrants,
     claims,
+    /** Roles this node keeps at an older version until a rollout reaches it (version 0: not given the role yet). */
+    rolloutPins: pins,
   };
 }

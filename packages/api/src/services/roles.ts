@@ -31,7 +31,7 @@ export function authorSource(raw: unknown): RoleSource | null {
  * Every role; inline content is replaced by its sha256 and size unless the caller may see it
  * (admins), who also get `source`, the role as its author wrote it (null when not kept).
  */
-export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Array<Role & { version: number; source?: RoleSource | null }>> {
+export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Array<Role & { version: number; source?: RoleSource | null; rolloutPolicy: RolloutPolicy | null }>> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
   return rows.map(
     (r) =>
@@ -42,8 +42,10 @@ export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boo
         grants: r.grants ?? [],
         version: r.version,
         revokeOfflineAfter: r.revokeOfflineMinutes ?? null,
+        // The role's default rollout policy (null: a save without one goes all at once).
+        rolloutPolicy: (r.rolloutPolicy as RolloutPolicy | null) ?? null,
         ...(opts.showContent ? { source: (r.source as RoleSource | null) ?? null } : {}),
-      }) as Role & { version: number; source?: RoleSource | null },
+      }) as Role & { version: number; source?: RoleSource | null; rolloutPolicy: RolloutPolicy | null },
   );
 }
 

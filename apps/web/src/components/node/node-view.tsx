@@ -24,6 +24,7 @@ import { ForgetNode } from "./forget-node";
 import { DriftDecisions } from "./drift-decisions";
 import { NodeRoles, roleHref } from "./node-roles";
 import { ProfileList } from "./profile-list";
+import { RolloutNodePins } from "../roles/rollout-node-pins";
 
 export type NodeDetail = inferRouterOutputs<AppRouter>["node"]["get"];
 
@@ -147,6 +148,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
       )}
 
       <NodeRoles roles={node.roles} />
+      <RolloutNodePins pins={node.rolloutPins} />
 
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
         <Section title={`Declaration v${node.declaration?.version ?? 0}`} className="lg:col-span-2">

@@ -14,6 +14,8 @@ import { checkDraft, type Field } from "./role-draft";
 import { RolePlan } from "./role-plan";
 import { RoleHelp } from "./role-help";
 import { ConflictRefusal, conflictsOf } from "../conflict-refusal";
+import { RolloutChooser } from "./rollout-chooser";
+import { choiceOf, policyOf } from "./rollout-choice";
 
 const EXAMPLE_RESOURCES = [
   { type: "directory", id: "site-dir", path: "/srv/site", mode: "0755" },
@@ -37,7 +39,8 @@ function limitText(minutes: number | null | undefined): string {
   return String(minutes);
 }
 
-export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
+/** `storedRollout`: the role's default rollout policy (null: none, the recommended one is proposed). */
+export function RoleEditor({ initial, storedRollout = null }: { initial: RoleDraftInput | null; storedRollout?: unknown }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -48,6 +51,8 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
   // Why: kept with the version this save makes (optional).
   const [message, setMessage] = useState("");
   const [revokeOfflineText, setRevokeOfflineText] = useState(limitText(initial?.revokeOfflineAfter));
+  const [rolloutChoice, setRolloutChoice] = useState(() => choiceOf(storedRollout));
+  const rollout = policyOf(rolloutChoice);
   // Marks the form interactive once hydrated: typing before that would be lost.
   const [ready, setReady] = useState(false);
   useEffect(() => setReady(true), []);
@@ -69,9 +74,12 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
   });
   const save = useMutation(
     trpc.role.upsert.mutationOptions({
-      onSuccess: () => {
+      onSuccess: (saved) => {
         void queryClient.invalidateQueries({ queryKey: trpc.role.list.queryKey() });
-        router.push("/roles");
+        void queryClient.invalidateQueries({ queryKey: trpc.rollout.pathKey() });
+        // A rollout with waves after the canary is watched on the role's page; one that is only its
+        // canary (every node it reaches at once) is settled like an all-at-once save.
+        router.push(saved.rollout && saved.rollout.plan.waves.length > 1 ? `/roles/edit?name=${encodeURIComponent(saved.role.name)}#rollouts` : "/roles");
       },
     }),
   );
@@ -89,7 +97,11 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         ))}
       </ul>
     ) : null;
-  const withMessage = <T extends object>(role: T) => (message.trim() ? { ...role, message: message.trim() } : role);
+  const withMessage = <T extends object>(role: T) => ({
+    ...role,
+    ...(message.trim() ? { message: message.trim() } : {}),
+    ...(rollout.policy ? { rollout: rollout.policy, ...(rolloutChoice.makeDefault ? { rolloutPolicy: rollout.policy } : {}) } : {}),
+  });
   const box = (f: Field) =>
     `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${hasError(f) ? "border-rose-400" : "border-slate-300"}`;
 
@@ -166,6 +178,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
           Message (optional: why, kept with the new version)
           <input value={message} onChange={(e) => setMessage(e.target.value)} maxLength={500} placeholder="e.g. raise the worker count" className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm" />
         </label>
+        <RolloutChooser value={rolloutChoice} onChange={setRolloutChoice} hasStored={storedRollout != null} />
         {refusal && draft.asWritten && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...withMessage(draft.asWritten!), confirmConflicts: true })} />}
         {save.isError && !refusal && (
           <p role="alert" className="text-sm text-rose-700">
@@ -173,7 +186,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
           </p>
         )}
         <div className="flex gap-2">
-          <Button type="submit" kind="primary" disabled={!draft.role || save.isPending || !plan.data}>
+          <Button type="submit" kind="primary" disabled={!draft.role || save.isPending || !plan.data || !rollout.policy}>
             {save.isPending ? "Saving…" : "Save and push"}
           </Button>
           <Button onClick={() => router.push("/roles")}>Cancel</Button>
@@ -188,7 +201,7 @@ export function RoleEditor({ initial }: { initial: RoleDraftInput | null }) {
         ) : !plan.data ? (
           <LoadingState label="Planning…" />
         ) : (
-          <RolePlan plan={plan.data} />
+          <RolePlan plan={plan.data} allAtOnce={rolloutChoice.mode === "all-at-once"} />
         )}
       </section>
     </div>

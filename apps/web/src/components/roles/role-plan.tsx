@@ -9,7 +9,8 @@ import { PlanChangeLine } from "../plan-change-line";
 
 export type RolePlanData = inferRouterOutputs<AppRouter>["role"]["plan"];
 
-export function RolePlan({ plan }: { plan: RolePlanData }) {
+/** `allAtOnce`: the save goes to every node at once (its warning shows only then). */
+export function RolePlan({ plan, allAtOnce = true }: { plan: RolePlanData; allAtOnce?: boolean }) {
   const removals = plan.groups.reduce((n, g) => n + g.count * g.changes.filter((c) => c.action === "remove").length, 0);
   const failing = plan.groups.reduce((n, g) => n + (g.fails.length ? g.count : 0), 0);
   return (
@@ -19,7 +20,7 @@ export function RolePlan({ plan }: { plan: RolePlanData }) {
         {plan.matched.length > 0 && ": "}
         <NodeLinks nodes={plan.matched.slice(0, 20)} total={plan.matchedCount} />.
       </p>
-      {plan.allAtOnceWarning && (
+      {allAtOnce && plan.allAtOnceWarning && (
         <p data-testid="plan-all-at-once" role="alert" className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-900">
           {plan.allAtOnceWarning}
         </p>

@@ -5,6 +5,7 @@ import { Shell } from "@/components/shell";
 import { RoleEditor } from "@/components/roles/role-editor";
 import { AdminsOnly } from "@/components/admins-only";
 import { RoleVersions } from "@/components/roles/role-versions";
+import { RoleRollouts } from "@/components/roles/rollout-list";
 
 export const dynamic = "force-dynamic";
 
@@ -31,7 +32,9 @@ export default async function EditRolePage({ searchParams }: { searchParams: Pro
             ? { name: existing.name, selector: existing.source?.selector ?? existing.selector, resources: existing.source?.resources ?? existing.resources, grants: existing.grants, revokeOfflineAfter: existing.revokeOfflineAfter ?? null }
             : null
         }
+        storedRollout={existing?.rolloutPolicy ?? null}
       />
+      {existing && <RoleRollouts name={existing.name} isAdmin={isAdmin} />}
       {existing && <RoleVersions name={existing.name} isAdmin={isAdmin} />}
     </Shell>
   );

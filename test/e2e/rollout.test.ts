@@ -8,15 +8,22 @@
 // 4. the control plane SIGKILLed mid-rollout and started again resumes it exactly once.
 // Then two control planes on one database (5): only the lease holder runs the rollout; the holder is
 // killed, the other takes over at the lease's expiry and finishes it, and every wave happened once.
+// Last (6): a host upgrade through a staged rollout; a release that crashes at start is rolled back by
+// the canary itself (the unit's rollback step), which reports it, and the rollout halts there.
+import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { Host } from "../harness/host";
+import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
+import { Supervisor } from "../harness/supervisor";
 import { waitFor } from "../harness/wait";
 
 /** A short tick and lease, so a takeover is quick; the engine's defaults are 2 s and 15 s. */
@@ -311,5 +318,77 @@ postgresOnly("two control planes on one database run a rollout on one instance a
     expect(stepsOfA.filter((l) => l.step === "completed")).toHaveLength(0);
     const rows = await sql<RolloutNodeRow[]>`select node_id, wave, released_at, declared_version, outcome from rollout_nodes where rollout_id = ${id} order by wave`;
     expect(rows.map((r) => [r.wave, r.outcome, r.released_at !== null])).toEqual([0, 1, 2, 3].map((w) => [w, "applied", true]));
+  }, 240_000);
+});
+
+postgresOnly("a host upgrade through a staged rollout stops at the canary when the release is bad (postgres)", () => {
+  const N = "8.0.0";
+  const BAD = "8.0.1";
+  let cp: ControlPlane;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-rollout-upgrade-"));
+  const bundles: Record<string, Buffer> = {};
+  const hosts: { host: Host; sup: Supervisor; nodeId: string }[] = [];
+  const client = () => api(cp.url);
+  const nodes = () => Promise.all(hosts.map((h) => client().query("node.get", { id: h.nodeId })));
+  const fleetHost = (resource: unknown) => ({ name: "fleet-host", selector: {}, resources: [resource] });
+
+  beforeAll(async () => {
+    bundles[N] = buildHost(tmp, N);
+    bundles[BAD] = buildHost(tmp, BAD, CRASH_AT_START);
+    cp = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
+    for (let i = 0; i < 3; i++) {
+      const host = new Host(`rollout-upgrade-${i}`);
+      const binary = path.join(path.dirname(host.root), "bin", "mesh-host.js");
+      fs.mkdirSync(path.dirname(binary), { recursive: true });
+      fs.writeFileSync(binary, bundles[N]!, { mode: 0o755 });
+      const flags = ["--state-dir", host.stateDir, "--root", host.root, "--interval", "2"];
+      const { token } = await client().mutate("token.create", {});
+      execFileSync(process.execPath, [binary, "enrol", cp.url, "--token", token, "--insecure", ...flags], { stdio: "pipe" });
+      const nodeId = JSON.parse(fs.readFileSync(path.join(host.stateDir, "identity.json"), "utf8")).nodeId as string;
+      const sup = new Supervisor(binary, host.stateDir, flags, { MESH_LOG_LEVEL: "info", MESH_LINK_TIMEOUT_MS: "5000", MESH_UPGRADE_TRIAL_MS: "6000" });
+      hosts.push({ host, sup, nodeId });
+      sup.start();
+    }
+    await waitFor("three hosts on N", async () => (await nodes()).every((n) => n.state === "enrolled" && n.hostVersion === N), SLOW);
+    // N declared all at once: what they run already.
+    await client().mutate("role.upsert", fleetHost(await hostRelease(cp.url, N, bundles[N]!)));
+    await waitFor("three hosts reporting N declared", async () => (await nodes()).every((n) => n.appliedVersion === n.declaredVersion && n.errors.length === 0 && n.owned.some((o: any) => o.id === "mesh-host")), SLOW);
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const h of hosts) await h.sup.stop();
+    await cp?.dispose();
+    for (const h of hosts) h.host.dispose();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("the canary tries the bad release, rolls itself back to N and reports it; the rollout halts and the other hosts never try it", async () => {
+    const declaredBefore = new Map((await nodes()).map((n) => [n.id, n.declaredVersion]));
+    const saved = await client().mutate("role.upsert", { ...fleetHost(await hostRelease(cp.url, BAD, bundles[BAD]!)), rollout: staged({ canary: { count: 1 }, waves: { size: 1 } }) });
+    expect(saved.rollout.plan.waves).toEqual([1, 1, 1]);
+    const id = saved.rollout.id as string;
+    const halted = await waitFor("the rollout halted", async () => {
+      const r = await client().query("rollout.get", { id });
+      return r.state === "halted" || r.currentWave > 0 ? r : null;
+    }, SLOW, 200);
+    expect(halted.state).toBe("halted");
+    expect(halted.currentWave).toBe(0);
+    expect(halted.haltReason).toBe("canary: 1 failed, 0 timed out of 1");
+
+    const [canaryId] = (await client().query("rollout.get", { id })).history.find((e: any) => e.action === "rollout.halt").data.nodeIds as string[];
+    const canary = hosts.find((h) => h.nodeId === canaryId)!;
+    const node = await client().query("node.get", { id: canaryId });
+    expect(node.hostVersion).toBe(N);
+    expect(node.errors.map((e: any) => e.message).join("\n")).toMatch(/upgrade to mesh-host 8\.0\.1 failed/);
+    expect(canary.sup.installedBytes().equals(bundles[N]!)).toBe(true);
+    expect(canary.sup.starts.some((s) => /broken build: crashes at start/.test(s.output) && s.exit?.code !== 0)).toBe(true);
+    // The others: never declared the bad release, never started it, still on N.
+    for (const h of hosts.filter((h) => h !== canary)) {
+      const n = await client().query("node.get", { id: h.nodeId });
+      expect(n.declaredVersion).toBe(declaredBefore.get(h.nodeId));
+      expect(n.hostVersion).toBe(N);
+      expect(h.sup.starts.map((s) => s.version)).toEqual([N]);
+      expect(h.sup.installedBytes().equals(bundles[N]!)).toBe(true);
+    }
   }, 240_000);
 });

@@ -324,6 +324,7 @@ postgresOnly("two control planes on one database run a rollout on one instance a
 postgresOnly("a host upgrade through a staged rollout stops at the canary when the release is bad (postgres)", () => {
   const N = "8.0.0";
   const BAD = "8.0.1";
+  const GOOD = "8.0.2";
   let cp: ControlPlane;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-rollout-upgrade-"));
   const bundles: Record<string, Buffer> = {};
@@ -335,6 +336,7 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
   beforeAll(async () => {
     bundles[N] = buildHost(tmp, N);
     bundles[BAD] = buildHost(tmp, BAD, CRASH_AT_START);
+    bundles[GOOD] = buildHost(tmp, GOOD);
     cp = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
     for (let i = 0; i < 3; i++) {
       const host = new Host(`rollout-upgrade-${i}`);
@@ -390,5 +392,24 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
       expect(h.sup.starts.map((s) => s.version)).toEqual([N]);
       expect(h.sup.installedBytes().equals(bundles[N]!)).toBe(true);
     }
+  }, 240_000);
+
+  it("a good release after it goes through every wave and completes once each host runs it", async () => {
+    const saved = await client().mutate("role.upsert", { ...fleetHost(await hostRelease(cp.url, GOOD, bundles[GOOD]!)), rollout: staged({ canary: { count: 1 }, waves: { size: 1 } }) });
+    const id = saved.rollout.id as string;
+    const done = await waitFor("the rollout completed", async () => {
+      const r = await client().query("rollout.get", { id });
+      return r.state === "completed" || r.state === "halted" ? r : null;
+    }, 180_000, 200);
+    expect(done.state).toBe("completed");
+    expect(done.waveCounts.map((w: any) => w.applied)).toEqual([1, 1, 1]);
+    for (const n of await nodes()) expect(n.hostVersion).toBe(GOOD);
+    for (const h of hosts) expect(h.sup.installedBytes().equals(bundles[GOOD]!)).toBe(true);
+    // In order: a wave's host started the release only after the wave before was judged (its rollout.wave).
+    const judged = (wave: number) => Date.parse(done.history.find((e: any) => e.action === "rollout.wave" && e.data.wave === wave).at);
+    const rows = await Promise.all(hosts.map(async (h) => ({ h, started: h.sup.starts.find((s) => s.version === GOOD)!.at })));
+    const order = rows.sort((a, b) => a.started - b.started);
+    expect(order[1]!.started).toBeGreaterThan(judged(0));
+    expect(order[2]!.started).toBeGreaterThan(judged(1));
   }, 240_000);
 });

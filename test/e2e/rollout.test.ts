@@ -109,6 +109,19 @@ function stepsIn(output: string): { msg: string; rollout?: string; step?: string
   return out;
 }
 
+/** The log time of a control plane's first line with this message. */
+function loggedAt(output: string, msg: string): number | undefined {
+  for (const line of output.split("\n")) {
+    if (!line.includes(`"msg":"${msg}`)) continue;
+    try {
+      return JSON.parse(line).time as number;
+    } catch {
+      // a line still being written
+    }
+  }
+  return undefined;
+}
+
 const postgresOnly = process.env.DATABASE_URL ? describe : describe.skip;
 
 postgresOnly("staged rollouts with real hosts (postgres)", () => {
@@ -251,8 +264,12 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
     await cp.kill("SIGKILL");
     const killedAt = Date.now();
     await cp.boot();
+    const bootedAt = Date.now();
     const done = await untilState(id, "completed", "the rollout completed after the restart");
-    console.log(`restart mid-rollout: completed ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the SIGKILL (lease ${ROLLOUT_ENV.MESH_ROLLOUT_LEASE_MS} ms)`);
+    // Where the time goes: the boot, the dead instance's lease running out, then the hosts' reconnect backoff (up to 30 s).
+    const taken = loggedAt(cp.output, "rollout lease taken");
+    const s = (t: number) => `${((t - killedAt) / 1000).toFixed(1)} s`;
+    console.log(`restart mid-rollout (lease ${ROLLOUT_ENV.MESH_ROLLOUT_LEASE_MS} ms): listening ${s(bootedAt)}, lease taken ${taken ? s(taken) : "?"}, completed ${s(Date.now())} after the SIGKILL`);
     await waitFor("every host on v4", () => hosts.every((h) => conf(h) === "v4\n"), SLOW);
     const { waves, actions } = historyOf(done);
     expect(waves).toEqual([[0, 1], [1, 1], [2, 1]]);

@@ -1,8 +1,9 @@
 // One step of one rollout, set-based (a few statements whatever the wave's size). Called by the worker
 // (rollout-worker.ts) for each running rollout on every tick:
 // 1. outcomes: the current wave's released nodes that have none yet get one from their latest report
-//    (reported version >= the version released to them: applied without errors, failed with errors or a
-//    refused declaration) or `timed-out` once waveTimeoutSeconds passed since the wave started;
+//    (reported version >= the version released to them: applied without errors, and for a host upgrade
+//    once the node runs the declared release; failed with errors or a refused declaration) or `timed-out`
+//    once waveTimeoutSeconds passed since the wave started;
 // 2. the wave is done when every node has an outcome: the canary with any failed or timed-out node, or a
 //    later wave whose failed share passes haltAtFailurePercent, halts the rollout (rollout.halt, alerted as
 //    "rollout-halted"); otherwise the wave's result is recorded (rollout.wave) and the soak starts;
@@ -10,7 +11,7 @@
 // Every write re-reads the rollout row under FOR UPDATE and checks its state and wave first, so a step run
 // twice (two workers, a retry) does nothing the second time: a wave is released at most once.
 import { and, eq, sql } from "drizzle-orm";
-import { rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
+import { declarationBodies, declarations, nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
 import { StagedRolloutPolicy } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { rowsOf } from "../alerts/rows";
@@ -70,14 +71,30 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     if (r.waveDoneAt) return { step: "soaking" as const, r, policy };
     const deadline = new Date(r.waveStartedAt.getTime() + policy.waveTimeoutSeconds * 1000);
     // Outcomes from the latest reports, in one statement: a report of the released version or later decides.
+    // A declaration with a `host` resource (self-upgrade) is applied only once the node runs that release
+    // (nodes.host_version, set when the new binary links): the report the old binary sends after putting the
+    // new one in place has no errors, and a release that crashes at start is only known from the next one.
     await tx.execute(sql`
+      with s as (
+        select rn.node_id,
+          coalesce(lr.declaration_version >= rn.declared_version, false) as reached,
+          coalesce(n.error_count = 0 and coalesce(n.rejected_version, 0) < rn.declared_version, false) as clean,
+          coalesce(n.rejected_version >= rn.declared_version, false) as refused,
+          not exists (
+            select 1 from ${declarations} d join ${declarationBodies} b on b.hash = d.hash
+            where d.node_id = rn.node_id and d.version = rn.declared_version
+              and jsonb_path_exists(b.resources, '$[*] ? (@.type == "host" && @.version != $v)', jsonb_build_object('v', coalesce(n.host_version, '')))
+          ) as runs_declared_host
+        from ${rolloutNodes} rn join ${nodes} n on n.id = rn.node_id left join latest_reports lr on lr.node_id = n.id
+        where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null
+      )
       update ${rolloutNodes} rn set outcome = case
-          when lr.declaration_version >= rn.declared_version and n.error_count = 0 and coalesce(n.rejected_version, 0) < rn.declared_version then 'applied'
-          when lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version then 'failed'
+          when s.reached and s.clean and s.runs_declared_host then 'applied'
+          when s.refused or (s.reached and not s.clean) then 'failed'
           else 'timed-out' end
-      from nodes n left join latest_reports lr on lr.node_id = n.id
-      where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null and n.id = rn.node_id
-        and (lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
+      from s
+      where rn.rollout_id = ${rolloutId}::uuid and rn.node_id = s.node_id
+        and ((s.reached and (not s.clean or s.runs_declared_host)) or s.refused or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
     const counts = (await waveCounts(tx, rolloutId)).find((c) => c.wave === r.currentWave);
     if (counts && counts.pending > 0) return { step: "waiting" as const };
     const result = counts ?? { wave: r.currentWave, nodes: 0, applied: 0, failed: 0, timedOut: 0, pending: 0 };

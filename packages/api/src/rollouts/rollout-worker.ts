@@ -24,7 +24,9 @@ export async function rolloutTick(deps: Pick<Deps, "db" | "log" | "grants" | "no
     // One step per rollout per tick (a wave judged and, with no soak, the next one released): a wave just
     // released waits for its reports anyway.
     try {
-      await advanceRollout(deps, id);
+      const step = await advanceRollout(deps, id);
+      // What this instance did (not what it waited for): which instance judged or released a wave is in its log.
+      if (step !== "waiting" && step !== "not-running") deps.log.info({ rollout: id, step, owner }, `rollout ${step}`);
     } catch (err) {
       deps.log.warn({ err, rollout: id }, "rollout step failed; trying again next tick");
     }
@@ -43,9 +45,13 @@ export function startRolloutWorker(deps: Pick<Deps, "db" | "log" | "grants" | "n
   const owner = opts.owner ?? randomUUID();
   let stopped = false;
   let running: Promise<void> | null = null;
+  let held = false;
   const tick = async () => {
     try {
-      await rolloutTick(deps, owner, leaseMs);
+      const holds = await rolloutTick(deps, owner, leaseMs);
+      // Taking over (at start, or from an instance that died) and losing the lease are worth a line each.
+      if (holds !== held) deps.log.info({ owner }, holds ? "rollout lease taken: this instance runs staged rollouts" : "rollout lease lost: another instance runs staged rollouts");
+      held = holds;
     } catch (err) {
       deps.log.warn({ err }, "rollout tick failed; trying again next tick");
     }

@@ -139,6 +139,33 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     expect(JSON.parse(rows[0]!.body)).toMatchObject({ event: "rollout-halted", count: 1, nodes: [{ id: canary[0], detail: { rollout: rollout.id, wave: 0 } }] });
   });
 
+  it("judges a host upgrade applied only once the node runs the release, not on the report of the binary it replaces", async () => {
+    const { group: g, ids } = await makeNodes(3);
+    await deps.db.update(nodes).set({ hostVersion: "1.0.0" }).where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
+    const host = (version: string) => [{ type: "host" as const, id: "mesh-host", version, sha256: version.replace(/\./g, "").padStart(64, "a"), signature: "c2lnbmVk" }];
+    const save = (version: string, rollout?: unknown) => admin().role.upsert({ name: `host-${g}`, selector: { labels: { group: g } }, resources: host(version), ...(rollout ? { rollout: rollout as never } : {}) });
+    await save("1.0.0");
+    const { rollout } = await save("1.0.1", staged());
+    const [canary] = await released(rollout!.id);
+    // The old binary put the new one in place and reports the new declaration without errors: not applied yet.
+    await report([canary!]);
+    await tick();
+    expect((await rolloutOf(rollout!.id)).currentWave).toBe(0);
+    expect((await admin().rollout.get({ id: rollout!.id })).waveCounts[0]).toMatchObject({ applied: 0, failed: 0, pending: 1 });
+    // The new binary links (its version recorded) and reports: applied, the next wave goes.
+    await deps.db.update(nodes).set({ hostVersion: "1.0.1" }).where(eq(nodes.id, canary!));
+    await report([canary!]);
+    await tick();
+    expect((await rolloutOf(rollout!.id)).currentWave).toBe(1);
+    // Wave 1: one node upgraded; on the other the release failed (the old binary back, reporting it): a halt.
+    const [upgraded, failed] = (await released(rollout!.id)).filter((id) => id !== canary);
+    await deps.db.update(nodes).set({ hostVersion: "1.0.1" }).where(eq(nodes.id, upgraded!));
+    await report([upgraded!, failed!], [failed!]);
+    await tick();
+    expect((await rolloutOf(rollout!.id)).state).toBe("halted");
+    expect((await admin().rollout.get({ id: rollout!.id })).waveCounts[1]).toMatchObject({ applied: 1, failed: 1 });
+  });
+
   it("times out a silent node (counted as failed), and continue goes past the halt", async () => {
     const { ids, rollout } = await setUp(3, staged({ waves: { size: 1 } }));
     await tick();

@@ -6,7 +6,7 @@ import { Role, StagedRolloutPolicy } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
-import { recompileFleet } from "../services/recompile-fleet";
+import { lockFleetRows, recompileFleet } from "../services/recompile-fleet";
 import { lockCompiler } from "../services/recompile-node";
 import { nextRoleVersion } from "../services/roles";
 import { waveCounts } from "./advance";
@@ -96,6 +96,8 @@ export async function rollbackRollout(deps: Deps, opts: { actor: string; id: str
   const now = nowOf(deps);
   return deps.db.transaction(async (tx) => {
     await lockCompiler(tx);
+    // The fleet's rows in id order before the new rollout's pins and nodes lock them (foreign keys, no order).
+    await lockFleetRows(tx);
     const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, opts.id)).for("update");
     if (!r) throw new MeshError("NOT_FOUND", `no rollout ${opts.id}`);
     if (!["running", "paused", "halted", "completed"].includes(r.state)) throw new MeshError("CONFLICT", `the rollout is ${r.state}: nothing to roll back`);

@@ -7,7 +7,7 @@ import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { dropPins, markReleased, startRollout, supersedeRollouts, type StartedRollout } from "../rollouts/start-rollout";
 import { recordEvent } from "./record-event";
-import { recompileFleet, type FleetCompileResult } from "./recompile-fleet";
+import { lockFleetRows, recompileFleet, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 import { lockCompiler } from "./recompile-node";
@@ -104,6 +104,9 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
     await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, version, resources: role.resources.length, diff, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     let rollout: StartedRollout | null = null;
     if (policy?.mode === "staged") {
+      // The fleet's rows in id order before startRollout's pins and rollout nodes (their foreign keys lock
+      // the nodes they name, in no order): the order the presence and report batches take them in.
+      await lockFleetRows(tx);
       rollout = await startRollout(tx, { roleName: role.name, fromVersion: old?.version ?? 0, toVersion: version, role, policy, actor: opts.actor, now });
     } else {
       await supersedeRollouts(tx, role.name, null, now);
@@ -127,6 +130,9 @@ export async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number>
 
 export async function deleteRole(deps: Deps, opts: { actor: string; name: string }) {
   const results = await deps.db.transaction(async (tx) => {
+    // The compiler lock before the role's row and its rollouts: a wave release holds the lock and then
+    // waits on the rollout row (advance.ts), so taking them the other way round would deadlock.
+    await lockCompiler(tx);
     const deleted = await tx.delete(roles).where(eq(roles.name, opts.name)).returning({ name: roles.name });
     if (deleted.length === 0) throw new MeshError("NOT_FOUND", `no role named ${opts.name}`);
     await recordEvent(tx, { actor: opts.actor, action: "role.delete", data: { name: opts.name } });

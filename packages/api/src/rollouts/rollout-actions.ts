@@ -2,13 +2,14 @@
 // roll back. Each act is one transaction and one audit event, whatever the number of nodes.
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { events, roles, roleVersions, rolePins, rollouts, rolloutNodes } from "@mesh/db";
-import { Role, StagedRolloutPolicy } from "@mesh/protocol";
+import { StagedRolloutPolicy } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
 import { lockFleetRows, recompileFleet } from "../services/recompile-fleet";
 import { lockCompiler } from "../services/recompile-node";
-import { nextRoleVersion } from "../services/roles";
+import { checkConflicts, refuseNewConflicts } from "../services/check-conflicts";
+import { roleOfVersionRow, writeRoleVersion } from "../services/write-role-version";
 import { waveCounts } from "./advance";
 import { markReleased, startRollout } from "./start-rollout";
 
@@ -92,7 +93,7 @@ export async function actOnRollout(deps: Pick<Deps, "db" | "now">, opts: { actor
  * pins (they compile the new version, whose content is what they have: no change). The rollout becomes
  * rolled-back. Refused when the role has been saved since (roll back the newer rollout) or was new.
  */
-export async function rollbackRollout(deps: Deps, opts: { actor: string; id: string; message?: string | null }) {
+export async function rollbackRollout(deps: Deps, opts: { actor: string; id: string; message?: string | null; confirmConflicts?: boolean }) {
   const now = nowOf(deps);
   return deps.db.transaction(async (tx) => {
     await lockCompiler(tx);
@@ -106,10 +107,18 @@ export async function rollbackRollout(deps: Deps, opts: { actor: string; id: str
     if (r.fromVersion === 0) throw new MeshError("BAD_INPUT", `role ${r.roleName} was new in this rollout: delete it instead`);
     const [from] = await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, r.roleName), eq(roleVersions.version, r.fromVersion)));
     if (!from) throw new MeshError("NOT_FOUND", `role ${r.roleName} version ${r.fromVersion} is gone`);
-    const role = Role.parse({ name: r.roleName, selector: from.selector, resources: from.resources, grants: from.grants ?? [] });
-    const version = await nextRoleVersion(tx, r.roleName);
-    await tx.update(roles).set({ selector: role.selector, resources: role.resources, grants: role.grants, source: from.source, version, updatedAt: now }).where(eq(roles.name, r.roleName));
-    await tx.insert(roleVersions).values({ roleName: r.roleName, version, selector: role.selector, resources: role.resources, grants: role.grants, source: from.source, message: opts.message ?? `rollback of rollout ${r.id} (to version ${r.fromVersion})`, actor: opts.actor });
+    // The whole from-version, its revoke-offline policy too; checked for conflicts like any save.
+    const role = roleOfVersionRow(from);
+    const check = await checkConflicts(tx, { role });
+    refuseNewConflicts(check, opts.confirmConflicts);
+    const { version } = await writeRoleVersion(tx, {
+      actor: opts.actor,
+      role,
+      source: from.source,
+      message: opts.message ?? `rollback of rollout ${r.id} (to version ${r.fromVersion})`,
+      check,
+      eventData: { rollbackOf: r.id },
+    });
     await tx.update(rollouts).set({ state: "rolled-back", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, opts.id));
     // Never released: back to no pin (the new version has the content they kept).
     const released = await tx.select({ nodeId: rolloutNodes.nodeId, wave: rolloutNodes.wave }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, opts.id), sql`${rolloutNodes.releasedAt} is not null`));

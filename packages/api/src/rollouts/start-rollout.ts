@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { nodes, rolePins, rollouts, rolloutNodes, roleVersions, type DbOrTx } from "@mesh/db";
-import { Role, canonicalJson, type StagedRolloutPolicy } from "@mesh/protocol";
+import { canonicalJson, type Role, type StagedRolloutPolicy } from "@mesh/protocol";
+import { roleOfVersionRow } from "../services/write-role-version";
 import { matchesSelector } from "../compile/selector";
 import { COMPILABLE_STATES } from "../services/recompile-node";
 import { recordEvent } from "../services/record-event";
@@ -75,7 +76,7 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
   const older = new Map(
     (olderVersions.length === 0 ? [] : await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, roleName), inArray(roleVersions.version, olderVersions)))).map((r) => [
       r.version,
-      Role.parse({ name: r.roleName, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }),
+      roleOfVersionRow(r),
     ]),
   );
   const selectors = [role, ...older.values()].map((r) => r.selector);

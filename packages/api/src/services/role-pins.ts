@@ -4,7 +4,7 @@
 // Every read here is one query for any number of nodes: the fleet compile stays set-based.
 import { and, inArray, sql } from "drizzle-orm";
 import { rolePins, roleVersions, type DbOrTx } from "@mesh/db";
-import { Role } from "@mesh/protocol";
+import { roleOfVersionRow } from "./write-role-version";
 import type { VersionedRole } from "./recompile-node";
 
 /** node id -> (role name -> pinned version). */
@@ -39,7 +39,7 @@ export async function loadPinnedRoles(db: DbOrTx, pins: NodePins): Promise<Map<s
   for (const r of rows) {
     const key = pinKey(r.roleName, r.version);
     if (!wanted.has(key)) continue;
-    out.set(key, { ...Role.parse({ name: r.roleName, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }), version: r.version });
+    out.set(key, { ...roleOfVersionRow(r), version: r.version });
   }
   return out;
 }

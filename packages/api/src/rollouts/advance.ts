@@ -70,14 +70,17 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     if (r.waveDoneAt) return { step: "soaking" as const, r, policy };
     const deadline = new Date(r.waveStartedAt.getTime() + policy.waveTimeoutSeconds * 1000);
     // Outcomes from the latest reports, in one statement: a report of the released version or later decides.
+    // A released node in a conflict fails at once: it kept its last good declaration (the version recorded
+    // at release), so its reports of that version say nothing about the new one.
     await tx.execute(sql`
       update ${rolloutNodes} rn set outcome = case
+          when n.conflicts <> '[]'::jsonb then 'failed'
           when lr.declaration_version >= rn.declared_version and n.error_count = 0 and coalesce(n.rejected_version, 0) < rn.declared_version then 'applied'
           when lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version then 'failed'
           else 'timed-out' end
       from nodes n left join latest_reports lr on lr.node_id = n.id
       where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null and n.id = rn.node_id
-        and (lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
+        and (n.conflicts <> '[]'::jsonb or lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
     const counts = (await waveCounts(tx, rolloutId)).find((c) => c.wave === r.currentWave);
     if (counts && counts.pending > 0) return { step: "waiting" as const };
     const result = counts ?? { wave: r.currentWave, nodes: 0, applied: 0, failed: 0, timedOut: 0, pending: 0 };

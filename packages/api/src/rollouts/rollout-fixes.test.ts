@@ -1,0 +1,82 @@
+// Rollout defects found in review, each pinned by a test: a rollback writes its version like any save
+// (revoke-offline policy, conflict check, role.upsert event), a rollback never moves a node to a version
+// it did not have, and a released node that lands in a conflict fails its wave.
+import { describe, expect, it } from "vitest";
+import { and, eq } from "drizzle-orm";
+import { events, nodes, roles, roleVersions, rollouts, rolloutNodes } from "@mesh/db";
+import { testEngines } from "@mesh/db/testing";
+import type { Deps } from "../deps";
+import { useServiceDeps } from "../testing/service-deps";
+import { createCallerFactory } from "../trpc";
+import { appRouter } from "../root";
+import { recordReport } from "../services/record-report";
+import { rolloutTick } from "./rollout-worker";
+
+describe.each(testEngines())("rollout fixes on %s", (engine) => {
+  let deps: Deps;
+  useServiceDeps(engine, (d) => (deps = d));
+  const admin = () => createCallerFactory(appRouter)({ ...deps, actor: "user:ada", role: "admin", user: null, publicUrl: "http://cp" });
+  const file = (id: string, path: string, content: string) => ({ type: "file" as const, id, path, content });
+  const staged = { mode: "staged" as const, canary: { count: 1 }, waves: { size: 2 }, waveTimeoutSeconds: 60 };
+  let group = 0;
+  const makeNodes = async (n: number) => {
+    const g = `g${++group}`;
+    const rows = await deps.db
+      .insert(nodes)
+      .values(Array.from({ length: n }, (_, i) => ({ name: `${g}-${i}`, state: "enrolled" as const, labels: { group: g }, publicKey: `k-${g}-${i}`, machineId: `m-${g}-${i}`, profile: {}, inventory: {} })))
+      .returning({ id: nodes.id });
+    return { g, ids: rows.map((r) => r.id).sort() };
+  };
+  const report = async (ids: string[]) => {
+    for (const id of ids) {
+      const [n] = await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, id));
+      await recordReport(deps, id, { declarationVersion: n!.v, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+    }
+  };
+  const releasedOf = async (id: string) => (await deps.db.select({ nodeId: rolloutNodes.nodeId, releasedAt: rolloutNodes.releasedAt }).from(rolloutNodes).where(eq(rolloutNodes.rolloutId, id))).filter((r) => r.releasedAt).map((r) => r.nodeId);
+
+  it("a rollout's rollback writes the whole from-version (revoke-offline too) with a role.upsert event", async () => {
+    const { g } = await makeNodes(3);
+    const name = `motd-${g}`;
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")], revokeOfflineAfter: 120 });
+    const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "two\n")], rollout: staged });
+    const back = await admin().rollout.rollback({ id: saved.rollout!.id });
+    const [v3] = await deps.db.select().from(roleVersions).where(and(eq(roleVersions.roleName, name), eq(roleVersions.version, back.version)));
+    expect(v3!.revokeOfflineMinutes).toBe(120);
+    expect((await deps.db.select().from(roles).where(eq(roles.name, name)))[0]!.revokeOfflineMinutes).toBe(120);
+    const upserts = (await deps.db.select({ data: events.data }).from(events).where(eq(events.action, "role.upsert"))).map((e) => e.data as { name: string; version: number; diff?: unknown; rollbackOf?: string });
+    const event = upserts.find((d) => d.name === name && d.version === back.version);
+    expect(event).toMatchObject({ rollbackOf: saved.rollout!.id });
+    expect(event!.diff).toBeTruthy();
+  });
+
+  it("a rollout's rollback that would put nodes into a conflict is refused unless confirmed", async () => {
+    const { g } = await makeNodes(2);
+    const name = `motd-${g}`;
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
+    const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("issue", "/etc/issue", "two\n")], rollout: staged });
+    // Another role takes /etc/motd meanwhile: going back to v1 would conflict with it.
+    await admin().role.upsert({ name: `other-${g}`, selector: { labels: { group: g } }, resources: [file("motd2", "/etc/motd", "other\n")] });
+    await expect(admin().rollout.rollback({ id: saved.rollout!.id })).rejects.toThrow(/conflict/i);
+    await expect(admin().rollout.rollback({ id: saved.rollout!.id, confirmConflicts: true })).resolves.toBeTruthy();
+  });
+
+  it("a released node that lands in a conflict fails its wave (the canary halts)", async () => {
+    const { g, ids } = await makeNodes(3);
+    const name = `motd-${g}`;
+    await admin().role.upsert({ name: `other-${g}`, selector: { labels: { group: g } }, resources: [file("other", "/etc/other", "other\n")] });
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
+    const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n"), file("clash", "/etc/other", "mine\n")], rollout: staged, confirmConflicts: true });
+    const canary = await releasedOf(saved.rollout!.id);
+    expect(canary).toHaveLength(1);
+    const [n] = await deps.db.select({ conflicts: nodes.conflicts }).from(nodes).where(eq(nodes.id, canary[0]!));
+    expect(n!.conflicts).not.toEqual([]);
+    // Every node reports what it has (the canary kept its old declaration: its report is "up to date").
+    await report(ids);
+    await rolloutTick(deps, "w-fixes", 10_000);
+    const [r] = await deps.db.select().from(rollouts).where(eq(rollouts.id, saved.rollout!.id));
+    expect(r!.state).toBe("halted");
+    const [rn] = await deps.db.select({ outcome: rolloutNodes.outcome }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, saved.rollout!.id), eq(rolloutNodes.nodeId, canary[0]!)));
+    expect(rn!.outcome).toBe("failed");
+  });
+});

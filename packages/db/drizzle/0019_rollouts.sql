@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS "rollout_nodes" (
   "rollout_id" uuid NOT NULL REFERENCES "rollouts"("id") ON DELETE cascade,
   "node_id" uuid NOT NULL REFERENCES "nodes"("id") ON DELETE cascade,
   "wave" integer NOT NULL,
+  "from_version" integer NOT NULL,
   "released_at" timestamp with time zone,
   "declared_version" integer,
   "outcome" text,

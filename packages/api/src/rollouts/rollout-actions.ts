@@ -10,6 +10,7 @@ import { lockFleetRows, recompileFleet } from "../services/recompile-fleet";
 import { lockCompiler } from "../services/recompile-node";
 import { checkConflicts, refuseNewConflicts } from "../services/check-conflicts";
 import { roleOfVersionRow, writeRoleVersion } from "../services/write-role-version";
+import { rowsOf } from "../alerts/rows";
 import { waveCounts } from "./advance";
 import { markReleased, startRollout } from "./start-rollout";
 
@@ -105,6 +106,19 @@ export async function rollbackRollout(deps: Deps, opts: { actor: string; id: str
     const [current] = await tx.select({ version: roles.version }).from(roles).where(eq(roles.name, r.roleName));
     if (!current || current.version !== r.toVersion) throw new MeshError("CONFLICT", `role ${r.roleName} has been saved or deleted since this rollout: roll back its newest rollout instead`);
     if (r.fromVersion === 0) throw new MeshError("BAD_INPUT", `role ${r.roleName} was new in this rollout: delete it instead`);
+    // A rollout that superseded another reached nodes at other versions (the older rollout's unreleased nodes
+    // kept theirs): going "back" to fromVersion would move them to a version they never had. Refused, naming it.
+    const [mixed] = rowsOf<{ nodes: number; versions: number[] }>(
+      await tx.execute(sql`
+        select count(*)::int as nodes, array_agg(distinct from_version order by from_version) as versions
+        from ${rolloutNodes} where rollout_id = ${r.id}::uuid and from_version <> ${r.fromVersion}
+        having count(*) > 0`),
+    );
+    if (mixed)
+      throw new MeshError(
+        "CONFLICT",
+        `${mixed.nodes} node(s) of this rollout had version ${mixed.versions.join(", ")} of role ${r.roleName}, not ${r.fromVersion} (it superseded an unfinished rollout): a rollback to ${r.fromVersion} would give them a version they never had; roll back with role.rollback to the version you want instead`,
+      );
     const [from] = await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, r.roleName), eq(roleVersions.version, r.fromVersion)));
     if (!from) throw new MeshError("NOT_FOUND", `role ${r.roleName} version ${r.fromVersion} is gone`);
     // The whole from-version, its revoke-offline policy too; checked for conflicts like any save.

@@ -79,4 +79,20 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     const [rn] = await deps.db.select({ outcome: rolloutNodes.outcome }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, saved.rollout!.id), eq(rolloutNodes.nodeId, canary[0]!)));
     expect(rn!.outcome).toBe("failed");
   });
+
+  it("refuses to roll back a rollout that superseded an unfinished one (its nodes had other versions), naming why", async () => {
+    const { g, ids } = await makeNodes(4);
+    const name = `motd-${g}`;
+    const save = (content: string) => admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", content)], rollout: staged });
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
+    await save("two\n"); // A: v1 -> v2, only its canary released
+    const b = await save("three\n"); // B: v2 -> v3, its unreleased nodes pinned at v1
+    const [rn] = await deps.db.select({ n: rolloutNodes.nodeId }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, b.rollout!.id), eq(rolloutNodes.fromVersion, 1)));
+    expect(rn).toBeTruthy();
+    const before = await deps.db.select({ id: nodes.id, v: nodes.declaredVersion }).from(nodes).where(eq(nodes.labels, { group: g }));
+    await expect(admin().rollout.rollback({ id: b.rollout!.id })).rejects.toThrow(/version 1 .*not 2.*never had/);
+    expect(await deps.db.select({ id: nodes.id, v: nodes.declaredVersion }).from(nodes).where(eq(nodes.labels, { group: g }))).toEqual(before);
+    expect((await deps.db.select().from(rollouts).where(eq(rollouts.id, b.rollout!.id)))[0]!.state).toBe("running");
+    void ids;
+  });
 });

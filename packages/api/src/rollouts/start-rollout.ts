@@ -149,8 +149,8 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
       insert into ${rolePins} (node_id, role_name, version, rollout_id)
       select v.node_id, ${roleName}, v.version, ${id}::uuid from jsonb_to_recordset(${rows}::jsonb) as v(node_id uuid, version int, wave int) where v.wave > 0`);
     await tx.execute(sql`
-      insert into ${rolloutNodes} (rollout_id, node_id, wave, released_at)
-      select ${id}::uuid, v.node_id, v.wave, case when v.wave = 0 then ${now.toISOString()}::timestamptz end from jsonb_to_recordset(${rows}::jsonb) as v(node_id uuid, version int, wave int)`);
+      insert into ${rolloutNodes} (rollout_id, node_id, wave, from_version, released_at)
+      select ${id}::uuid, v.node_id, v.wave, v.version, case when v.wave = 0 then ${now.toISOString()}::timestamptz end from jsonb_to_recordset(${rows}::jsonb) as v(node_id uuid, version int, wave int)`);
   }
   await recordEvent(tx, {
     actor: input.actor,

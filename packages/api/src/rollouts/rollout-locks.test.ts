@@ -67,4 +67,10 @@ describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () 
     await expect(deletion).resolves.toBeTruthy();
     expect((await deps.db.select().from(rollouts).where(eq(rollouts.id, rolloutId)))[0]!.state).toBe("superseded");
   });
+
+  it("the rollout tables' foreign keys carry drizzle's names (migration 0019 as the snapshot says)", async () => {
+    const rows = await deps.db.execute(sql`select conname from pg_constraint where contype = 'f' and conrelid in ('role_pins'::regclass, 'rollout_nodes'::regclass) order by conname`);
+    const names = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows).map((r) => (r as { conname: string }).conname);
+    expect(names).toEqual(["role_pins_node_id_nodes_id_fk", "role_pins_rollout_id_rollouts_id_fk", "rollout_nodes_node_id_nodes_id_fk", "rollout_nodes_rollout_id_rollouts_id_fk"]);
+  });
 });

@@ -9,14 +9,14 @@
 // 3. after the soak the next wave is released (releaseWave), or the rollout is completed.
 // Every write re-reads the rollout row under FOR UPDATE and checks its state and wave first, so a step run
 // twice (two workers, a retry) does nothing the second time: a wave is released at most once.
-import { and, eq, sql } from "drizzle-orm";
-import { rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
+import { and, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
+import { nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
 import { StagedRolloutPolicy } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { rowsOf } from "../alerts/rows";
 import { recordEvent } from "../services/record-event";
 import { recompileFleet } from "../services/recompile-fleet";
-import { lockCompiler } from "../services/recompile-node";
+import { COMPILABLE_STATES, lockCompiler } from "../services/recompile-node";
 import { markReleased } from "./start-rollout";
 
 /** Failed node ids named in a halt event (and its alert); the counts say how many in all. */
@@ -44,7 +44,10 @@ export async function waveCounts(db: DbOrTx, rolloutId: string): Promise<WaveCou
       pending: sql<number>`(count(*) filter (where ${rolloutNodes.outcome} is null))::int`,
     })
     .from(rolloutNodes)
-    .where(eq(rolloutNodes.rolloutId, rolloutId))
+    .innerJoin(nodes, eq(nodes.id, rolloutNodes.nodeId))
+    // A node that left the compilable states (revoked, retiring, retired) before its outcome is out of the
+    // wave: it gets none, and neither waits nor counts against the halt share.
+    .where(and(eq(rolloutNodes.rolloutId, rolloutId), or(isNotNull(rolloutNodes.outcome), inArray(nodes.state, [...COMPILABLE_STATES]))))
     .groupBy(rolloutNodes.wave)
     .orderBy(rolloutNodes.wave);
   return rows.map((r) => ({ ...r, nodes: Number(r.nodes), applied: Number(r.applied), failed: Number(r.failed), timedOut: Number(r.timedOut), pending: Number(r.pending) }));
@@ -80,6 +83,7 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
           else 'timed-out' end
       from nodes n left join latest_reports lr on lr.node_id = n.id
       where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null and n.id = rn.node_id
+        and n.state in (select jsonb_array_elements_text(${JSON.stringify(COMPILABLE_STATES)}::jsonb))
         and (n.conflicts <> '[]'::jsonb or lr.declaration_version >= rn.declared_version or n.rejected_version >= rn.declared_version or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
     const counts = (await waveCounts(tx, rolloutId)).find((c) => c.wave === r.currentWave);
     if (counts && counts.pending > 0) return { step: "waiting" as const };

@@ -95,4 +95,32 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     expect((await deps.db.select().from(rollouts).where(eq(rollouts.id, b.rollout!.id)))[0]!.state).toBe("running");
     void ids;
   });
+
+  it("a node revoked inside a wave is out of it (no timeout, no halt) and loses its pins", async () => {
+    const { g, ids } = await makeNodes(5);
+    const name = `motd-${g}`;
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
+    const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "two\n")], rollout: { ...staged, haltAtFailurePercent: 10 } });
+    const id = saved.rollout!.id;
+    await report(await releasedOf(id));
+    await rolloutTick(deps, "w-fixes", 10_000);
+    const wave1 = (await deps.db.select({ nodeId: rolloutNodes.nodeId }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, id), eq(rolloutNodes.wave, 1)))).map((r) => r.nodeId);
+    expect(wave1).toHaveLength(2);
+    expect((await releasedOf(id)).sort()).toEqual(expect.arrayContaining(wave1));
+    // One node of wave 1 is revoked (silent for ever), one of wave 2 too (it loses its pin).
+
+    const unreleased = (await deps.db.select({ nodeId: rolloutNodes.nodeId }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, id), eq(rolloutNodes.wave, 2)))).map((r) => r.nodeId);
+
+    await admin().node.revoke({ id: wave1[0]! });
+    await admin().node.revoke({ id: unreleased[0]! });
+    const { rolePins } = await import("@mesh/db");
+    expect(await deps.db.select().from(rolePins).where(eq(rolePins.nodeId, unreleased[0]!))).toEqual([]);
+    await report([wave1[1]!]);
+    await rolloutTick(deps, "w-fixes", 10_000);
+    const [r] = await deps.db.select().from(rollouts).where(eq(rollouts.id, id));
+    expect(r!.state).toBe("running");
+    expect(r!.currentWave).toBe(2);
+    const counts = (await admin().rollout.get({ id })).waveCounts;
+    expect(counts.find((c) => c.wave === 1)).toMatchObject({ nodes: 1, applied: 1, pending: 0 });
+  });
 });

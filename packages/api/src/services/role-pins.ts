@@ -83,3 +83,12 @@ export function roleVersionsOf(compiledRoles: string[], roles: VersionedRole[]):
   }
   return out;
 }
+
+/**
+ * A node that leaves the compilable states (revoked, retiring) compiles nothing any more: its pins go, so
+ * they neither linger as "pinned" nor keep a role version referenced. One statement.
+ */
+export async function dropNodePins(db: DbOrTx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.delete(rolePins).where(sql`${rolePins.nodeId} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
+}

@@ -9,6 +9,7 @@
 // 3. after the soak the next wave is released (releaseWave), or the rollout is completed.
 // Every write re-reads the rollout row under FOR UPDATE and checks its state and wave first, so a step run
 // twice (two workers, a retry) does nothing the second time: a wave is released at most once.
+import { ACTOR } from "../auth/actor";
 import { and, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
 import { StagedRolloutPolicy } from "@mesh/protocol";
@@ -21,7 +22,6 @@ import { markReleased } from "./start-rollout";
 
 /** Failed node ids named in a halt event (and its alert); the counts say how many in all. */
 export const HALT_IDS_IN_EVENT = 100;
-export const ROLLOUT_ACTOR = "system:rollout";
 
 export interface WaveCounts {
   wave: number;
@@ -89,14 +89,14 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     if (counts && counts.pending > 0) return { step: "waiting" as const };
     const result = counts ?? { wave: r.currentWave, nodes: 0, applied: 0, failed: 0, timedOut: 0, pending: 0 };
     const reason = haltsAt(r.currentWave, result, policy);
-    await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.wave", target: rolloutId, result: reason ? "failed" : "ok", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result } });
+    await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.wave", target: rolloutId, result: reason ? "failed" : "ok", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result } });
     await tx.update(rollouts).set({ waveDoneAt: now, updatedAt: now, ...(reason ? { state: "halted", haltReason: reason } : {}) }).where(eq(rollouts.id, rolloutId));
     if (reason) {
       const failedIds = rowsOf<{ node_id: string }>(
         await tx.execute(sql`select node_id from ${rolloutNodes} where rollout_id = ${rolloutId}::uuid and wave = ${r.currentWave} and outcome in ('failed', 'timed-out') order by node_id limit ${HALT_IDS_IN_EVENT}`),
       ).map((x) => x.node_id);
       // The alert evaluator turns this event into a "rollout-halted" delivery (alerts/evaluate-alerts.ts).
-      await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.halt", target: rolloutId, result: "failed", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, wave: r.currentWave, reason, failed: result.failed, timedOut: result.timedOut, nodes: result.nodes, nodeIds: failedIds } });
+      await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.halt", target: rolloutId, result: "failed", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, wave: r.currentWave, reason, failed: result.failed, timedOut: result.timedOut, nodes: result.nodes, nodeIds: failedIds } });
       return { step: "halted" as const };
     }
     return { step: "wave-done" as const, r: { ...r, waveDoneAt: now }, policy };
@@ -120,7 +120,7 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
     if (!r || r.state !== "running" || r.currentWave !== wave - 1 || !r.waveDoneAt) return "not-running" as const;
     if (wave >= r.waves) {
       await tx.update(rollouts).set({ state: "completed", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, rolloutId));
-      await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });
+      await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });
       return "completed" as const;
     }
     const released = rowsOf<{ node_id: string }>(
@@ -137,7 +137,7 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
         and node_id = any(${`{${released.join(",")}}`}::uuid[])`);
     await tx.update(rollouts).set({ currentWave: wave, waveStartedAt: now, waveDoneAt: null, updatedAt: now }).where(eq(rollouts.id, rolloutId));
     // Only the released nodes can change (only their pins went): the compile touches only them.
-    await recompileFleet(tx, { actor: ROLLOUT_ACTOR, grants: deps.grants }, { ids: released });
+    await recompileFleet(tx, { actor: ACTOR.rollout, grants: deps.grants }, { ids: released });
     await markReleased(tx, rolloutId, wave);
     return "released" as const;
   });

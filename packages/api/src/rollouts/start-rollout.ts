@@ -3,6 +3,7 @@
 // version it has now, puts them in waves, releases the canary (wave 0). The caller's recompileFleet then
 // compiles the canary with the new version and everyone else as before; markReleased records the versions.
 // Set-based: a few statements whatever the number of nodes.
+import { profileFacts } from "../services/profile-facts";
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { nodes, rolePins, rollouts, rolloutNodes, roleVersions, type DbOrTx } from "@mesh/db";
@@ -81,11 +82,7 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
   );
   const selectors = [role, ...older.values()].map((r) => r.selector);
   const canarySelector = "selector" in input.policy.canary ? [input.policy.canary.selector] : [];
-  const profileKeys = [...new Set([...selectors, ...canarySelector].flatMap((s) => Object.keys(s.profile ?? {})))];
-  const profile =
-    profileKeys.length === 0
-      ? sql<Record<string, unknown>>`'{}'::jsonb`
-      : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(profileKeys)}::jsonb))), '{}'::jsonb)`;
+  const profile = profileFacts([...selectors, ...canarySelector]);
   const fixed = input.fixedWaves;
   const candidates = await tx
     .select({ id: nodes.id, labels: nodes.labels, profile, gatewayId: nodes.gatewayId })

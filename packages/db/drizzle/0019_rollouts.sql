@@ -33,9 +33,10 @@ CREATE INDEX IF NOT EXISTS "rollouts_role_idx" ON "rollouts" ("role_name", "crea
 CREATE INDEX IF NOT EXISTS "rollouts_active_idx" ON "rollouts" ("state") WHERE "state" IN ('running', 'paused', 'halted');
 --> statement-breakpoint
 CREATE TABLE IF NOT EXISTS "rollout_nodes" (
-  "rollout_id" uuid NOT NULL REFERENCES "rollouts"("id") ON DELETE cascade,
-  "node_id" uuid NOT NULL REFERENCES "nodes"("id") ON DELETE cascade,
+  "rollout_id" uuid NOT NULL,
+  "node_id" uuid NOT NULL,
   "wave" integer NOT NULL,
+  "from_version" integer NOT NULL,
   "released_at" timestamp with time zone,
   "declared_version" integer,
   "outcome" text,
@@ -45,12 +46,21 @@ CREATE TABLE IF NOT EXISTS "rollout_nodes" (
 CREATE INDEX IF NOT EXISTS "rollout_nodes_wave_idx" ON "rollout_nodes" ("rollout_id", "wave");
 --> statement-breakpoint
 CREATE TABLE IF NOT EXISTS "role_pins" (
-  "node_id" uuid NOT NULL REFERENCES "nodes"("id") ON DELETE cascade,
+  "node_id" uuid NOT NULL,
   "role_name" text NOT NULL,
   "version" integer NOT NULL,
-  "rollout_id" uuid REFERENCES "rollouts"("id") ON DELETE set null,
+  "rollout_id" uuid,
   CONSTRAINT "role_pins_pk" PRIMARY KEY ("node_id", "role_name")
 );
+--> statement-breakpoint
+-- Foreign keys named as drizzle names them (the snapshot), as 0000 does.
+ALTER TABLE "rollout_nodes" ADD CONSTRAINT "rollout_nodes_rollout_id_rollouts_id_fk" FOREIGN KEY ("rollout_id") REFERENCES "public"."rollouts"("id") ON DELETE cascade ON UPDATE no action;
+--> statement-breakpoint
+ALTER TABLE "rollout_nodes" ADD CONSTRAINT "rollout_nodes_node_id_nodes_id_fk" FOREIGN KEY ("node_id") REFERENCES "public"."nodes"("id") ON DELETE cascade ON UPDATE no action;
+--> statement-breakpoint
+ALTER TABLE "role_pins" ADD CONSTRAINT "role_pins_node_id_nodes_id_fk" FOREIGN KEY ("node_id") REFERENCES "public"."nodes"("id") ON DELETE cascade ON UPDATE no action;
+--> statement-breakpoint
+ALTER TABLE "role_pins" ADD CONSTRAINT "role_pins_rollout_id_rollouts_id_fk" FOREIGN KEY ("rollout_id") REFERENCES "public"."rollouts"("id") ON DELETE set null ON UPDATE no action;
 --> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "role_pins_role_idx" ON "role_pins" ("role_name");
 --> statement-breakpoint

@@ -17,6 +17,8 @@ export const ACTOR = {
   controlPlane: "control-plane",
   anonymous: "anonymous",
   revokeOfflinePolicy: "policy:revoke-offline",
+  /** The rollout worker's own steps: wave results, halts, releases, completion (rollouts/advance.ts). */
+  rollout: "system:rollout",
 } as const;
 
 export const userActor = (name: string) => `user:${name}`;

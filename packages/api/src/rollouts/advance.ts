@@ -10,19 +10,19 @@
 // 3. after the soak the next wave is released (releaseWave), or the rollout is completed.
 // Every write re-reads the rollout row under FOR UPDATE and checks its state and wave first, so a step run
 // twice (two workers, a retry) does nothing the second time: a wave is released at most once.
-import { and, eq, sql } from "drizzle-orm";
+import { ACTOR } from "../auth/actor";
+import { and, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { declarationBodies, declarations, nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
 import { StagedRolloutPolicy } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { rowsOf } from "../alerts/rows";
 import { recordEvent } from "../services/record-event";
 import { recompileFleet } from "../services/recompile-fleet";
-import { lockCompiler } from "../services/recompile-node";
+import { COMPILABLE_STATES, lockCompiler } from "../services/recompile-node";
 import { markReleased } from "./start-rollout";
 
 /** Failed node ids named in a halt event (and its alert); the counts say how many in all. */
 export const HALT_IDS_IN_EVENT = 100;
-export const ROLLOUT_ACTOR = "system:rollout";
 
 export interface WaveCounts {
   wave: number;
@@ -45,7 +45,10 @@ export async function waveCounts(db: DbOrTx, rolloutId: string): Promise<WaveCou
       pending: sql<number>`(count(*) filter (where ${rolloutNodes.outcome} is null))::int`,
     })
     .from(rolloutNodes)
-    .where(eq(rolloutNodes.rolloutId, rolloutId))
+    .innerJoin(nodes, eq(nodes.id, rolloutNodes.nodeId))
+    // A node that left the compilable states (revoked, retiring, retired) before its outcome is out of the
+    // wave: it gets none, and neither waits nor counts against the halt share.
+    .where(and(eq(rolloutNodes.rolloutId, rolloutId), or(isNotNull(rolloutNodes.outcome), inArray(nodes.state, [...COMPILABLE_STATES]))))
     .groupBy(rolloutNodes.wave)
     .orderBy(rolloutNodes.wave);
   return rows.map((r) => ({ ...r, nodes: Number(r.nodes), applied: Number(r.applied), failed: Number(r.failed), timedOut: Number(r.timedOut), pending: Number(r.pending) }));
@@ -74,12 +77,15 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     // A declaration with a `host` resource (self-upgrade) is applied only once the node runs that release
     // (nodes.host_version, set when the new binary links): the report the old binary sends after putting the
     // new one in place has no errors, and a release that crashes at start is only known from the next one.
+    // A released node in a conflict fails at once: it kept its last good declaration (the version recorded
+    // at release), so its reports of that version say nothing about the new one.
     await tx.execute(sql`
       with s as (
         select rn.node_id,
           coalesce(lr.declaration_version >= rn.declared_version, false) as reached,
           coalesce(n.error_count = 0 and coalesce(n.rejected_version, 0) < rn.declared_version, false) as clean,
           coalesce(n.rejected_version >= rn.declared_version, false) as refused,
+          n.conflicts <> '[]'::jsonb as conflicted,
           not exists (
             select 1 from ${declarations} d join ${declarationBodies} b on b.hash = d.hash
             where d.node_id = rn.node_id and d.version = rn.declared_version
@@ -87,26 +93,28 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
           ) as runs_declared_host
         from ${rolloutNodes} rn join ${nodes} n on n.id = rn.node_id left join latest_reports lr on lr.node_id = n.id
         where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null
+          -- A node that left the compilable states (revoked, retiring) gets no outcome: it drops out of the wave.
+          and n.state in (select jsonb_array_elements_text(${JSON.stringify(COMPILABLE_STATES)}::jsonb))
       )
       update ${rolloutNodes} rn set outcome = case
+          when s.conflicted or s.refused or (s.reached and not s.clean) then 'failed'
           when s.reached and s.clean and s.runs_declared_host then 'applied'
-          when s.refused or (s.reached and not s.clean) then 'failed'
           else 'timed-out' end
       from s
       where rn.rollout_id = ${rolloutId}::uuid and rn.node_id = s.node_id
-        and ((s.reached and (not s.clean or s.runs_declared_host)) or s.refused or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
+        and ((s.reached and (not s.clean or s.runs_declared_host)) or s.refused or s.conflicted or ${now.toISOString()}::timestamptz >= ${deadline.toISOString()}::timestamptz)`);
     const counts = (await waveCounts(tx, rolloutId)).find((c) => c.wave === r.currentWave);
     if (counts && counts.pending > 0) return { step: "waiting" as const };
     const result = counts ?? { wave: r.currentWave, nodes: 0, applied: 0, failed: 0, timedOut: 0, pending: 0 };
     const reason = haltsAt(r.currentWave, result, policy);
-    await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.wave", target: rolloutId, result: reason ? "failed" : "ok", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result } });
+    await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.wave", target: rolloutId, result: reason ? "failed" : "ok", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result } });
     await tx.update(rollouts).set({ waveDoneAt: now, updatedAt: now, ...(reason ? { state: "halted", haltReason: reason } : {}) }).where(eq(rollouts.id, rolloutId));
     if (reason) {
       const failedIds = rowsOf<{ node_id: string }>(
         await tx.execute(sql`select node_id from ${rolloutNodes} where rollout_id = ${rolloutId}::uuid and wave = ${r.currentWave} and outcome in ('failed', 'timed-out') order by node_id limit ${HALT_IDS_IN_EVENT}`),
       ).map((x) => x.node_id);
       // The alert evaluator turns this event into a "rollout-halted" delivery (alerts/evaluate-alerts.ts).
-      await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.halt", target: rolloutId, result: "failed", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, wave: r.currentWave, reason, failed: result.failed, timedOut: result.timedOut, nodes: result.nodes, nodeIds: failedIds } });
+      await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.halt", target: rolloutId, result: "failed", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, wave: r.currentWave, reason, failed: result.failed, timedOut: result.timedOut, nodes: result.nodes, nodeIds: failedIds } });
       return { step: "halted" as const };
     }
     return { step: "wave-done" as const, r: { ...r, waveDoneAt: now }, policy };
@@ -130,7 +138,7 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
     if (!r || r.state !== "running" || r.currentWave !== wave - 1 || !r.waveDoneAt) return "not-running" as const;
     if (wave >= r.waves) {
       await tx.update(rollouts).set({ state: "completed", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, rolloutId));
-      await recordEvent(tx, { actor: ROLLOUT_ACTOR, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });
+      await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });
       return "completed" as const;
     }
     const released = rowsOf<{ node_id: string }>(
@@ -147,7 +155,7 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
         and node_id = any(${`{${released.join(",")}}`}::uuid[])`);
     await tx.update(rollouts).set({ currentWave: wave, waveStartedAt: now, waveDoneAt: null, updatedAt: now }).where(eq(rollouts.id, rolloutId));
     // Only the released nodes can change (only their pins went): the compile touches only them.
-    await recompileFleet(tx, { actor: ROLLOUT_ACTOR, grants: deps.grants }, { ids: released });
+    await recompileFleet(tx, { actor: ACTOR.rollout, grants: deps.grants }, { ids: released });
     await markReleased(tx, rolloutId, wave);
     return "released" as const;
   });

@@ -2,13 +2,15 @@
 // roll back. Each act is one transaction and one audit event, whatever the number of nodes.
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { events, roles, roleVersions, rolePins, rollouts, rolloutNodes } from "@mesh/db";
-import { Role, StagedRolloutPolicy } from "@mesh/protocol";
+import { StagedRolloutPolicy } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
-import { recompileFleet } from "../services/recompile-fleet";
+import { lockFleetRows, recompileFleet } from "../services/recompile-fleet";
 import { lockCompiler } from "../services/recompile-node";
-import { nextRoleVersion } from "../services/roles";
+import { checkConflicts, refuseNewConflicts } from "../services/check-conflicts";
+import { roleOfVersionRow, writeRoleVersion } from "../services/write-role-version";
+import { rowsOf } from "../alerts/rows";
 import { waveCounts } from "./advance";
 import { markReleased, startRollout } from "./start-rollout";
 
@@ -92,22 +94,45 @@ export async function actOnRollout(deps: Pick<Deps, "db" | "now">, opts: { actor
  * pins (they compile the new version, whose content is what they have: no change). The rollout becomes
  * rolled-back. Refused when the role has been saved since (roll back the newer rollout) or was new.
  */
-export async function rollbackRollout(deps: Deps, opts: { actor: string; id: string; message?: string | null }) {
+export async function rollbackRollout(deps: Deps, opts: { actor: string; id: string; message?: string | null; confirmConflicts?: boolean }) {
   const now = nowOf(deps);
   return deps.db.transaction(async (tx) => {
     await lockCompiler(tx);
+    // The fleet's rows in id order before the new rollout's pins and nodes lock them (foreign keys, no order).
+    await lockFleetRows(tx);
     const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, opts.id)).for("update");
     if (!r) throw new MeshError("NOT_FOUND", `no rollout ${opts.id}`);
     if (!["running", "paused", "halted", "completed"].includes(r.state)) throw new MeshError("CONFLICT", `the rollout is ${r.state}: nothing to roll back`);
     const [current] = await tx.select({ version: roles.version }).from(roles).where(eq(roles.name, r.roleName));
     if (!current || current.version !== r.toVersion) throw new MeshError("CONFLICT", `role ${r.roleName} has been saved or deleted since this rollout: roll back its newest rollout instead`);
     if (r.fromVersion === 0) throw new MeshError("BAD_INPUT", `role ${r.roleName} was new in this rollout: delete it instead`);
+    // A rollout that superseded another reached nodes at other versions (the older rollout's unreleased nodes
+    // kept theirs): going "back" to fromVersion would move them to a version they never had. Refused, naming it.
+    const [mixed] = rowsOf<{ nodes: number; versions: number[] }>(
+      await tx.execute(sql`
+        select count(*)::int as nodes, array_agg(distinct from_version order by from_version) as versions
+        from ${rolloutNodes} where rollout_id = ${r.id}::uuid and from_version <> ${r.fromVersion}
+        having count(*) > 0`),
+    );
+    if (mixed)
+      throw new MeshError(
+        "CONFLICT",
+        `${mixed.nodes} node(s) of this rollout had version ${mixed.versions.join(", ")} of role ${r.roleName}, not ${r.fromVersion} (it superseded an unfinished rollout): a rollback to ${r.fromVersion} would give them a version they never had; roll back with role.rollback to the version you want instead`,
+      );
     const [from] = await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, r.roleName), eq(roleVersions.version, r.fromVersion)));
     if (!from) throw new MeshError("NOT_FOUND", `role ${r.roleName} version ${r.fromVersion} is gone`);
-    const role = Role.parse({ name: r.roleName, selector: from.selector, resources: from.resources, grants: from.grants ?? [] });
-    const version = await nextRoleVersion(tx, r.roleName);
-    await tx.update(roles).set({ selector: role.selector, resources: role.resources, grants: role.grants, source: from.source, version, updatedAt: now }).where(eq(roles.name, r.roleName));
-    await tx.insert(roleVersions).values({ roleName: r.roleName, version, selector: role.selector, resources: role.resources, grants: role.grants, source: from.source, message: opts.message ?? `rollback of rollout ${r.id} (to version ${r.fromVersion})`, actor: opts.actor });
+    // The whole from-version, its revoke-offline policy too; checked for conflicts like any save.
+    const role = roleOfVersionRow(from);
+    const check = await checkConflicts(tx, { role });
+    refuseNewConflicts(check, opts.confirmConflicts);
+    const { version } = await writeRoleVersion(tx, {
+      actor: opts.actor,
+      role,
+      source: from.source,
+      message: opts.message ?? `rollback of rollout ${r.id} (to version ${r.fromVersion})`,
+      check,
+      eventData: { rollbackOf: r.id },
+    });
     await tx.update(rollouts).set({ state: "rolled-back", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, opts.id));
     // Never released: back to no pin (the new version has the content they kept).
     const released = await tx.select({ nodeId: rolloutNodes.nodeId, wave: rolloutNodes.wave }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, opts.id), sql`${rolloutNodes.releasedAt} is not null`));

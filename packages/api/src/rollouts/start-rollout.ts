@@ -3,10 +3,12 @@
 // version it has now, puts them in waves, releases the canary (wave 0). The caller's recompileFleet then
 // compiles the canary with the new version and everyone else as before; markReleased records the versions.
 // Set-based: a few statements whatever the number of nodes.
+import { profileFacts } from "../services/profile-facts";
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { nodes, rolePins, rollouts, rolloutNodes, roleVersions, type DbOrTx } from "@mesh/db";
-import { Role, canonicalJson, type StagedRolloutPolicy } from "@mesh/protocol";
+import { canonicalJson, type Role, type StagedRolloutPolicy } from "@mesh/protocol";
+import { roleOfVersionRow } from "../services/write-role-version";
 import { matchesSelector } from "../compile/selector";
 import { COMPILABLE_STATES } from "../services/recompile-node";
 import { recordEvent } from "../services/record-event";
@@ -75,16 +77,12 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
   const older = new Map(
     (olderVersions.length === 0 ? [] : await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, roleName), inArray(roleVersions.version, olderVersions)))).map((r) => [
       r.version,
-      Role.parse({ name: r.roleName, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }),
+      roleOfVersionRow(r),
     ]),
   );
   const selectors = [role, ...older.values()].map((r) => r.selector);
   const canarySelector = "selector" in input.policy.canary ? [input.policy.canary.selector] : [];
-  const profileKeys = [...new Set([...selectors, ...canarySelector].flatMap((s) => Object.keys(s.profile ?? {})))];
-  const profile =
-    profileKeys.length === 0
-      ? sql<Record<string, unknown>>`'{}'::jsonb`
-      : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(profileKeys)}::jsonb))), '{}'::jsonb)`;
+  const profile = profileFacts([...selectors, ...canarySelector]);
   const fixed = input.fixedWaves;
   const candidates = await tx
     .select({ id: nodes.id, labels: nodes.labels, profile, gatewayId: nodes.gatewayId })
@@ -148,8 +146,8 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
       insert into ${rolePins} (node_id, role_name, version, rollout_id)
       select v.node_id, ${roleName}, v.version, ${id}::uuid from jsonb_to_recordset(${rows}::jsonb) as v(node_id uuid, version int, wave int) where v.wave > 0`);
     await tx.execute(sql`
-      insert into ${rolloutNodes} (rollout_id, node_id, wave, released_at)
-      select ${id}::uuid, v.node_id, v.wave, case when v.wave = 0 then ${now.toISOString()}::timestamptz end from jsonb_to_recordset(${rows}::jsonb) as v(node_id uuid, version int, wave int)`);
+      insert into ${rolloutNodes} (rollout_id, node_id, wave, from_version, released_at)
+      select ${id}::uuid, v.node_id, v.wave, v.version, case when v.wave = 0 then ${now.toISOString()}::timestamptz end from jsonb_to_recordset(${rows}::jsonb) as v(node_id uuid, version int, wave int)`);
   }
   await recordEvent(tx, {
     actor: input.actor,

@@ -70,7 +70,7 @@ export const rolloutRouter = router({
   continue: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
   /** A new role version with the from-version's content, to the released nodes in the same waves; this rollout becomes rolled-back. */
   rollback: adminProcedure
-    .input(RolloutId.extend({ message: RoleVersionMessage.optional() }))
+    .input(RolloutId.extend({ message: RoleVersionMessage.optional(), confirmConflicts: z.boolean().optional() }))
     .output(z.object({ rolledBack: z.string(), version: z.number().int(), rollout: z.object({ id: z.string(), plan: RolloutDetail.shape.plan }) }))
-    .mutation(({ ctx, input }) => rollbackRollout(ctx, { actor: ctx.actor, id: input.id, message: input.message || null })),
+    .mutation(({ ctx, input }) => rollbackRollout(ctx, { actor: ctx.actor, id: input.id, message: input.message || null, confirmConflicts: input.confirmConflicts })),
 });

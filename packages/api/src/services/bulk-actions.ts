@@ -3,6 +3,7 @@
 // declarations), ONE audit event with the ids, one notification per channel: never a write, an event
 // or a notice per node. The same rules as the single-node services (lifecycle.ts, set-labels.ts):
 // a call that names any node in the wrong state is refused whole, naming it.
+import { dropNodePins } from "./role-pins";
 import { z } from "zod";
 import { and, isNull, sql } from "drizzle-orm";
 import { grants, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
@@ -62,6 +63,7 @@ export async function revokeSet(tx: DbOrTx, rows: Array<Pick<SetNode, "id">>): P
   if (ids.length === 0) return 0;
   await tx.update(nodes).set({ state: "revoked", revokedAt: sql`now()`, gatewayId: null, updatedAt: sql`now()` }).where(idIn(ids));
   await closeLinks(tx, ids, "revoked");
+  await dropNodePins(tx, ids);
   return markGrantsRevoked(tx, ids);
 }
 

@@ -4,6 +4,7 @@
 // once per node; the nodes are read in one query.
 // A node already in conflict does not block a change unless the change adds a conflict it
 // did not have (a new resource key, or the same key between another pair of roles).
+import { profileFacts } from "./profile-facts";
 import { inArray, sql } from "drizzle-orm";
 import { nodes, type DbOrTx } from "@mesh/db";
 import type { Labels, Role } from "@mesh/protocol";
@@ -80,10 +81,7 @@ export function findNewConflicts(candidates: Candidate[], rolesBefore: Role[], r
 
 /** Only the profile facts selectors read (a profile is most of a node row's width). */
 function profileSubset(roles: Role[]) {
-  const keys = [...new Set(roles.flatMap((r) => Object.keys(r.selector.profile ?? {})))];
-  return keys.length === 0
-    ? sql<Record<string, unknown>>`'{}'::jsonb`
-    : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))), '{}'::jsonb)`;
+  return profileFacts(roles.map((r) => r.selector));
 }
 
 /**

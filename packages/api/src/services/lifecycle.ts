@@ -1,6 +1,7 @@
 // node.retire and node.revoke: the two ways a node leaves the mesh. Retire is
 // graceful (a final empty declaration, then `retired`); revoke is for a lost node
 // (its key refused everywhere at once). Both revoke the node's grants.
+import { dropNodePins } from "./role-pins";
 import { z } from "zod";
 import { eq, sql } from "drizzle-orm";
 import { nodes, notify, CHANNELS, type DbOrTx } from "@mesh/db";
@@ -43,6 +44,7 @@ export async function retireNode(deps: Deps, opts: { actor: string; input: Retir
       .update(nodes)
       .set({ state: "retiring", retireMode: final, declaredVersion: version, conflicts: [], updatedAt: sql`now()` })
       .where(eq(nodes.id, node.id));
+    await dropNodePins(tx, [node.id]);
     await recordEvent(tx, { actor: opts.actor, action: "node.retire", nodeId: node.id, data: { version, keepResources: input.keepResources } });
     await notify(tx, CHANNELS.declaration, node.id);
     await notify(tx, CHANNELS.node, node.id);
@@ -75,6 +77,7 @@ export async function revokeNode(deps: Deps, opts: { actor: string; id: string }
     const node = await lockNode(tx, opts.id);
     if (node.state === "revoked" || node.state === "retired") throw new MeshError("CONFLICT", `node ${node.name} is already ${node.state}`);
     await tx.update(nodes).set({ state: "revoked", revokedAt: sql`now()`, gatewayId: null, updatedAt: sql`now()` }).where(eq(nodes.id, node.id));
+    await dropNodePins(tx, [node.id]);
     await recordEvent(tx, { actor: opts.actor, action: "node.revoke", nodeId: node.id });
     await closeLink(tx, node.id, "revoked");
     await notify(tx, CHANNELS.node, node.id);

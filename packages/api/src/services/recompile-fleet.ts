@@ -1,6 +1,7 @@
 // Recompiles the whole fleet after a role change, set-based: the compiler runs once per
 // distinct set of matched roles, and the writes are a handful of statements whatever the
 // number of nodes (issue 11). Single-node paths keep recompileNode (recompile-node.ts).
+import { profileFacts } from "./profile-facts";
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { declarations, grants as grantsTable, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Role } from "@mesh/protocol";
@@ -85,11 +86,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
   const pins = await loadPins(tx, opts.ids);
   const pinned = await loadPinnedRoles(tx, pins);
   // Selectors read a few profile facts: only those are loaded (a profile is most of a row's width).
-  const profileKeys = [...new Set([...roles, ...pinned.values()].flatMap((r) => Object.keys(r.selector.profile ?? {})))];
-  const profile =
-    profileKeys.length === 0
-      ? sql<Record<string, unknown>>`'{}'::jsonb`
-      : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(profileKeys)}::jsonb))), '{}'::jsonb)`;
+  const profile = profileFacts([...roles, ...pinned.values()].map((r) => r.selector));
   // Locked in id order (as lockFleetRows does; rows a caller locked there are held already): versions
   // stay monotonic against a concurrent single-node write, and it is the order the liveness code
   // locks rows in (no deadlock, see presence.ts).

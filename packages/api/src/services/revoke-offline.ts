@@ -9,6 +9,7 @@
 // nodes due (at most MAX_NODES_PER_CALL a sweep; the rest are due again next sweep), then revokeSet's.
 // Only `disconnected` nodes that were seen once count: a never-linked node (health `pending`), a
 // replacement claim (state `pending`), a linked node (`enrolled`) and retiring nodes are never revoked here.
+import { profileFacts } from "./profile-facts";
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { nodes, notify, roles, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import { Selector } from "@mesh/protocol";
@@ -51,11 +52,7 @@ async function lockDue(tx: DbOrTx, now: Date): Promise<Due[]> {
   ).map((r) => ({ name: r.name, selector: Selector.parse(r.selector), minutes: r.minutes! }));
   if (policy.length === 0) return [];
   const smallest = Math.min(...policy.map((r) => r.minutes));
-  const profileKeys = [...new Set(policy.flatMap((r) => Object.keys(r.selector.profile ?? {})))];
-  const profile =
-    profileKeys.length === 0
-      ? sql<Record<string, unknown>>`'{}'::jsonb`
-      : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(profileKeys)}::jsonb))), '{}'::jsonb)`;
+  const profile = profileFacts(policy.map((r) => r.selector));
   const offline = await tx
     .select({
       id: nodes.id,

@@ -86,6 +86,14 @@ describe.each(testEngines())("role history on %s", (engine) => {
     await expect(admin().role.diff({ name, from: 1, to: 5 })).rejects.toMatchObject({ code: "NOT_FOUND", message: `role ${name} has no version 5` });
   });
 
+  it("diffs the revoke-offline policy too", async () => {
+    name = "revoking";
+    await admin().role.upsert({ name, selector: { labels: { tier: name } }, resources: motd("one\n") });
+    await admin().role.upsert({ name, selector: { labels: { tier: name } }, resources: motd("one\n"), revokeOfflineAfter: "2h" });
+    expect(await admin().role.diff({ name, from: 1, to: 2 })).toEqual({ revokeOfflineAfter: { before: null, after: 120 }, resources: [], diffs: {} });
+    expect((await admin().role.diff({ name, from: 2, to: 1 })).revokeOfflineAfter).toEqual({ before: 120, after: null });
+  });
+
   it("rolls back as a new version with the old content and recompiles the nodes", async () => {
     name = "rolled";
     const nodeId = await enrolled();

@@ -4,7 +4,7 @@
 // Every read here is one query for any number of nodes: the fleet compile stays set-based.
 import { and, inArray, sql } from "drizzle-orm";
 import { rolePins, roleVersions, type DbOrTx } from "@mesh/db";
-import { Role } from "@mesh/protocol";
+import { roleOfVersionRow } from "./write-role-version";
 import type { VersionedRole } from "./recompile-node";
 
 /** node id -> (role name -> pinned version). */
@@ -39,7 +39,7 @@ export async function loadPinnedRoles(db: DbOrTx, pins: NodePins): Promise<Map<s
   for (const r of rows) {
     const key = pinKey(r.roleName, r.version);
     if (!wanted.has(key)) continue;
-    out.set(key, { ...Role.parse({ name: r.roleName, selector: r.selector, resources: r.resources, grants: r.grants ?? [] }), version: r.version });
+    out.set(key, { ...roleOfVersionRow(r), version: r.version });
   }
   return out;
 }
@@ -82,4 +82,13 @@ export function roleVersionsOf(compiledRoles: string[], roles: VersionedRole[]):
     if (v !== undefined) out[name] = v;
   }
   return out;
+}
+
+/**
+ * A node that leaves the compilable states (revoked, retiring) compiles nothing any more: its pins go, so
+ * they neither linger as "pinned" nor keep a role version referenced. One statement.
+ */
+export async function dropNodePins(db: DbOrTx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.delete(rolePins).where(sql`${rolePins.nodeId} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
 }

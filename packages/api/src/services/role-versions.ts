@@ -65,6 +65,8 @@ const PlannedChangeOut = z.object({ id: z.string(), type: z.string(), subject: z
 export const RoleDiffOutput = z.object({
   selector: z.object({ before: Selector.nullable(), after: Selector.nullable() }).optional(),
   grants: z.object({ before: z.array(GrantDeclaration), after: z.array(GrantDeclaration) }).optional(),
+  /** Minutes (null: never revoked). */
+  revokeOfflineAfter: z.object({ before: z.number().int().nullable(), after: z.number().int().nullable() }).optional(),
   resources: z.array(PlannedChangeOut),
   diffs: z.record(z.string(), z.object({ lines: z.array(z.string()), omitted: z.number().int() })),
 });

@@ -1,18 +1,18 @@
 // role.list / role.upsert / role.delete. A change to a role recompiles the fleet
 // in the same transaction, so the new declarations and the role commit together.
-import { asc, eq, sql } from "drizzle-orm";
-import { roles, roleVersions, type DbOrTx } from "@mesh/db";
+import { asc, eq } from "drizzle-orm";
+import { roles } from "@mesh/db";
 import { Role, RolloutPolicy, type RoleInput, type RolloutPolicyInput } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { dropPins, markReleased, startRollout, supersedeRollouts, type StartedRollout } from "../rollouts/start-rollout";
 import { recordEvent } from "./record-event";
-import { recompileFleet, type FleetCompileResult } from "./recompile-fleet";
+import { lockFleetRows, recompileFleet, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 import { lockCompiler } from "./recompile-node";
 import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
-import { roleChangeRecord, type RoleSnapshot } from "./role-change-record";
+import { writeRoleVersion } from "./write-role-version";
 
 /** A role's selector and resources as its author sent them (their key order, no defaults added), for the editor. */
 export interface RoleSource {
@@ -87,25 +87,13 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
     await lockCompiler(tx);
     const check = await checkConflicts(tx, { role });
     refuseNewConflicts(check, opts.confirmConflicts);
-    const version = await nextRoleVersion(tx, role.name);
-    const [old] = await tx.select().from(roles).where(eq(roles.name, role.name));
+    const { version, old } = await writeRoleVersion(tx, { actor: opts.actor, role, source: opts.source ?? null, message: opts.message ?? null, rolloutPolicy: storePolicy, check });
     const policy = override ?? (storePolicy !== undefined ? storePolicy : old?.rolloutPolicy ? RolloutPolicy.parse(old.rolloutPolicy) : null);
-    const keepPolicy = storePolicy === undefined ? {} : { rolloutPolicy: storePolicy };
-    const revokeOfflineMinutes = role.revokeOfflineAfter ?? null;
-    const before: RoleSnapshot | null = old
-      ? { selector: old.selector, resources: old.resources as RoleSnapshot["resources"], grants: (old.grants ?? []) as RoleSnapshot["grants"], revokeOfflineAfter: old.revokeOfflineMinutes ?? null }
-      : null;
-    const diff = roleChangeRecord(before, { selector: role.selector, resources: role.resources, grants: role.grants, revokeOfflineAfter: revokeOfflineMinutes });
-    const row = { selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, revokeOfflineMinutes, version };
-    await tx
-      .insert(roles)
-      .values({ name: role.name, ...row, ...keepPolicy })
-      .onConflictDoUpdate({ target: roles.name, set: { ...row, updatedAt: sql`now()`, ...keepPolicy } });
-    // Every save is a new immutable version (issue 14), committed with the role and its compile.
-    await tx.insert(roleVersions).values({ roleName: role.name, version, selector: role.selector, resources: role.resources, grants: role.grants, source: opts.source ?? null, revokeOfflineMinutes, message: opts.message ?? null, actor: opts.actor });
-    await recordEvent(tx, { actor: opts.actor, action: "role.upsert", data: { name: role.name, version, resources: role.resources.length, diff, ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}) } });
     let rollout: StartedRollout | null = null;
     if (policy?.mode === "staged") {
+      // The fleet's rows in id order before startRollout's pins and rollout nodes (their foreign keys lock
+      // the nodes they name, in no order): the order the presence and report batches take them in.
+      await lockFleetRows(tx);
       rollout = await startRollout(tx, { roleName: role.name, fromVersion: old?.version ?? 0, toVersion: version, role, policy, actor: opts.actor, now });
     } else {
       await supersedeRollouts(tx, role.name, null, now);
@@ -118,17 +106,13 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
   return { role, version: results.version, ...summarise(results.compiled), rollout: results.rollout };
 }
 
-/**
- * The number the next save of this role gets: one past the last version ever saved under its name
- * (a role deleted and made again goes on counting). The compiler lock held by the caller orders saves.
- */
-export async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
-  const [row] = await tx.select({ last: sql<number | null>`max(${roleVersions.version})` }).from(roleVersions).where(eq(roleVersions.roleName, name));
-  return (row?.last ?? 0) + 1;
-}
+export { nextRoleVersion } from "./write-role-version";
 
 export async function deleteRole(deps: Deps, opts: { actor: string; name: string }) {
   const results = await deps.db.transaction(async (tx) => {
+    // The compiler lock before the role's row and its rollouts: a wave release holds the lock and then
+    // waits on the rollout row (advance.ts), so taking them the other way round would deadlock.
+    await lockCompiler(tx);
     const deleted = await tx.delete(roles).where(eq(roles.name, opts.name)).returning({ name: roles.name });
     if (deleted.length === 0) throw new MeshError("NOT_FOUND", `no role named ${opts.name}`);
     await recordEvent(tx, { actor: opts.actor, action: "role.delete", data: { name: opts.name } });

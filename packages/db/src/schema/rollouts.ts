@@ -44,6 +44,8 @@ export const rolloutNodes = pgTable(
     rolloutId: uuid("rollout_id").notNull().references(() => rollouts.id, { onDelete: "cascade" }),
     nodeId: uuid("node_id").notNull().references(() => nodes.id, { onDelete: "cascade" }),
     wave: integer("wave").notNull(),
+    /** The version of the role the node had when the rollout reached it (its pin, else the rollout's from_version). */
+    fromVersion: integer("from_version").notNull(),
     /** Set in the transaction that deleted the node's pin and recompiled it: a wave is released once. */
     releasedAt: timestamp("released_at", { withTimezone: true }),
     /** The node's declaration version after its release: a report of it (or later) decides the outcome. */

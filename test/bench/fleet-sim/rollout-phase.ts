@@ -75,10 +75,13 @@ export async function rolloutPhase(opts: {
   const seenApplied = new Map<number, number>();
   let view: RolloutView | undefined;
   let completedMs = NaN;
+  const getTimes: number[] = [];
   const deadline = t0 + 600_000 + nodes * 60;
   for (;;) {
+    const asked = Date.now();
     view = (await client.query("rollout.get", { id })) as RolloutView;
     const now = Date.now();
+    getTimes.push(now - asked);
     currentWave = view.currentWave;
     for (let w = 0; w <= view.currentWave; w++) if (!seenReleased.has(w)) seenReleased.set(w, now);
     for (const c of view.waveCounts) if (!seenApplied.has(c.wave) && c.nodes > 0 && c.applied === c.nodes) seenApplied.set(c.wave, now);
@@ -94,19 +97,35 @@ export async function rolloutPhase(opts: {
   log(`rollout ${view.state} after ${ms(Date.now() - t0)}; waves ${view.waveCounts.map((c) => `${c.wave}: ${c.applied}/${c.nodes} applied, ${c.failed} failed, ${c.timedOut} timed out`).join("; ")}`);
 
   // The release instants the worker recorded, and each node's frame receipt of its new version.
-  const released = await sql`select node_id, wave, extract(epoch from released_at) * 1000 as at from rollout_nodes where rollout_id = ${id}`;
-  const byWave = new Map<number, { releasedAt: number[]; frames: number[]; missing: number }>();
+  // The report's received_at: when the control plane recorded the node's report of its released version.
+  const released = await sql`
+    select n.node_id, n.wave, extract(epoch from n.released_at) * 1000 as at,
+           case when r.declaration_version >= n.declared_version then extract(epoch from r.received_at) * 1000 end as recorded
+    from rollout_nodes n left join latest_reports r on r.node_id = n.node_id
+    where n.rollout_id = ${id}`;
+  const byWave = new Map<number, { releasedAt: number[]; frames: number[]; recorded: number[]; missing: number }>();
   for (const r of released) {
     const w = r.wave as number;
-    const entry = byWave.get(w) ?? { releasedAt: [], frames: [], missing: 0 };
+    const entry = byWave.get(w) ?? { releasedAt: [], frames: [], recorded: [], missing: 0 };
     byWave.set(w, entry);
     if (r.at !== null) entry.releasedAt.push(Number(r.at));
+    if (r.recorded !== null) entry.recorded.push(Number(r.recorded));
     const got = fleet.received.get(r.node_id as string);
     if (got && got.version > before.get(r.node_id as string)!) entry.frames.push(got.at);
     else entry.missing++;
   }
 
-  const cpuOf = (xs: CpuSample[]) => ({ cp: xs.reduce((a, s) => a + s.controlPlane, 0), pg: xs.reduce((a, s) => a + s.postgres, 0), s: xs.length });
+  // CPU-seconds in [from, to): each one-second sample split by its overlap with the span.
+  const cpuOf = (xs: CpuSample[], from: number, to: number) => {
+    let cp = 0;
+    let pg = 0;
+    for (const s of xs) {
+      const overlap = Math.max(0, Math.min(to, s.at) - Math.max(from, s.from)) / 1000;
+      cp += s.controlPlane * overlap;
+      pg += s.postgres * overlap;
+    }
+    return { cp, pg, s: (to - from) / 1000 };
+  };
   const waveLines: string[] = [];
   for (const [w, e] of [...byWave].sort((a, b) => a[0] - b[0])) {
     const rel = e.releasedAt.length ? Math.min(...e.releasedAt) : NaN;
@@ -115,22 +134,25 @@ export async function rolloutPhase(opts: {
     // The wave's seconds: from its release (its first node's released_at) to the next wave's release (or the end).
     const next = byWave.get(w + 1)?.releasedAt;
     const end = next?.length ? Math.min(...next) : t0 + completedMs;
-    const cpu = cpuOf(samples.filter((s) => s.mark === w));
-    const cpuText = cpu.s ? `control plane ${cpu.cp.toFixed(2)} CPU-s (${(cpu.cp / cpu.s).toFixed(2)} cores over ${cpu.s} s), Postgres ${cpu.pg.toFixed(2)} CPU-s` : "no whole CPU second";
+    const cpu = cpuOf(samples, rel, end);
+    const cpuText = `control plane ${cpu.cp.toFixed(2)} CPU-s (${((cpu.cp * 1000) / Math.max(1, e.releasedAt.length)).toFixed(2)} ms per node), Postgres ${cpu.pg.toFixed(2)} CPU-s`;
+    const recorded = e.recorded.length === e.releasedAt.length ? ms(Math.max(...e.recorded) - rel) : `${e.recorded.length} of ${e.releasedAt.length}`;
     waveLines.push(
       `wave ${w}${w === 0 ? " (canary)" : ""}, ${fmt(e.releasedAt.length)} nodes: released ${ms(rel - t0)} after the save; ` +
         `frames p99 ${ms(pct(e.frames.map((f) => f - rel), 99))}, last ${ms(lastFrame - rel)} after release${e.missing ? ` (${e.missing} never got it)` : ""}; ` +
-        `all applied (rollout.get) ${applied ? ms(applied - rel) : "never"} after release; wave lasted ${ms(end - rel)}; ${cpuText}`,
+        `all reports recorded ${recorded} after release (seen applied in rollout.get ${applied ? ms(applied - rel) : "never"}); wave lasted ${ms(end - rel)}; ${cpuText}`,
     );
     log(waveLines.at(-1)!);
   }
   const canaryApplied = seenApplied.get(0);
-  const total = cpuOf(samples);
+  const canary = byWave.get(0);
+  const canaryRecorded = canary && canary.recorded.length === canary.releasedAt.length ? Math.max(...canary.recorded) - t0 : NaN;
+  const total = cpuOf(samples, t0, t0 + (Number.isNaN(completedMs) ? Date.now() - t0 : completedMs));
   const rows: Row[] = [
     { figure: `\`role.plan\` of a change to all ${fmt(nodes)} nodes (over HTTP, median of 5)`, measured: `${ms(pct(planTimes, 50))} (max ${ms(Math.max(...planTimes))})`, goal: "(no goal in the issue)" },
     {
       figure: `staged \`role.upsert\` to ${fmt(nodes)} nodes (canary 10, waves 25 %, soak 0, worker tick 500 ms): the call / save → canary's reports recorded / save → completed`,
-      measured: `${ms(callMs)} / ${canaryApplied ? ms(canaryApplied - t0) : "never"} (rollout.get polled every 200 ms) / ${view.state === "completed" ? ms(completedMs) : `${view.state}, not completed`}; control plane ${total.cp.toFixed(1)} CPU-s, Postgres ${total.pg.toFixed(1)} CPU-s over ${total.s} s`,
+      measured: `${ms(callMs)} / ${ms(canaryRecorded)} (latest_reports.received_at; seen applied in rollout.get at ${canaryApplied ? ms(canaryApplied - t0) : "never"}, polled every 200 ms, rollout.get p50 ${ms(pct(getTimes, 50))}) / ${view.state === "completed" ? ms(completedMs) : `${view.state}, not completed`}; control plane ${total.cp.toFixed(1)} CPU-s, Postgres ${total.pg.toFixed(1)} CPU-s over ${total.s.toFixed(1)} s`,
       goal: "(no goal in the issue)",
     },
     { figure: `staged rollout to ${fmt(nodes)} nodes, per wave (release from rollout_nodes.released_at; CPU from /proc each second, by the wave released last)`, measured: waveLines.join("; "), goal: "(no goal in the issue)" },

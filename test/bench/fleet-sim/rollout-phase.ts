@@ -155,7 +155,7 @@ export async function rolloutPhase(opts: {
       measured: `${ms(callMs)} / ${ms(canaryRecorded)} (latest_reports.received_at; seen applied in rollout.get at ${canaryApplied ? ms(canaryApplied - t0) : "never"}, polled every 200 ms, rollout.get p50 ${ms(pct(getTimes, 50))}) / ${view.state === "completed" ? ms(completedMs) : `${view.state}, not completed`}; control plane ${total.cp.toFixed(1)} CPU-s, Postgres ${total.pg.toFixed(1)} CPU-s over ${total.s.toFixed(1)} s`,
       goal: "(no goal in the issue)",
     },
-    { figure: `staged rollout to ${fmt(nodes)} nodes, per wave (release from rollout_nodes.released_at; CPU from /proc each second, by the wave released last)`, measured: waveLines.join("; "), goal: "(no goal in the issue)" },
+    { figure: `staged rollout to ${fmt(nodes)} nodes, per wave (release from rollout_nodes.released_at; CPU from /proc each second, each sample split by its overlap with the wave: release → next release)`, measured: waveLines.join("; "), goal: "(no goal in the issue)" },
   ];
   return { rows, notes: view.state === "completed" ? [] : [`rollout ended ${view.state}`] };
 }

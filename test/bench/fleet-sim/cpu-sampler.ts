@@ -45,6 +45,9 @@ export interface CpuSample {
   postgres: number;
   other: number;
   idle: number;
+  /** the wall-clock span (ms) the sample covers, for callers that split it between phases */
+  from: number;
+  at: number;
   /** a caller-supplied figure at that instant (e.g. links back) */
   mark: number;
 }
@@ -84,7 +87,7 @@ export class CpuSampler {
     const all = (now.machine.all - prev.machine.all) / TICKS_PER_SECOND / seconds;
     const controlPlane = cores(Math.max(0, now.cp - prev.cp));
     const postgres = cores(Math.max(0, now.pg - prev.pg));
-    this.samples.push({ t: Math.round((now.at - this.t0) / 1000), controlPlane, postgres, other: Math.max(0, busy - controlPlane - postgres), idle: Math.max(0, all - busy), mark: this.mark() });
+    this.samples.push({ t: Math.round((now.at - this.t0) / 1000), from: prev.at, at: now.at, controlPlane, postgres, other: Math.max(0, busy - controlPlane - postgres), idle: Math.max(0, all - busy), mark: this.mark() });
   }
 }
 

@@ -1,6 +1,7 @@
 // The fleet bench: starts the real control plane on Postgres, enrols NODES simulated hosts
 // over the real protocol, links them from worker processes, and measures issue 11's figures.
 // Run: npm run bench (NODES=1000 by default; BENCH_WORKERS, BENCH_IDLE_S, BENCH_PUSHES, BENCH_REPORT_S tune it;
+// BENCH_ROLLOUT=1 adds a staged rollout to every node after the pushes (rollout-phase.ts);
 // BENCH_BUS=nats runs the control plane's change bus on a nats-server it starts, for the side-by-side figures).
 import fs from "node:fs";
 import path from "node:path";
@@ -14,6 +15,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { Fleet, type Identity } from "./fleet";
 import { machine, markdownTable, writeSection, type Row } from "./table";
 import { CpuSampler, cpuSummary } from "./cpu-sampler";
+import { ROLLOUT_INTERVAL_MS, rolloutPhase } from "./rollout-phase";
 
 const NODES = Number(process.env.NODES ?? 1000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? Math.max(2, Math.ceil(NODES / 2500)));
@@ -21,6 +23,7 @@ const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 3);
 const BUS = process.env.BENCH_BUS === "nats" ? "nats" : "postgres";
 const REPORT_S = Number(process.env.BENCH_REPORT_S ?? 300);
+const ROLLOUT = process.env.BENCH_ROLLOUT === "1";
 const REPO = path.resolve(import.meta.dirname, "../../..");
 
 const pct = (xs: number[], p: number) => {
@@ -54,6 +57,8 @@ const limits: Record<string, string> = {
   MESH_PING_INTERVAL_MS: "15000",
   MESH_LAST_CHECKED_FLUSH_MS: "60000",
   MESH_LOG_LEVEL: "warn",
+  // BENCH_ROLLOUT=1: the rollout worker ticks every 500 ms (default 2 s), so wave times measure the system more than the tick
+  ...(ROLLOUT ? { MESH_ROLLOUT_INTERVAL_MS: ROLLOUT_INTERVAL_MS } : {}),
 };
 
 const fileContent = (tag: string) => `# bench ${tag}\n`.padEnd(2048, "x");
@@ -242,6 +247,12 @@ async function main() {
       measured: pushes.join("; "),
       goal: "p99 ≤ 0.3 s; all reports recorded ≤ 2 s (at 10,000)",
     });
+
+    if (ROLLOUT) {
+      const r = await rolloutPhase({ client, sql, fleet, identities, controlPlanePid: () => cp!.pid, content: fileContent, log });
+      rows.push(...r.rows);
+      notes.push(...r.notes);
+    }
 
     // Kill the control plane and restart it with the fleet linked.
     const linkMark = fleet.linkTimes.length;

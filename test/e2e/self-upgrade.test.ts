@@ -2,17 +2,15 @@
 // supervisor loop (Restart=always plus the unit's rollback step) go from N to N+1 on one
 // role change, and come back to N+1 from a build that crashes at start and from one that
 // cannot reach the control plane, reporting the failed upgrade.
-import { createPrivateKey, createHash, sign } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostReleaseMessage } from "@mesh/protocol";
-import { ADMIN_API_KEY, ControlPlane, engines } from "../harness/control-plane";
+import { ControlPlane, engines } from "../harness/control-plane";
+import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
 import { api } from "../harness/api";
 import { Host } from "../harness/host";
-import { REPO } from "../harness/paths";
 import { Supervisor } from "../harness/supervisor";
 import { waitFor } from "../harness/wait";
 
@@ -23,23 +21,8 @@ const OFFLINE = "7.0.3";
 const TRIAL_MS = 6000;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-upgrade-"));
-const releaseKey = createPrivateKey(fs.readFileSync(path.join(REPO, "infra/release/TEST-ONLY-release-private-key.pem")));
 
-/** The host bundle of a version, built the way packaging builds it, optionally broken after its first line. */
-function build(version: string, breakWith?: string): Buffer {
-  const out = path.join(tmp, `mesh-host-${version}.js`);
-  execFileSync(process.execPath, [path.join(REPO, "apps/agent/scripts/build.mjs")], { env: { ...process.env, MESH_TEST_BUILD: "1", MESH_HOST_VERSION: version, MESH_HOST_OUTFILE: out }, stdio: "inherit" });
-  let bytes = fs.readFileSync(out);
-  if (breakWith) {
-    const text = bytes.toString("utf8");
-    const eol = text.indexOf("\n") + 1;
-    bytes = Buffer.from(text.slice(0, eol) + breakWith + "\n" + text.slice(eol));
-  }
-  return bytes;
-}
-
-/** Broken builds, as a bad release would be: one dies before any host code runs, one has no network. */
-const CRASH_AT_START = `throw new Error("broken build: crashes at start");`;
+/** Broken builds, as a bad release would be: one dies before any host code runs (CRASH_AT_START), one has no network. */
 const NO_NETWORK = `require("net").Socket.prototype.connect = function () { process.nextTick(() => this.destroy(Object.assign(new Error("broken build: no network"), { code: "ECONNREFUSED" }))); return this; };`;
 
 /** Every program the hosts run goes through these wrappers, which log their argv (invariant 5 is checked on it). */
@@ -60,23 +43,20 @@ describe("self-upgrade", () => {
   const argvLog = path.join(tmp, "argv.log");
   const bundles: Record<string, Buffer> = {};
 
-  /** Uploaded through the files endpoint (the control plane's /download route is another issue's), signed with the test release key. */
+  /** Uploaded through the files endpoint, signed with the test release key (or carrying `signature` instead). */
   async function release(version: string, bytes: Buffer, signature?: string) {
-    const res = await fetch(`${cp.url}/api/files`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/octet-stream" }, body: new Uint8Array(bytes) });
-    expect(res.status).toBe(201);
-    const { sha256, url } = (await res.json()) as { sha256: string; url: string };
-    expect(sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
-    return { type: "host", id: "mesh-host", version, sha256, source: { url, sha256 }, signature: signature ?? sign(null, Buffer.from(hostReleaseMessage(version, sha256)), releaseKey).toString("base64") };
+    const resource = await hostRelease(cp.url, version, bytes);
+    return signature ? { ...resource, signature } : resource;
   }
 
   const declare = async (resource: unknown) => client().mutate("role.upsert", { name: "fleet-host", selector: {}, resources: [resource] });
   const nodes = async () => Promise.all(hosts.map((h) => client().query("node.get", { id: h.nodeId })));
 
   beforeAll(async () => {
-    bundles[N] = build(N);
-    bundles[N1] = build(N1);
-    bundles[CRASHES] = build(CRASHES, CRASH_AT_START);
-    bundles[OFFLINE] = build(OFFLINE, NO_NETWORK);
+    bundles[N] = buildHost(tmp, N);
+    bundles[N1] = buildHost(tmp, N1);
+    bundles[CRASHES] = buildHost(tmp, CRASHES, CRASH_AT_START);
+    bundles[OFFLINE] = buildHost(tmp, OFFLINE, NO_NETWORK);
     cp = await ControlPlane.start({ engine: engines()[0]! });
     const PATH = argvLoggingPath(argvLog);
     for (let i = 0; i < 3; i++) {

@@ -74,6 +74,20 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     return { name, ids, save, rollout: saved.rollout! };
   };
 
+  it("names on the node page the role version a pinned node compiles: a resource only its old version declares still comes from the role", async () => {
+    const { group: g, ids } = await makeNodes(3);
+    const name = `rename-${g}`;
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [{ type: "file", id: "old-motd", path: "/etc/motd", content: "one\n" }] });
+    // v2 renames the resource; only the canary gets it, the others stay pinned at v1.
+    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [{ type: "file", id: "new-motd", path: "/etc/motd", content: "two\n" }], rollout: staged() });
+    const pinned = await deps.db.select({ nodeId: rolePins.nodeId }).from(rolePins).where(eq(rolePins.roleName, name));
+    expect(pinned.length).toBeGreaterThan(0);
+    const page = await admin().node.get({ id: pinned[0]!.nodeId });
+    expect((page.declaration!.resources as Array<{ id: string }>).map((r) => r.id)).toContain("old-motd");
+    expect(page.resourceRoles).toMatchObject({ "old-motd": name });
+    expect(ids).toContain(pinned[0]!.nodeId);
+  });
+
   it("compiles pinned nodes at their old version and the rest at the new one, recording the versions", async () => {
     const { name, ids, rollout } = await setUp(5, staged());
     expect(rollout.plan).toMatchObject({ nodes: 5, unchanged: 0, waves: [1, 2, 2], fromVersion: 1, toVersion: 2 });
@@ -201,7 +215,7 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     await admin().rollout.resume({ id: rollout.id });
     await tick();
     expect(await released(rollout.id)).toHaveLength(3);
-    const acts = await deps.db.select({ action: events.action, actor: events.actor }).from(events).where(and(eq(events.target, rollout.id), sql`${events.action} in ('rollout.pause', 'rollout.resume')`));
+    const acts = await deps.db.select({ action: events.action, actor: events.actor }).from(events).where(and(eq(events.target, rollout.id), sql`${events.action} in ('rollout.pause', 'rollout.resume')`)).orderBy(events.id);
     expect(acts).toEqual([{ action: "rollout.pause", actor: "user:ada" }, { action: "rollout.resume", actor: "user:ada" }]);
   });
 

@@ -14,6 +14,7 @@ import { nodeHealth } from "./node-health";
 import { shownName } from "./node-name";
 import { latestReport } from "./report-store";
 import { loadRoles } from "./recompile-node";
+import { nodeRoles } from "./role-pins";
 import { resourceOrigins } from "../compile/compile-declaration";
 
 export async function getNodeOrThrow(deps: Pick<Deps, "db">, id: string) {
@@ -56,7 +57,8 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
   // Machines that enrolled claiming to be this node, awaiting an admin (decision 0005).
   const claims = await pendingClaimsOn(deps.db, id);
   const report = latest?.report ?? null;
-  const origins = resourceOrigins({ labels: node.labels, profile: node.profile as Record<string, unknown> }, allRoles);
+  // At the versions the node compiles: a staged rollout may pin some of its roles to older ones.
+  const origins = resourceOrigins({ labels: node.labels, profile: node.profile as Record<string, unknown> }, await nodeRoles(deps.db, id, allRoles));
   const { publicKey: _publicKey, shownName: name, name: hostname, ...rest } = node;
   const shown = declaration && !opts.showContent ? { ...declaration, resources: redactResources(declaration.resources as Resource[]) } : declaration;
   return {

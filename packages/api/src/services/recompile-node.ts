@@ -8,7 +8,7 @@ import { ensureNodeGrants } from "../grants/ensure-node-grants";
 import type { Grants } from "../grants/provider";
 import { recordEvent } from "./record-event";
 import { appendDeclaration, pruneNodeHistory } from "./declaration-store";
-import { effectiveRoles, loadPinnedRoles, loadPins, roleVersionsOf } from "./role-pins";
+import { nodeRoles, roleVersionsOf } from "./role-pins";
 
 export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
 
@@ -65,8 +65,7 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
   // Retiring, retired and revoked nodes keep the declaration they were given last.
   if (!(COMPILABLE_STATES as readonly string[]).includes(node.state)) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
   // A node pinned by a staged rollout compiles those roles at their pinned versions (role-pins.ts).
-  const pins = await loadPins(tx, [nodeId]);
-  const effective = pins.size === 0 ? roles : effectiveRoles(roles, pins.get(nodeId), await loadPinnedRoles(tx, pins)).roles;
+  const effective = await nodeRoles(tx, nodeId, roles);
   const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, effective);
   if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) {
     await tx.update(nodes).set({ conflicts: compiled.conflicts, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));

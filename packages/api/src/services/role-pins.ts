@@ -50,6 +50,12 @@ export interface EffectiveRoles {
   pinSignature: string;
 }
 
+/** The roles node `nodeId` compiles now: `newest` with the versions a staged rollout pins it to (one query without pins). */
+export async function nodeRoles(db: DbOrTx, nodeId: string, newest: VersionedRole[]): Promise<VersionedRole[]> {
+  const pins = await loadPins(db, [nodeId]);
+  return pins.size === 0 ? newest : effectiveRoles(newest, pins.get(nodeId), await loadPinnedRoles(db, pins)).roles;
+}
+
 /**
  * The roles one node compiles: the newest, each pinned one replaced by its pinned version (or left out
  * at version 0). A pin naming a role that no longer exists is ignored (deleting a role drops its pins).

@@ -25,6 +25,8 @@ export type { Caller } from "./auth/caller";
 export { loginUser, createLoginLimits, type LoginLimits } from "./auth/login-user";
 export { resourceStatuses, type ResourceStatus } from "./services/resource-status";
 export { artifactStatus, handleDownload, installScript, type ArtifactStatus, type DownloadOptions } from "./http/downloads-handler";
+export { handleApt } from "./http/apt-handler";
+export { createAptRepository, missingToolsMessage, type AptRepository, type AptStatus } from "./apt/apt-repository";
 export { handleBootstrapToken } from "./http/bootstrap-handler";
 export { handleNodesExport, nodeFilterFromQuery } from "./http/nodes-export-handler";
 export { metrics, fleetFigures, setNodeHealthCounts, setNodeStateCounts } from "./metrics/index";

@@ -27,6 +27,7 @@ export { resourceStatuses, type ResourceStatus } from "./services/resource-statu
 export { artifactStatus, handleDownload, installScript, type ArtifactStatus, type DownloadOptions } from "./http/downloads-handler";
 export { handleApt } from "./http/apt-handler";
 export { createAptRepository, missingToolsMessage, type AptRepository, type AptStatus } from "./apt/apt-repository";
+export { aptInstallCommands, aptSourceLine, KEYRING_PATH, type AptInstallCommands } from "./apt/apt-install-commands";
 export { handleBootstrapToken } from "./http/bootstrap-handler";
 export { handleNodesExport, nodeFilterFromQuery } from "./http/nodes-export-handler";
 export { metrics, fleetFigures, setNodeHealthCounts, setNodeStateCounts } from "./metrics/index";

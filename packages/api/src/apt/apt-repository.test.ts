@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { AptUnavailableError, createAptRepository, type AptRepository } from "./apt-repository";
+import { createAptRepository, type AptRepository } from "./apt-repository";
 import { stopGpgAgent } from "./apt-signing-key";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-apt-"));
@@ -26,9 +26,15 @@ function makeDeb(dir: string, name: string, version: string, arch: string): stri
   return deb;
 }
 
+/** The file answering rel, or null when there is none (unavailable throws). */
+async function fileOf(repo: AptRepository, rel: string): Promise<string | null> {
+  const r = await repo.lookup(rel);
+  if (r.kind === "unavailable") throw new Error(r.message);
+  return r.kind === "file" ? r.file.file : null;
+}
 const text = async (repo: AptRepository, rel: string) => {
-  const f = await repo.lookup(rel);
-  return f ? fs.readFileSync(f.file) : null;
+  const f = await fileOf(repo, rel);
+  return f ? fs.readFileSync(f) : null;
 };
 
 const dataDirs: string[] = [];
@@ -51,7 +57,7 @@ describe("apt repository", () => {
     makeDeb(repo.poolDir, "extra-tool", "2.0", "all");
     const keyring = path.join(tmp, "a/mesh.gpg");
     fs.writeFileSync(keyring, (await text(repo, "mesh.gpg"))!);
-    const dists = (await repo.lookup("dists/stable/InRelease"))!.file.replace(/InRelease$/, "");
+    const dists = (await fileOf(repo, "dists/stable/InRelease"))!.replace(/InRelease$/, "");
     const inRelease = spawnSync("gpgv", ["--keyring", keyring, path.join(dists, "InRelease")], { encoding: "utf8" });
     expect(inRelease.status, inRelease.stderr).toBe(0);
     const detached = spawnSync("gpgv", ["--keyring", keyring, path.join(dists, "Release.gpg"), path.join(dists, "Release")], { encoding: "utf8" });
@@ -81,31 +87,31 @@ describe("apt repository", () => {
     const repo = repository("b");
     fs.mkdirSync(path.join(tmp, "b/artifacts"), { recursive: true });
     fs.writeFileSync(path.join(tmp, "b/artifacts/secret.txt"), "no");
-    expect(await repo.lookup("dists/stable/Release")).not.toBeNull();
+    expect(await fileOf(repo, "dists/stable/Release")).not.toBeNull();
     for (const rel of ["../gnupg/pubring.kbx", "dists/stable/../../gnupg/pubring.kbx", "/etc/passwd", "pool/main/../../../artifacts/secret.txt", "gnupg/pubring.kbx", "pool/main/secret.txt", "dists/stable/main/binary-amd64/Packages.xz", "", "builds"]) {
-      expect(await repo.lookup(rel), rel).toBeNull();
+      expect(await repo.lookup(rel), rel).toEqual({ kind: "none" });
     }
   }, 60_000);
 
   it("rebuilds when the set of .debs changes (by stat), and only then", async () => {
     let now = Date.now();
     const repo = repository("c", { now: () => now });
-    const first = (await repo.lookup("dists/stable/InRelease"))!.file;
-    expect((await repo.lookup("dists/stable/InRelease"))!.file).toBe(first);
+    const first = (await fileOf(repo, "dists/stable/InRelease"))!;
+    expect((await fileOf(repo, "dists/stable/InRelease"))!).toBe(first);
     makeDeb(repo.poolDir, "mesh-host", "3.0", "arm64");
     now += 1000;
-    const second = (await repo.lookup("dists/stable/InRelease"))!.file;
+    const second = (await fileOf(repo, "dists/stable/InRelease"))!;
     expect(second).not.toBe(first);
     expect((await text(repo, "dists/stable/main/binary-arm64/Packages"))!.toString()).toMatch(/^Version: 3\.0$/m);
     // a re-signing is due once half the validity has passed
     now += 4 * 24 * 3600_000;
-    expect((await repo.lookup("dists/stable/InRelease"))!.file).not.toBe(second);
+    expect((await fileOf(repo, "dists/stable/InRelease"))!).not.toBe(second);
   }, 60_000);
 
   it("concurrent requests during a rebuild share one build and each sees a whole index", async () => {
     const repo = repository("d");
-    const results = await Promise.all(Array.from({ length: 8 }, () => repo.lookup("dists/stable/Release")));
-    expect(new Set(results.map((r) => r!.file)).size).toBe(1);
+    const results = await Promise.all(Array.from({ length: 8 }, () => fileOf(repo, "dists/stable/Release")));
+    expect(new Set(results).size).toBe(1);
     expect(fs.readdirSync(path.join(tmp, "d/data/apt/builds")).filter((n) => !n.startsWith("."))).toHaveLength(1);
   }, 60_000);
 
@@ -129,7 +135,7 @@ describe("apt repository", () => {
     expect((await text(repo, "mesh.gpg"))!.equals(operatorPublic)).toBe(true);
     const keyring = path.join(tmp, "operator.gpg");
     fs.writeFileSync(keyring, operatorPublic);
-    const verify = spawnSync("gpgv", ["--keyring", keyring, (await repo.lookup("dists/stable/InRelease"))!.file], { encoding: "utf8" });
+    const verify = spawnSync("gpgv", ["--keyring", keyring, (await fileOf(repo, "dists/stable/InRelease"))!], { encoding: "utf8" });
     expect(verify.status, verify.stderr).toBe(0);
   }, 60_000);
 
@@ -137,15 +143,15 @@ describe("apt repository", () => {
     const keyFile = path.join(tmp, "not-a-key.asc");
     fs.writeFileSync(keyFile, "hello\n");
     const repo = repository("g", { signingKeyFile: keyFile });
-    await expect(repo.lookup("dists/stable/Release")).rejects.toThrow(/MESH_APT_SIGNING_KEY_FILE/);
+    expect(await repo.lookup("dists/stable/Release")).toMatchObject({ kind: "unavailable", message: expect.stringMatching(/MESH_APT_SIGNING_KEY_FILE/) });
     expect(repo.status().error).toMatch(/MESH_APT_SIGNING_KEY_FILE/);
   }, 60_000);
 
   it("without the tools it is unavailable and says which Debian packages to install", async () => {
     const repo = repository("h", { pathEnv: path.join(tmp, "empty-bin") });
-    const err = await repo.lookup("dists/stable/Release").catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AptUnavailableError);
-    expect((err as Error).message).toContain("apt-get install gnupg dpkg-dev apt-utils");
+    const r = await repo.lookup("dists/stable/Release");
+    expect(r.kind).toBe("unavailable");
+    expect(r.kind === "unavailable" && r.message).toContain("apt-get install gnupg dpkg-dev apt-utils");
     expect(repo.status().missing.debianPackages).toEqual(["gnupg", "dpkg-dev", "apt-utils"]);
     expect(fs.existsSync(path.join(tmp, "h/data/apt/gnupg"))).toBe(false);
   });

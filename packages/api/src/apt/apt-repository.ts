@@ -59,9 +59,15 @@ interface Snapshot {
   debs: PoolDeb[];
 }
 
+/**
+ * What a path under /apt/ is. A value, not a thrown class: the server entry and Next's bundle of the
+ * route each load their own copy of this module, so `instanceof` across them would not hold.
+ */
+export type AptLookup = { kind: "file"; file: AptFile } | { kind: "none" } | { kind: "unavailable"; message: string };
+
 export interface AptRepository {
-  /** The file answering `rel` (a path under /apt/), or null: only paths the index names exist. */
-  lookup(rel: string): Promise<AptFile | null>;
+  /** The file answering `rel` (a path under /apt/): only paths the index names exist. */
+  lookup(rel: string): Promise<AptLookup>;
   /** Builds now if needed (at start, so the first host does not wait for the key). */
   prepare(): Promise<void>;
   status(): AptStatus;
@@ -160,18 +166,24 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
       await current().catch(() => {});
     },
     async lookup(rel) {
-      const snap = await current();
+      let snap: Snapshot;
+      try {
+        snap = await current();
+      } catch (err) {
+        if (err instanceof AptUnavailableError) return { kind: "unavailable", message: err.message };
+        throw err;
+      }
       const file = snap.files.get(rel);
-      if (!file) return null;
+      if (!file) return { kind: "none" };
       let size: number;
       try {
         const stat = fs.statSync(file);
-        if (!stat.isFile()) return null;
+        if (!stat.isFile()) return { kind: "none" };
         size = stat.size;
       } catch {
-        return null;
+        return { kind: "none" };
       }
-      return { file, size, kind: rel === "mesh.gpg" ? "key" : rel.startsWith("pool/") ? "deb" : "index" };
+      return { kind: "file", file: { file, size, kind: rel === "mesh.gpg" ? "key" : rel.startsWith("pool/") ? "deb" : "index" } };
     },
     status() {
       const listing = listPool(sources());

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { Readable } from "node:stream";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
-import { AptUnavailableError, type AptRepository } from "../apt/apt-repository";
+import type { AptRepository } from "../apt/apt-repository";
 import { jsonError } from "./json-body";
 
 const MAX_PATH = 512;
@@ -14,14 +14,10 @@ const CONTENT_TYPES = { deb: "application/vnd.debian.binary-package", index: "te
 export async function handleApt(deps: Pick<Deps, "log">, repo: AptRepository, rel: string): Promise<Response> {
   try {
     if (rel.length > MAX_PATH) throw new MeshError("NOT_FOUND", "no such file in the apt repository");
-    let found;
-    try {
-      found = await repo.lookup(rel);
-    } catch (err) {
-      if (err instanceof AptUnavailableError) throw new MeshError("UNAVAILABLE", err.message);
-      throw err;
-    }
-    if (!found) throw new MeshError("NOT_FOUND", `no ${rel.slice(0, 120)} in the apt repository`);
+    const looked = await repo.lookup(rel);
+    if (looked.kind === "unavailable") throw new MeshError("UNAVAILABLE", looked.message);
+    if (looked.kind === "none") throw new MeshError("NOT_FOUND", `no ${rel.slice(0, 120)} in the apt repository`);
+    const found = looked.file;
     const contentType = rel.endsWith(".gz") ? "application/gzip" : CONTENT_TYPES[found.kind];
     // Streamed: anyone may fetch, so no request holds a whole .deb in memory.
     const body = Readable.toWeb(fs.createReadStream(found.file)) as unknown as ReadableStream<Uint8Array>;

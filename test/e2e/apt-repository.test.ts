@@ -59,6 +59,8 @@ describe("apt repository", () => {
     const update = await apt.run("apt-get", ["update"]);
     expect(update.code, update.stdout + update.stderr).toBe(0);
     expect(update.stderr).not.toMatch(/^(W|E):/m);
+    // only the sandbox's sources: nothing of this machine's /etc/apt was read
+    expect(update.stdout.split("\n").filter((l) => /^(Get|Hit|Ign|Err):/.test(l)).every((l) => l.includes(repo.url))).toBe(true);
     const policy = await apt.run("apt-cache", ["policy", "mesh-host"]);
     expect(policy.code, policy.stderr).toBe(0);
     expect(policy.stdout).toMatch(/Candidate: 1\.0\.1/);
@@ -142,6 +144,49 @@ describe("apt repository", () => {
     const inRelease = path.join(tmp, "InRelease-restarted");
     fs.writeFileSync(inRelease, Buffer.from(await (await fetch(`${repo.cp.url}/apt/dists/stable/InRelease`)).arrayBuffer()));
     expect(spawnSync("gpgv", ["--keyring", repo.keyPath, inRelease]).status).toBe(0);
+  }, 120_000);
+});
+
+/** The text of the page's command block named `label`, as a shell would get it from the copy button. */
+function commandOnPage(html: string, label: string): string {
+  const m = new RegExp(`aria-label="${label}"[^>]*>([^<]*)</code>`).exec(html);
+  if (!m) throw new Error(`no "${label}" on the page`);
+  return m[1]!.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
+describe("apt repository over TLS with a self-signed certificate (the pinned path the page describes)", () => {
+  let repo: AptRepositoryServer;
+  beforeAll(async () => {
+    // The test's own fetches accept the self-signed certificate; apt and curl below do not.
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    repo = await startAptRepository({ debs: [makeDeb(path.join(tmp, "tls-debs"), "mesh-host", "2.0.0", arch)], env: { MESH_TLS: "self-signed" } });
+  }, 120_000);
+  afterAll(async () => {
+    await repo?.dispose();
+    delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  });
+
+  it("the page's pinned key download and transport line let apt-get update over https; without the line apt refuses the certificate", async () => {
+    expect(repo.url).toMatch(/^https:/);
+    const cookie = await sessionCookieFor(repo.cp.url, "admin", ADMIN_PASSWORD);
+    const html = await (await fetch(`${repo.cp.url}/machines`, { headers: { cookie } })).text();
+    const dir = path.join(tmp, "tls-sandbox");
+    const keyring = path.join(tmp, "tls-mesh.gpg");
+    const apt = aptSandbox(dir, `deb [signed-by=${keyring}] ${repo.url} stable main`);
+    // Step 1 as the page gives it (curl pinned to the control plane's key), into the sandbox's keyring path.
+    const key = spawnSync("sh", ["-c", commandOnPage(html, "Trust the repository&#x27;s key command").replace("/usr/share/keyrings/mesh.gpg", keyring)], { encoding: "utf8" });
+    expect(key.status, key.stderr).toBe(0);
+    expect(fs.readFileSync(keyring).equals(fs.readFileSync(repo.keyPath))).toBe(true);
+    // Without step 3, apt will not talk to a certificate it cannot check.
+    const refused = await apt.run("apt-get", ["update"]);
+    expect(refused.stdout + refused.stderr).toMatch(/certificate|Certificate/);
+    expect((await apt.run("apt-cache", ["policy", "mesh-host"])).stdout).not.toMatch(/Candidate: 2\.0\.0/);
+    // Step 3 as the page gives it, into the sandbox's apt.conf.d.
+    const transport = commandOnPage(html, "Let apt reach this control plane command").replace("/etc/apt/apt.conf.d", apt.confDir);
+    expect(spawnSync("sh", ["-c", transport]).status).toBe(0);
+    const update = await apt.run("apt-get", ["update"]);
+    expect(update.code, update.stdout + update.stderr).toBe(0);
+    expect((await apt.run("apt-cache", ["policy", "mesh-host"])).stdout).toMatch(/Candidate: 2\.0\.0/);
   }, 120_000);
 });
 

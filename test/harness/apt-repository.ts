@@ -63,37 +63,52 @@ export interface AptSandbox {
   dir: string;
   /** apt-get/apt-cache with every directory inside the sandbox; resolves with what it said (never blocks the event loop: the repository may be served from this process). */
   run(program: "apt-get" | "apt-cache", args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }>;
-  /** The options that put apt's state, cache and sources inside the sandbox (for other tools). */
-  options: string[];
+  /** APT_CONFIG: the sandbox's apt.conf, read before anything of this machine's /etc/apt (for other apt tools). */
+  env: Record<string, string>;
+  /** Where configuration snippets go (as /etc/apt/apt.conf.d on a machine). */
+  confDir: string;
 }
 
-/** An apt configuration of its own under `dir`: sources (just `sourceLine`), lists, cache, dpkg status. */
+/**
+ * An apt configuration of its own under `dir`: sources (just `sourceLine`), apt.conf.d, lists, cache, dpkg
+ * status. Given as APT_CONFIG, which apt reads first, so this machine's /etc/apt is never read nor written.
+ */
 export function aptSandbox(dir: string, sourceLine: string): AptSandbox {
   for (const d of ["etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/trusted.gpg.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/lib/dpkg"]) {
     fs.mkdirSync(path.join(dir, d), { recursive: true });
   }
   fs.writeFileSync(path.join(dir, "var/lib/dpkg/status"), "");
   fs.writeFileSync(path.join(dir, "etc/apt/sources.list"), `${sourceLine}\n`);
-  const options = [
-    "-o", `Dir=${dir}`,
-    "-o", `Dir::Etc=${path.join(dir, "etc/apt")}`,
-    "-o", `Dir::Etc::SourceList=${path.join(dir, "etc/apt/sources.list")}`,
-    "-o", `Dir::Etc::SourceParts=${path.join(dir, "etc/apt/sources.list.d")}`,
-    "-o", `Dir::Etc::Parts=${path.join(dir, "etc/apt/apt.conf.d")}`,
-    "-o", `Dir::State=${path.join(dir, "var/lib/apt")}`,
-    "-o", `Dir::State::status=${path.join(dir, "var/lib/dpkg/status")}`,
-    "-o", `Dir::Cache=${path.join(dir, "var/cache/apt")}`,
-    "-o", "APT::Get::List-Cleanup=0",
+  const settings: Record<string, string> = {
+    Dir: dir,
+    "Dir::Etc": path.join(dir, "etc/apt"),
+    "Dir::Etc::Main": path.join(dir, "etc/apt/apt.conf"),
+    "Dir::Etc::Parts": path.join(dir, "etc/apt/apt.conf.d"),
+    "Dir::Etc::SourceList": path.join(dir, "etc/apt/sources.list"),
+    "Dir::Etc::SourceParts": path.join(dir, "etc/apt/sources.list.d"),
+    "Dir::Etc::Preferences": path.join(dir, "etc/apt/preferences"),
+    "Dir::Etc::PreferencesParts": path.join(dir, "etc/apt/preferences.d"),
+    "Dir::Etc::Trusted": path.join(dir, "etc/apt/trusted.gpg"),
+    "Dir::Etc::TrustedParts": path.join(dir, "etc/apt/trusted.gpg.d"),
+    "Dir::State": path.join(dir, "var/lib/apt"),
+    "Dir::State::status": path.join(dir, "var/lib/dpkg/status"),
+    "Dir::Cache": path.join(dir, "var/cache/apt"),
+    "Dir::Log": path.join(dir, "var/log/apt"),
+    "APT::Get::List-Cleanup": "0",
     // The download methods run as root here: the sandbox is under a 0700 temporary directory _apt cannot enter.
-    "-o", "APT::Sandbox::User=root",
-  ];
+    "APT::Sandbox::User": "root",
+  };
+  const conf = path.join(dir, "apt.conf");
+  fs.writeFileSync(conf, Object.entries(settings).map(([k, v]) => `${k} ${JSON.stringify(v)};\n`).join(""));
+  const env = { APT_CONFIG: conf };
   return {
     dir,
-    options,
+    env,
+    confDir: path.join(dir, "etc/apt/apt.conf.d"),
     run(program, args) {
       return new Promise((resolve) => {
-        execFile(program, [...options, ...args], { encoding: "utf8", timeout: 120_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive" } }, (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : null) : 0;
+        execFile(program, args, { encoding: "utf8", timeout: 120_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env, LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive" } }, (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0;
           resolve({ code, stdout, stderr });
         });
       });

@@ -72,14 +72,16 @@ export interface AptSandbox {
 /**
  * An apt configuration of its own under `dir`: sources (just `sourceLine`), apt.conf.d, lists, cache, dpkg
  * status. Given as APT_CONFIG, which apt reads first, so this machine's /etc/apt is never read nor written.
+ * `extra` adds or overrides settings; a list becomes an apt list (e.g. `"DPkg::Options": ["--root=…"]`,
+ * with `"Dir::State::status"` pointed at that root's dpkg status, for installing into a dpkg sandbox).
  */
-export function aptSandbox(dir: string, sourceLine: string): AptSandbox {
+export function aptSandbox(dir: string, sourceLine: string, extra: Record<string, string | string[]> = {}): AptSandbox {
   for (const d of ["etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/trusted.gpg.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/lib/dpkg"]) {
     fs.mkdirSync(path.join(dir, d), { recursive: true });
   }
   fs.writeFileSync(path.join(dir, "var/lib/dpkg/status"), "");
   fs.writeFileSync(path.join(dir, "etc/apt/sources.list"), `${sourceLine}\n`);
-  const settings: Record<string, string> = {
+  const settings: Record<string, string | string[]> = {
     Dir: dir,
     "Dir::Etc": path.join(dir, "etc/apt"),
     "Dir::Etc::Main": path.join(dir, "etc/apt/apt.conf"),
@@ -97,9 +99,11 @@ export function aptSandbox(dir: string, sourceLine: string): AptSandbox {
     "APT::Get::List-Cleanup": "0",
     // The download methods run as root here: the sandbox is under a 0700 temporary directory _apt cannot enter.
     "APT::Sandbox::User": "root",
+    ...extra,
   };
   const conf = path.join(dir, "apt.conf");
-  fs.writeFileSync(conf, Object.entries(settings).map(([k, v]) => `${k} ${JSON.stringify(v)};\n`).join(""));
+  const value = (v: string | string[]) => (Array.isArray(v) ? `{ ${v.map((x) => `${JSON.stringify(x)};`).join(" ")} }` : JSON.stringify(v));
+  fs.writeFileSync(conf, Object.entries(settings).map(([k, v]) => `${k} ${value(v)};\n`).join(""));
   const env = { APT_CONFIG: conf };
   return {
     dir,

@@ -215,6 +215,7 @@ async function main() {
     metricsServer?.close();
     await stopAlerts().catch(() => {});
     await rolloutWorker.stop().catch(() => {});
+    await apt.close().catch(() => {});
     await busProbe.close().catch(() => {});
     await gateway?.close().catch(() => {});
     await stopSettler().catch(() => {});

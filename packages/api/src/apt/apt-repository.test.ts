@@ -150,6 +150,16 @@ describe("apt repository", () => {
     expect(repo.status().error).toMatch(/MESH_APT_SIGNING_KEY_FILE/);
   }, 60_000);
 
+  it("closing during a build waits for it and leaves no gpg-agent behind", async () => {
+    const repo = repository("i");
+    const lookup = repo.lookup("dists/stable/InRelease");
+    await repo.close();
+    expect((await lookup).kind).toBe("file");
+    const home = path.join(tmp, "i/data/apt/gnupg");
+    const agents = spawnSync("pgrep", ["-f", `gpg-agent --homedir ${home}`], { encoding: "utf8" }).stdout.trim();
+    expect(agents).toBe("");
+  }, 60_000);
+
   it("without the tools it is unavailable and says which Debian packages to install", async () => {
     const repo = repository("h", { pathEnv: path.join(tmp, "empty-bin") });
     const r = await repo.lookup("dists/stable/Release");

@@ -7,7 +7,7 @@ import path from "node:path";
 import type { Logger } from "../log";
 import { buildAptIndex } from "./apt-index";
 import { listPool, type PoolDeb } from "./apt-pool";
-import { openAptSigningKey, type AptSigningKey } from "./apt-signing-key";
+import { openAptSigningKey, stopGpgAgent, type AptSigningKey } from "./apt-signing-key";
 import { missingAptTools, type MissingTools } from "./apt-tools";
 
 export interface AptRepositoryOptions {
@@ -71,6 +71,8 @@ export interface AptRepository {
   /** Builds now if needed (at start, so the first host does not wait for the key). */
   prepare(): Promise<void>;
   status(): AptStatus;
+  /** Waits for a build under way (up to `waitMs`) and stops gpg's agent: a stopping control plane leaves no daemon. */
+  close(waitMs?: number): Promise<void>;
   readonly poolDir: string;
 }
 
@@ -184,6 +186,11 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
         return { kind: "none" };
       }
       return { kind: "file", file: { file, size, kind: rel === "mesh.gpg" ? "key" : rel.startsWith("pool/") ? "deb" : "index" } };
+    },
+    async close(waitMs = 5_000) {
+      if (building) await Promise.race([building.catch(() => {}), new Promise((r) => setTimeout(r, waitMs).unref())]);
+      const home = path.join(aptDir, "gnupg");
+      if (fs.existsSync(home)) await stopGpgAgent(home);
     },
     status() {
       const listing = listPool(sources());

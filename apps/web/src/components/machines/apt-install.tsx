@@ -34,7 +34,7 @@ export function AptInstall({ status, commands, missingMessage }: { status: AptSt
           </p>
         </>
       )}
-      <Command step={`${commands.transport ? 4 : 3}. Install`} text={commands.install} />
+      <Command step={`${commands.transport ? 4 : 3}. Install mesh-host with apt`} text={commands.install} />
       <p>Then enrol it with step 2 of a token issued above (its install step is the other way to install).</p>
       {status.debs.length === 0 ? (
         <p className="text-amber-900">{"The repository holds no .deb yet: run `npm run package` on the control plane, or copy .debs into its data directory's apt/pool."}</p>

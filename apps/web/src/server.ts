@@ -9,7 +9,7 @@ import next from "next";
 import { createDb } from "@mesh/db";
 import { migrate, lockDataDir, DataDirLockedError, makeDataDirPrivate, DataDirOpenError } from "@mesh/db/migrate";
 import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type Grants } from "@mesh/api";
-import { loadSecretKey, openSecrets, SecretKeyError, startGrantSettler } from "@mesh/api";
+import { createAptRepository, missingToolsMessage, loadSecretKey, openSecrets, SecretKeyError, startGrantSettler } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
 import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
@@ -103,7 +103,14 @@ async function main() {
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });
   if (tls) log.info({ pin: tls.pin }, "serving TLS");
   const hostVersion = (JSON.parse(fs.readFileSync(path.resolve(webDir, "../agent/package.json"), "utf8")) as { version: string }).version;
-  setRuntime({ database, log, config, grants, tlsPin: tls?.pin, hostVersion, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken), loginLimits: createLoginLimits() });
+  // Built (and its key made) in the background now, and again only when its .debs change.
+  const apt = createAptRepository({ dataDir: config.dataDir, artifactsDir: config.artifactsDir, signingKeyFile: config.aptSigningKeyFile, log });
+  if (config.role !== "gateway") {
+    const { missing } = apt.status();
+    if (missing.programs.length > 0) log.warn({ missing: missing.programs }, `${missingToolsMessage(missing)}; /apt answers 503 until then`);
+    else void apt.prepare();
+  }
+  setRuntime({ database, log, config, grants, tlsPin: tls?.pin, hostVersion, apt, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken), loginLimits: createLoginLimits() });
 
   // Readiness: the database answers, and this instance hears its own notification back on the change bus.
   const busProbe = await startBusProbe(database.db, database.bus);
@@ -208,6 +215,7 @@ async function main() {
     metricsServer?.close();
     await stopAlerts().catch(() => {});
     await rolloutWorker.stop().catch(() => {});
+    await apt.close().catch(() => {});
     await busProbe.close().catch(() => {});
     await gateway?.close().catch(() => {});
     await stopSettler().catch(() => {});

@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { http: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
   RATE_LIMITED: { http: 429, trpc: "TOO_MANY_REQUESTS" },
   DATABASE_UNAVAILABLE: { http: 503, trpc: "SERVICE_UNAVAILABLE" },
+  /** A part the control plane needs is not installed (e.g. the apt repository's tools). */
+  UNAVAILABLE: { http: 503, trpc: "SERVICE_UNAVAILABLE" },
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -35,6 +35,12 @@ const Env = z.object({
   MESH_LINK_ADMISSIONS_PER_SECOND: z.coerce.number().int().min(1).optional(),
   MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND: z.coerce.number().int().min(1).optional(),
   MESH_ARTIFACTS_DIR: z.string().optional(),
+  /**
+   * An armored OpenPGP secret key (no passphrase) that signs the apt repository at /apt; unset: one made
+   * once with gpg in MESH_DATA_DIR/apt/gnupg. Instances behind one URL must sign with the same key:
+   * give them all this file, or one shared data directory (decision DRAFT-D-apt-repository).
+   */
+  MESH_APT_SIGNING_KEY_FILE: z.string().optional(),
   MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),
   MESH_TLS_CERT: z.string().optional(),
   MESH_TLS_KEY: z.string().optional(),
@@ -99,6 +105,8 @@ export interface Config {
   bootstrapSecretFile?: string;
   /** Where `npm run package` put the host's artifacts, served at /download. */
   artifactsDir: string;
+  /** The apt repository's signing key file (armored secret key); unset: made once in the data directory. */
+  aptSigningKeyFile?: string;
   /** TLS: certificate and key files, or a self-signed pair kept in the data directory. */
   tls: { certPath?: string; keyPath?: string; selfSigned: boolean };
   /** Admin URL of the database Postgres grants are made on; none means no grants. */
@@ -160,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     linkAdmissionsPerAddressPerSecond: e.MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
+    aptSigningKeyFile: e.MESH_APT_SIGNING_KEY_FILE && path.resolve(cwd, e.MESH_APT_SIGNING_KEY_FILE),
     tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },
     grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,
     grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,

@@ -2,7 +2,7 @@
 // separately from server.ts, so a module singleton is not shared: globalThis under
 // a Symbol.for key is. Read it inside handlers, never at module top level.
 import type { Database } from "@mesh/db";
-import type { Deps, EnrolLimits, Grants, Logger, LoginLimits } from "@mesh/api";
+import type { AptRepository, Deps, EnrolLimits, Grants, Logger, LoginLimits } from "@mesh/api";
 import type { Config } from "./config";
 
 export interface Runtime {
@@ -14,6 +14,8 @@ export interface Runtime {
   grants: Grants;
   /** The host version this control plane serves at /download. */
   hostVersion: string;
+  /** The signed apt repository served at /apt (built from the artifacts' and MESH_DATA_DIR/apt/pool's .debs). */
+  apt: AptRepository;
   /** The pin of the certificate served, when TLS is on; enrol commands carry it. */
   tlsPin?: string;
 }

@@ -6,6 +6,7 @@ import { nowOf, type Deps } from "../deps";
 import { generateToken, hashSecret } from "./enrolment-token";
 import { recordEvent } from "./record-event";
 import { shellCommand, shellQuote } from "../shell-quote";
+import { curlPin } from "../apt/apt-install-commands";
 
 export const CreateTokenInput = z.strictObject({
   ttlSeconds: z.number().int().min(1).max(30 * 24 * 3600).default(3600),
@@ -27,7 +28,7 @@ export interface CreatedToken {
 export function installCommand(publicUrl: string, tlsPin?: string): string {
   const url = `${publicUrl}/download/install.sh`;
   if (!publicUrl.startsWith("https://") || !tlsPin) return `${shellCommand(["curl", "-fsSL", url])} | sh`;
-  const pin = `sha256//${Buffer.from(tlsPin.replace(/^sha256:/, ""), "hex").toString("base64")}`;
+  const pin = curlPin(tlsPin);
   return `${shellCommand(["curl", "-fsSL", "-k", "--pinnedpubkey", pin, url])} | MESH_CURL_OPTS=${shellQuote(`-k --pinnedpubkey ${pin}`)} sh`;
 }
 

@@ -1,0 +1,205 @@
+// The apt repository this control plane serves at /apt: rebuilt (never per request) when the set of
+// .debs changes by their stat or its signature nears Valid-Until, into a fresh directory that
+// replaces the old one whole, so no request sees a half-written index.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Logger } from "../log";
+import { buildAptIndex } from "./apt-index";
+import { listPool, type PoolDeb } from "./apt-pool";
+import { openAptSigningKey, stopGpgAgent, type AptSigningKey } from "./apt-signing-key";
+import { missingAptTools, type MissingTools } from "./apt-tools";
+
+export interface AptRepositoryOptions {
+  /** MESH_DATA_DIR: the repository keeps apt/gnupg (the key), apt/pool (operators' .debs), apt/builds. */
+  dataDir: string;
+  /** Where `npm run package` puts the host's .debs. */
+  artifactsDir: string;
+  /** MESH_APT_SIGNING_KEY_FILE: an armored secret key to sign with instead of one made here. */
+  signingKeyFile?: string;
+  log: Pick<Logger, "info" | "warn" | "error">;
+  /** How often the .debs are looked at again (a directory listing and a stat each); default 2 s. */
+  checkIntervalMs?: number;
+  /** The Release's Valid-Until is this far ahead; it is re-signed once half has passed. Default 7 days. */
+  validForMs?: number;
+  now?: () => number;
+  /** PATH to find the tools on; default the process's. */
+  pathEnv?: string;
+}
+
+export interface AptFile {
+  file: string;
+  size: number;
+  /** A .deb (immutable by name) or an index (changes in place). */
+  kind: "deb" | "index" | "key";
+}
+
+export interface AptStatus {
+  missing: MissingTools;
+  /** The .debs it holds (or will once built). */
+  debs: string[];
+  /** .deb files left out for their names. */
+  skipped: string[];
+  /** Why the last build failed, while it has not succeeded since. */
+  error?: string;
+}
+
+export class AptUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AptUnavailableError";
+  }
+}
+
+interface Snapshot {
+  dir: string;
+  fingerprint: string;
+  builtAt: number;
+  files: Map<string, string>;
+  debs: PoolDeb[];
+}
+
+/**
+ * What a path under /apt/ is. A value, not a thrown class: the server entry and Next's bundle of the
+ * route each load their own copy of this module, so `instanceof` across them would not hold.
+ */
+export type AptLookup = { kind: "file"; file: AptFile } | { kind: "none" } | { kind: "unavailable"; message: string };
+
+export interface AptRepository {
+  /** The file answering `rel` (a path under /apt/): only paths the index names exist. */
+  lookup(rel: string): Promise<AptLookup>;
+  /** Builds now if needed (at start, so the first host does not wait for the key). */
+  prepare(): Promise<void>;
+  status(): AptStatus;
+  /** Waits for a build under way (up to `waitMs`) and stops gpg's agent: a stopping control plane leaves no daemon. */
+  close(waitMs?: number): Promise<void>;
+  readonly poolDir: string;
+}
+
+/** What to install when tools are missing, as one sentence. */
+export function missingToolsMessage(missing: MissingTools): string {
+  return `the apt repository needs ${missing.programs.join(", ")} on the control plane: install them with \`apt-get install ${missing.debianPackages.join(" ")}\` and restart it`;
+}
+
+export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
+  const aptDir = path.join(opts.dataDir, "apt");
+  const poolDir = path.join(aptDir, "pool");
+  const buildsDir = path.join(aptDir, "builds");
+  const checkIntervalMs = opts.checkIntervalMs ?? 2_000;
+  const validForMs = opts.validForMs ?? 7 * 24 * 3600_000;
+  const now = opts.now ?? Date.now;
+  const sources = () => [opts.artifactsDir, poolDir];
+
+  let snapshot: Snapshot | null = null;
+  let checkedAt = -Infinity;
+  let building: Promise<Snapshot | null> | null = null;
+  let key: AptSigningKey | null = null;
+  let failed: { fingerprint: string; message: string } | null = null;
+  let missing: MissingTools = missingAptTools(opts.pathEnv);
+
+  async function build(fingerprint: string, debs: PoolDeb[]): Promise<Snapshot> {
+    key ??= await openAptSigningKey({ gnupgHome: path.join(aptDir, "gnupg"), keyFile: opts.signingKeyFile });
+    fs.mkdirSync(buildsDir, { recursive: true, mode: 0o700 });
+    const tmp = path.join(buildsDir, `.tmp-${randomBytes(6).toString("hex")}`);
+    fs.mkdirSync(tmp, { mode: 0o755 });
+    const builtAt = now();
+    try {
+      const index = await buildAptIndex({ dir: tmp, debs, key, validForMs });
+      const dir = path.join(buildsDir, `${builtAt}-${randomBytes(4).toString("hex")}`);
+      fs.renameSync(tmp, dir);
+      const files = new Map([...index.files].map(([rel, file]) => [rel, path.resolve(dir, file)]));
+      return { dir, fingerprint, builtAt, files, debs };
+    } catch (err) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** Keeps the build just replaced (a request may be about to open one of its files) and removes older ones. */
+  function removeOldBuilds(keep: string[]) {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(buildsDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const dir = path.join(buildsDir, name);
+      if (!keep.includes(dir) && !name.startsWith(".tmp-")) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  async function refresh(): Promise<Snapshot | null> {
+    missing = missingAptTools(opts.pathEnv);
+    if (missing.programs.length > 0) return snapshot;
+    const listing = listPool(sources());
+    const stale = snapshot && now() - snapshot.builtAt > validForMs / 2;
+    if (snapshot && snapshot.fingerprint === listing.fingerprint && !stale) return snapshot;
+    // The same set failed before: not again until it changes (a bad .deb must not cost a build per request).
+    if (failed?.fingerprint === listing.fingerprint && !stale) return snapshot;
+    try {
+      const previous = snapshot;
+      snapshot = await build(listing.fingerprint, listing.debs);
+      failed = null;
+      removeOldBuilds([snapshot.dir, ...(previous ? [previous.dir] : [])]);
+      opts.log.info({ debs: listing.debs.length, skipped: listing.skipped.length, dir: snapshot.dir }, "apt repository built");
+      if (listing.skipped.length > 0) opts.log.warn({ skipped: listing.skipped }, "apt repository: .deb files not named <package>_<version>_<arch>.deb were left out (rename them with dpkg-name)");
+    } catch (err) {
+      failed = { fingerprint: listing.fingerprint, message: (err as Error).message };
+      opts.log.error({ err }, "apt repository build failed");
+    }
+    return snapshot;
+  }
+
+  async function current(): Promise<Snapshot> {
+    if (!building && now() - checkedAt >= checkIntervalMs) {
+      checkedAt = now();
+      building = refresh().finally(() => (building = null));
+    }
+    const result = building ? await building : snapshot;
+    if (missing.programs.length > 0) throw new AptUnavailableError(missingToolsMessage(missing));
+    if (!result) throw new AptUnavailableError(`the apt repository could not be built: ${failed?.message ?? "not built yet"}`);
+    return result;
+  }
+
+  return {
+    poolDir,
+    async prepare() {
+      await current().catch(() => {});
+    },
+    async lookup(rel) {
+      let snap: Snapshot;
+      try {
+        snap = await current();
+      } catch (err) {
+        if (err instanceof AptUnavailableError) return { kind: "unavailable", message: err.message };
+        throw err;
+      }
+      const file = snap.files.get(rel);
+      if (!file) return { kind: "none" };
+      let size: number;
+      try {
+        const stat = fs.statSync(file);
+        if (!stat.isFile()) return { kind: "none" };
+        size = stat.size;
+      } catch {
+        return { kind: "none" };
+      }
+      return { kind: "file", file: { file, size, kind: rel === "mesh.gpg" ? "key" : rel.startsWith("pool/") ? "deb" : "index" } };
+    },
+    async close(waitMs = 5_000) {
+      if (building) await Promise.race([building.catch(() => {}), new Promise((r) => setTimeout(r, waitMs).unref())]);
+      const home = path.join(aptDir, "gnupg");
+      if (fs.existsSync(home)) await stopGpgAgent(home);
+    },
+    status() {
+      const listing = listPool(sources());
+      return {
+        missing: missingAptTools(opts.pathEnv),
+        debs: listing.debs.map((d) => d.name),
+        skipped: listing.skipped,
+        ...(failed ? { error: failed.message } : {}),
+      };
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// /apt/...: the signed apt repository (apt/apt-repository.ts). Only paths its index names are
+// answered, looked up whole, so no request path is ever joined onto a directory; 503 while the
+// control plane lacks the tools to build it.
+import fs from "node:fs";
+import { Readable } from "node:stream";
+import type { Deps } from "../deps";
+import { MeshError } from "../errors";
+import type { AptRepository } from "../apt/apt-repository";
+import { jsonError } from "./json-body";
+
+const MAX_PATH = 512;
+const CONTENT_TYPES = { deb: "application/vnd.debian.binary-package", index: "text/plain; charset=utf-8", key: "application/pgp-keys" } as const;
+
+export async function handleApt(deps: Pick<Deps, "log">, repo: AptRepository, rel: string): Promise<Response> {
+  try {
+    if (rel.length > MAX_PATH) throw new MeshError("NOT_FOUND", "no such file in the apt repository");
+    const looked = await repo.lookup(rel);
+    if (looked.kind === "unavailable") throw new MeshError("UNAVAILABLE", looked.message);
+    if (looked.kind === "none") throw new MeshError("NOT_FOUND", `no ${rel.slice(0, 120)} in the apt repository`);
+    const found = looked.file;
+    const contentType = rel.endsWith(".gz") ? "application/gzip" : CONTENT_TYPES[found.kind];
+    // Streamed: anyone may fetch, so no request holds a whole .deb in memory.
+    const body = Readable.toWeb(fs.createReadStream(found.file)) as unknown as ReadableStream<Uint8Array>;
+    return new Response(body, {
+      headers: { "content-type": contentType, "content-length": String(found.size), "cache-control": found.kind === "deb" ? "public, max-age=300" : "no-cache" },
+    });
+  } catch (err) {
+    return jsonError(deps, err);
+  }
+}

@@ -1,5 +1,9 @@
 import { z } from "zod";
 import { adminProcedure, authedProcedure, router } from "../trpc";
+import { NodeCounts, NodePage } from "./schemas/node-list";
+import { NodeDetail } from "./schemas/node-detail";
+import { BulkLabelsSet, BulkRetiring, BulkRevoked, LabelsPlan, LabelsSet, NodeRenamed, NodeRetiring, NodeRevoked, NodesForgotten, ReplacementApproved, ReplacementRejected } from "./schemas/node-actions";
+import { ReconcileAnswer } from "./schemas/reconcile-answer";
 import { listNodes, ListNodesInput } from "../services/list-nodes";
 import { getNode } from "../services/get-node";
 import { seesContent } from "../services/redact-content";
@@ -13,23 +17,23 @@ import { BulkIdsInput, BulkRetireInput, BulkSetLabelsInput, bulkRetire, bulkRevo
 import { ReplacementInput, approveReplacement, rejectReplacement } from "../services/node-replacement";
 
 export const nodeRouter = router({
-  list: authedProcedure.input(ListNodesInput.optional()).query(({ ctx, input }) => listNodes(ctx, input)),
-  counts: authedProcedure.query(({ ctx }) => countNodes(ctx)),
-  get: authedProcedure.input(z.strictObject({ id: z.uuid() })).query(({ ctx, input }) => getNode(ctx, input.id, { showContent: seesContent(ctx.role) })),
+  list: authedProcedure.input(ListNodesInput.optional()).output(NodePage).query(({ ctx, input }) => listNodes(ctx, input)),
+  counts: authedProcedure.output(NodeCounts).query(({ ctx }) => countNodes(ctx)),
+  get: authedProcedure.input(z.strictObject({ id: z.uuid() })).output(NodeDetail).query(({ ctx, input }) => getNode(ctx, input.id, { showContent: seesContent(ctx.role) })),
   // What setLabels would do, saving nothing (admins: the plan shows file content diffs).
-  planLabels: adminProcedure.input(PlanLabelsInput).query(({ ctx, input }) => planLabels(ctx, input)),
-  setLabels: adminProcedure.input(SetLabelsInput).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
-  rename: adminProcedure.input(RenameNodeInput).mutation(({ ctx, input }) => renameNode(ctx, { actor: ctx.actor, input })),
-  retire: adminProcedure.input(RetireInput).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
-  approveReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => approveReplacement(ctx, { actor: ctx.actor, input })),
-  rejectReplacement: adminProcedure.input(ReplacementInput).mutation(({ ctx, input }) => rejectReplacement(ctx, { actor: ctx.actor, input })),
-  revoke: adminProcedure.input(z.strictObject({ id: z.uuid() })).mutation(({ ctx, input }) => revokeNode(ctx, { actor: ctx.actor, id: input.id })),
+  planLabels: adminProcedure.input(PlanLabelsInput).output(LabelsPlan).query(({ ctx, input }) => planLabels(ctx, input)),
+  setLabels: adminProcedure.input(SetLabelsInput).output(LabelsSet).mutation(({ ctx, input }) => setLabels(ctx, { actor: ctx.actor, input })),
+  rename: adminProcedure.input(RenameNodeInput).output(NodeRenamed).mutation(({ ctx, input }) => renameNode(ctx, { actor: ctx.actor, input })),
+  retire: adminProcedure.input(RetireInput).output(NodeRetiring).mutation(({ ctx, input }) => retireNode(ctx, { actor: ctx.actor, input })),
+  approveReplacement: adminProcedure.input(ReplacementInput).output(ReplacementApproved).mutation(({ ctx, input }) => approveReplacement(ctx, { actor: ctx.actor, input })),
+  rejectReplacement: adminProcedure.input(ReplacementInput).output(ReplacementRejected).mutation(({ ctx, input }) => rejectReplacement(ctx, { actor: ctx.actor, input })),
+  revoke: adminProcedure.input(z.strictObject({ id: z.uuid() })).output(NodeRevoked).mutation(({ ctx, input }) => revokeNode(ctx, { actor: ctx.actor, id: input.id })),
   // Act now (issue 13): one call, one audit event, one notification, whatever the number of nodes.
-  reconcile: adminProcedure.input(ReconcileNodesInput).mutation(({ ctx, input }) => reconcileNodes(ctx, { actor: ctx.actor, input })),
-  correctDrift: adminProcedure.input(DriftInput).mutation(({ ctx, input }) => resolveDrift(ctx, { actor: ctx.actor, how: "correct", input })),
-  acceptDrift: adminProcedure.input(DriftInput).mutation(({ ctx, input }) => resolveDrift(ctx, { actor: ctx.actor, how: "accept", input })),
-  forget: adminProcedure.input(BulkIdsInput).mutation(({ ctx, input }) => forgetNodes(ctx, { actor: ctx.actor, input })),
-  bulkSetLabels: adminProcedure.input(BulkSetLabelsInput).mutation(({ ctx, input }) => bulkSetLabels(ctx, { actor: ctx.actor, input })),
-  bulkRetire: adminProcedure.input(BulkRetireInput).mutation(({ ctx, input }) => bulkRetire(ctx, { actor: ctx.actor, input })),
-  bulkRevoke: adminProcedure.input(BulkIdsInput).mutation(({ ctx, input }) => bulkRevoke(ctx, { actor: ctx.actor, input })),
+  reconcile: adminProcedure.input(ReconcileNodesInput).output(ReconcileAnswer).mutation(({ ctx, input }) => reconcileNodes(ctx, { actor: ctx.actor, input })),
+  correctDrift: adminProcedure.input(DriftInput).output(ReconcileAnswer).mutation(({ ctx, input }) => resolveDrift(ctx, { actor: ctx.actor, how: "correct", input })),
+  acceptDrift: adminProcedure.input(DriftInput).output(ReconcileAnswer).mutation(({ ctx, input }) => resolveDrift(ctx, { actor: ctx.actor, how: "accept", input })),
+  forget: adminProcedure.input(BulkIdsInput).output(NodesForgotten).mutation(({ ctx, input }) => forgetNodes(ctx, { actor: ctx.actor, input })),
+  bulkSetLabels: adminProcedure.input(BulkSetLabelsInput).output(BulkLabelsSet).mutation(({ ctx, input }) => bulkSetLabels(ctx, { actor: ctx.actor, input })),
+  bulkRetire: adminProcedure.input(BulkRetireInput).output(BulkRetiring).mutation(({ ctx, input }) => bulkRetire(ctx, { actor: ctx.actor, input })),
+  bulkRevoke: adminProcedure.input(BulkIdsInput).output(BulkRevoked).mutation(({ ctx, input }) => bulkRevoke(ctx, { actor: ctx.actor, input })),
 });

@@ -26,6 +26,9 @@ export function toJsonSchema(schema: z.ZodType, io: "input" | "output"): { schem
     unrepresentable: "any",
     override: (ctx) => {
       if (ctx.zodSchema._zod.def.type === "date") Object.assign(ctx.jsonSchema, { type: "string", format: "date-time" });
+      // z.number().int() says "a safe integer" as bounds on every integer: noise in a reference.
+      if (ctx.jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete ctx.jsonSchema.minimum;
+      if (ctx.jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete ctx.jsonSchema.maximum;
     },
   }) as JsonSchema;
   const { $schema: _, $defs = {}, ...rest } = json;

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { appRouter } from "../root";
 import { procedureAccess, type ProcedureAccess } from "./procedure-access";
 import { toJsonSchema, type JsonSchema } from "./json-schema";
+import { compactJson } from "./compact-json";
 
 interface ProcedureDef {
   type: "query" | "mutation" | "subscription";
@@ -39,7 +40,7 @@ const ACCESS: Record<ProcedureAccess, string> = {
   public: "anyone",
 };
 
-const json = (value: unknown) => ["```json", JSON.stringify(value, null, 2), "```"].join("\n");
+const json = (value: unknown) => ["```json", compactJson(value), "```"].join("\n");
 const anchor = (text: string) => text.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-");
 
 export function renderApiReference(): string {

@@ -12,10 +12,11 @@ describe("the API reference", () => {
     expect(readFileSync(REFERENCE, "utf8") === renderApiReference(), "docs/api.md is stale: run `npm run docs:api -w @mesh/api`").toBe(true);
   });
 
-  it("lists every procedure with an output schema, so what scripts read is checked and documented", () => {
+  it("lists every procedure with an output schema and a description, so what scripts read is checked and documented", () => {
     const procedures = listProcedures();
     expect(procedures.length).toBeGreaterThan(50);
     expect(procedures.filter((p) => !p.output).map((p) => p.path)).toEqual([]);
+    expect(procedures.filter((p) => !p.description).map((p) => p.path)).toEqual([]);
   });
 
   it("says who may call each procedure from the guard it was built on", () => {

@@ -3,6 +3,7 @@
 // test regenerates it in memory, so it cannot drift from the code.
 import type { z } from "zod";
 import { appRouter } from "../root";
+import type { ProcedureMeta } from "../trpc";
 import { procedureAccess, type ProcedureAccess } from "./procedure-access";
 import { toJsonSchema, type JsonSchema } from "./json-schema";
 import { compactJson } from "./compact-json";
@@ -11,12 +12,14 @@ interface ProcedureDef {
   type: "query" | "mutation" | "subscription";
   inputs: z.ZodType[];
   output?: z.ZodType;
+  meta?: ProcedureMeta;
 }
 
 export interface ProcedureEntry {
   path: string;
   kind: ProcedureDef["type"];
   access: ProcedureAccess;
+  description: string | null;
   input: z.ZodType | null;
   output: z.ZodType | null;
 }
@@ -28,6 +31,7 @@ export function listProcedures(): ProcedureEntry[] {
     path,
     kind: procedure._def.type,
     access: procedureAccess(procedure),
+    description: procedure._def.meta?.description ?? null,
     // tRPC merges several .input() calls; every procedure here has at most one.
     input: procedure._def.inputs[0] ?? null,
     output: procedure._def.output ?? null,
@@ -56,7 +60,7 @@ export function renderApiReference(): string {
   const sections = new Map<string, string[]>();
   for (const p of procedures) {
     const router = p.path.split(".")[0]!;
-    const out: string[] = [`### \`${p.path}\``, "", `${p.kind} · ${ACCESS[p.access]}`, ""];
+    const out: string[] = [`### \`${p.path}\``, "", `${p.kind} · ${ACCESS[p.access]}`, "", ...(p.description ? [p.description, ""] : [])];
     if (p.input) {
       const input = toJsonSchema(p.input, "input");
       collect(input.defs);

@@ -28,11 +28,14 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
     await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: ADMIN_KEY });
     const admin = await callerWith(ADMIN_KEY);
 
-    const issued = await admin.token.create({ labels: { group: "outputs" }, maxUses: 2 });
+    const issued = await admin.token.create({ labels: { group: "outputs" }, maxUses: 5 });
     expect(issued.command).toContain("mesh-host");
     const inventory = { packages: [{ name: "nginx", version: "1.22" }], units: [{ name: "nginx.service", state: "active" }], ports: [{ proto: "tcp" as const, port: 80 }], mounts: [{ source: "/dev/sda1", target: "/", fstype: "ext4" }], truncated: false };
-    const { nodeId } = await enrolNode(deps, { token: issued.token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
-    const { nodeId: otherId } = await enrolNode(deps, { token: issued.token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
+    const enrol = async (machineId = crypto.randomUUID()) =>
+      (await enrolNode(deps, { token: issued.token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId), inventory }, { address: "203.0.113.7" })).nodeId;
+    const machineId = crypto.randomUUID();
+    const nodeId = await enrol(machineId);
+    const otherId = await enrol();
     await deps.db.update(nodes).set({ state: "enrolled", gatewayId: "gw-outputs", hostFeatures: [HOST_FEATURE.reconcileNow] }).where(eq(nodes.id, nodeId));
 
     const resources = [
@@ -64,10 +67,14 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
     const page = await admin.node.list({ sort: "health" });
     expect(page.total).toBe(2);
     expect((await admin.node.counts()).total).toBe(2);
+    // Two machines claiming to be the first node (its machine-id, no proof of its key): pending claims.
+    await enrol(machineId);
+    await enrol(machineId);
     const detail = await admin.node.get({ id: nodeId });
     expect(detail.report?.errors).toHaveLength(2);
     expect(detail.declaration?.resources.find((r) => r.id === "index")).toMatchObject({ content: "<h1>secret</h1>\n" });
     expect(detail.inventory.packages).toEqual([{ name: "nginx", version: "1.22" }]);
+    expect(detail.claims).toHaveLength(2);
     expect((await admin.role.list()).map((r) => r.name)).toEqual(["web"]);
     expect((await admin.rollout.list({})).items).toHaveLength(1);
     expect((await admin.rollout.get({ id: staged.rollout!.id })).waveCounts.length).toBeGreaterThan(0);
@@ -87,8 +94,8 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
     const seen = await viewer.node.get({ id: nodeId });
     expect(seen.declaration?.resources.find((r) => r.id === "index")).toMatchObject({ content: expect.stringMatching(/^mesh-redacted:sha256:/) });
     expect((await viewer.role.list())[0]).not.toHaveProperty("source");
-    expect((await viewer.node.list()).items).toHaveLength(2);
-    expect((await viewer.token.list()).items[0]!.nodes).toHaveLength(2);
+    expect((await viewer.node.list()).items).toHaveLength(4);
+    expect((await viewer.token.list()).items[0]!.nodes).toHaveLength(4);
     expect((await viewer.event.list({ limit: 5 })).items).toHaveLength(5);
     expect((await viewer.event.export({})).rows).toBeGreaterThan(0);
 
@@ -104,17 +111,24 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
     const hook = await admin.alert.create({ name: "ops", url: "https://hooks.example.com/mesh", events: ["offline", "drifted"], offlineMinutes: 10 });
     expect((await admin.alert.list()).items[0]).toMatchObject({ name: "ops", enabled: true });
     expect(await admin.alert.setEnabled({ id: hook.id, enabled: false })).toEqual({ ok: true });
+    expect(await admin.alert.test({ id: hook.id })).toEqual({ ok: true });
     expect((await admin.alert.attempts({ id: hook.id })).items).toEqual([]);
     expect(await admin.alert.delete({ id: hook.id })).toEqual({ ok: true });
 
+    const { claims } = await admin.node.get({ id: nodeId });
+    expect((await admin.node.get({ id: claims[0]!.id })).state).toBe("pending");
+    expect((await admin.node.rejectReplacement({ id: claims[1]!.id })).state).toBe("revoked");
+    expect((await admin.node.approveReplacement({ id: claims[0]!.id })).id).toBe(nodeId);
+
     const tokens = await admin.token.list();
-    expect(tokens.items[0]!.status).toBe("used");
+    expect(tokens.items[0]).toMatchObject({ status: "unused", uses: 4, maxUses: 5 });
     const spare = await admin.token.create();
     expect(await admin.token.revoke({ id: spare.id })).toEqual({ id: spare.id, revoked: true });
 
     expect((await admin.node.retire({ id: otherId })).state).toBe("retiring");
     expect((await admin.node.revoke({ id: nodeId })).state).toBe("revoked");
     expect((await admin.node.bulkRevoke({ ids: [otherId] })).state).toBe("revoked");
+    expect((await admin.node.bulkRetire({ ids: [await enrol()] })).state).toBe("retiring");
     expect((await admin.node.forget({ ids: [nodeId, otherId] })).nodes).toBe(2);
     expect((await admin.role.delete({ name: "web" })).changed).toBe(0);
   });

@@ -25,10 +25,13 @@ import {
 export const roleRouter = router({
   list: authedProcedure
     .meta({ description: "Every role, with its selector, resources, grants, version and default rollout policy. Inline content is redacted unless the caller is an admin (who also gets the role as its author wrote it)." })
-    .output(RoleList).query(({ ctx }) => listRoles(ctx, { showContent: seesContent(ctx.role) })),
+    .output(RoleList)
+    .query(({ ctx }) => listRoles(ctx, { showContent: seesContent(ctx.role) })),
   plan: adminProcedure
     .meta({ description: "What saving this role would do to the fleet, saving nothing: the nodes it matches, what changes on each machine (grouped, with content diffs), and conflicts. A mutation only because a role can be larger than a URL." })
-    .input(Role).output(RolePlan).mutation(({ ctx, input }) => planRole(ctx, { input })),
+    .input(Role)
+    .output(RolePlan)
+    .mutation(({ ctx, input }) => planRole(ctx, { input })),
   upsert: adminProcedure
     .meta({ description: "Creates or replaces a role and recompiles every node it touches, all at once or as a staged rollout (rollout, or the role's rolloutPolicy). Refused with CONFLICT if it would put nodes into a conflict they do not have now, unless confirmConflicts." })
     .input(RoleUpsert)
@@ -40,13 +43,19 @@ export const roleRouter = router({
     ),
   reconcile: adminProcedure
     .meta({ description: "Asks every node whose current declaration includes the role to reconcile now." })
-    .input(ReconcileRoleInput).output(ReconcileAnswer).mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
+    .input(ReconcileRoleInput)
+    .output(ReconcileAnswer)
+    .mutation(({ ctx, input }) => reconcileRole(ctx, { actor: ctx.actor, input })),
   delete: adminProcedure
     .meta({ description: "Deletes the role and recompiles the nodes that had it: hosts remove its resources." })
-    .input(z.strictObject({ name: RoleName })).output(RoleDeleted).mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
+    .input(z.strictObject({ name: RoleName }))
+    .output(RoleDeleted)
+    .mutation(({ ctx, input }) => deleteRole(ctx, { actor: ctx.actor, name: input.name })),
   versions: authedProcedure
     .meta({ description: "The role's versions, newest first, a page at a time (a deleted role's too)." })
-    .input(ListRoleVersionsInput).output(RoleVersionPage).query(({ ctx, input }) => listRoleVersions(ctx, input)),
+    .input(ListRoleVersionsInput)
+    .output(RoleVersionPage)
+    .query(({ ctx, input }) => listRoleVersions(ctx, input)),
   version: authedProcedure
     .meta({ description: "One version of a role whole; inline content redacted for non-admins, as role.list." })
     .input(RoleVersionInput)

@@ -64,16 +64,24 @@ export const rolloutRouter = router({
     .query(({ ctx, input }) => listRollouts(ctx, input)),
   get: authedProcedure
     .meta({ description: "One rollout: its policy, plan, waves with their outcomes, and who did what." })
-    .input(RolloutId).output(RolloutDetail).query(({ ctx, input }) => getRollout(ctx, input)),
+    .input(RolloutId)
+    .output(RolloutDetail)
+    .query(({ ctx, input }) => getRollout(ctx, input)),
   pause: adminProcedure
     .meta({ description: "A running rollout releases no further wave until resumed." })
-    .input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "pause" })),
+    .input(RolloutId)
+    .output(ActResult)
+    .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "pause" })),
   resume: adminProcedure
     .meta({ description: "A paused rollout goes on releasing waves." })
-    .input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "resume" })),
+    .input(RolloutId)
+    .output(ActResult)
+    .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "resume" })),
   continue: adminProcedure
     .meta({ description: "A halted rollout goes on past its halt: the next wave at the worker's next tick." })
-    .input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
+    .input(RolloutId)
+    .output(ActResult)
+    .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
   rollback: adminProcedure
     .meta({ description: "Saves a new role version with the rollout's from-version content, to the nodes already released, in the same waves; the rollout becomes rolled-back." })
     .input(RolloutId.extend({ message: RoleVersionMessage.optional(), confirmConflicts: z.boolean().optional() }))

@@ -7,7 +7,8 @@ import { changeOwnPassword, ChangePasswordInput, createUser, CreateUserInput, li
 export const userRouter = router({
   me: authedProcedure
     .meta({ description: "Who the caller is: name, actor, role, and whether it has a password (a logged-in user) or not (an API key)." })
-    .output(Caller).query(({ ctx }) => ({
+    .output(Caller)
+    .query(({ ctx }) => ({
     /** The user's own name when logged in, else the actor (`key:<name>`, `api-key`). */
     name: ctx.user?.name ?? ctx.actor,
     actor: ctx.actor,
@@ -17,17 +18,26 @@ export const userRouter = router({
   })),
   list: adminProcedure
     .meta({ description: "The dashboard users and their roles." })
-    .output(UserList).query(({ ctx }) => listUsers(ctx)),
+    .output(UserList)
+    .query(({ ctx }) => listUsers(ctx)),
   create: adminProcedure
     .meta({ description: "Creates a dashboard user with a role (admin or viewer) and a password." })
-    .input(CreateUserInput).output(CreatedUser).mutation(({ ctx, input }) => createUser(ctx, { actor: ctx.actor, input })),
+    .input(CreateUserInput)
+    .output(CreatedUser)
+    .mutation(({ ctx, input }) => createUser(ctx, { actor: ctx.actor, input })),
   changePassword: authedProcedure
     .meta({ description: "Changes the logged-in caller's own password, given the current one; their other sessions end." })
-    .input(ChangePasswordInput).output(PasswordChanged).mutation(({ ctx, input }) => changeOwnPassword(ctx, { actor: ctx.actor, user: ctx.user, input })),
+    .input(ChangePasswordInput)
+    .output(PasswordChanged)
+    .mutation(({ ctx, input }) => changeOwnPassword(ctx, { actor: ctx.actor, user: ctx.user, input })),
   setPassword: adminProcedure
     .meta({ description: "Sets a user's password; every session of that user ends." })
-    .input(SetPasswordInput).output(PasswordSet).mutation(({ ctx, input }) => setUserPassword(ctx, { actor: ctx.actor, input })),
+    .input(SetPasswordInput)
+    .output(PasswordSet)
+    .mutation(({ ctx, input }) => setUserPassword(ctx, { actor: ctx.actor, input })),
   revoke: adminProcedure
     .meta({ description: "Revokes a user: they cannot log in, and their sessions end." })
-    .input(z.strictObject({ id: z.uuid() })).output(UserRevoked).mutation(({ ctx, input }) => revokeUser(ctx, { actor: ctx.actor, id: input.id })),
+    .input(z.strictObject({ id: z.uuid() }))
+    .output(UserRevoked)
+    .mutation(({ ctx, input }) => revokeUser(ctx, { actor: ctx.actor, id: input.id })),
 });

@@ -40,7 +40,13 @@ export function errorIdOf(error: object): string {
   return id;
 }
 
-const t = initTRPC.context<TrpcContext>().create({
+/** What a procedure says of itself in the API reference (docs/api.md). */
+export interface ProcedureMeta {
+  /** One or two sentences: what it does, for someone scripting against it. */
+  description?: string;
+}
+
+const t = initTRPC.context<TrpcContext>().meta<ProcedureMeta>().create({
   errorFormatter({ shape, error }) {
     if (error.code === "INTERNAL_SERVER_ERROR") {
       // Unknown errors carry driver messages, SQL and paths: the caller gets an id, the log the rest.

@@ -7,6 +7,8 @@ import { declarationBodies, declarations, events, nodes, rolePins, rollouts, rol
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
+// Rows as enrolment writes them: node.get answers with the wire contract's profile and inventory.
+import { emptyInventory, testProfile } from "../testing/host-facts";
 import { createCallerFactory } from "../trpc";
 import { appRouter } from "../root";
 import { recordReport } from "../services/record-report";
@@ -30,7 +32,7 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     const g = `g${++group}`;
     const rows = await deps.db
       .insert(nodes)
-      .values(Array.from({ length: n }, (_, i) => ({ name: `${g}-${i}`, state: "enrolled" as const, labels: { group: g }, publicKey: `k-${g}-${i}`, machineId: `m-${g}-${i}`, profile: {}, inventory: {}, gatewayId: i < linked ? "gw" : null })))
+      .values(Array.from({ length: n }, (_, i) => ({ name: `${g}-${i}`, state: "enrolled" as const, labels: { group: g }, publicKey: `k-${g}-${i}`, machineId: `m-${g}-${i}`, profile: testProfile(`m-${g}-${i}`), inventory: emptyInventory(), gatewayId: i < linked ? "gw" : null })))
       .returning({ id: nodes.id });
     return { group: g, ids: rows.map((r) => r.id).sort() };
   };

@@ -57,19 +57,33 @@ const ActResult = z.object({ id: z.string(), state: z.enum(ROLLOUT_STATES) });
 export const RolloutOutcome = z.enum(ROLLOUT_OUTCOMES);
 
 export const rolloutRouter = router({
-  /** Newest first, at most 100; `role` narrows to one role. */
   list: authedProcedure
+    .meta({ description: "Staged rollouts, newest first, at most 100; role narrows to one role." })
     .input(z.strictObject({ role: RoleName.optional() }).default({}))
     .output(z.object({ items: z.array(RolloutSummary) }))
     .query(({ ctx, input }) => listRollouts(ctx, input)),
-  get: authedProcedure.input(RolloutId).output(RolloutDetail).query(({ ctx, input }) => getRollout(ctx, input)),
-  /** A running rollout releases no further wave until resumed. */
-  pause: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "pause" })),
-  resume: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "resume" })),
-  /** A halted rollout goes on past its halt: the next wave at the worker's next tick. */
-  continue: adminProcedure.input(RolloutId).output(ActResult).mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
-  /** A new role version with the from-version's content, to the released nodes in the same waves; this rollout becomes rolled-back. */
+  get: authedProcedure
+    .meta({ description: "One rollout: its policy, plan, waves with their outcomes, and who did what." })
+    .input(RolloutId)
+    .output(RolloutDetail)
+    .query(({ ctx, input }) => getRollout(ctx, input)),
+  pause: adminProcedure
+    .meta({ description: "A running rollout releases no further wave until resumed." })
+    .input(RolloutId)
+    .output(ActResult)
+    .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "pause" })),
+  resume: adminProcedure
+    .meta({ description: "A paused rollout goes on releasing waves." })
+    .input(RolloutId)
+    .output(ActResult)
+    .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "resume" })),
+  continue: adminProcedure
+    .meta({ description: "A halted rollout goes on past its halt: the next wave at the worker's next tick." })
+    .input(RolloutId)
+    .output(ActResult)
+    .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
   rollback: adminProcedure
+    .meta({ description: "Saves a new role version with the rollout's from-version content, to the nodes already released, in the same waves; the rollout becomes rolled-back." })
     .input(RolloutId.extend({ message: RoleVersionMessage.optional(), confirmConflicts: z.boolean().optional() }))
     .output(z.object({ rolledBack: z.string(), version: z.number().int(), rollout: z.object({ id: z.string(), plan: RolloutDetail.shape.plan }) }))
     .mutation(({ ctx, input }) => rollbackRollout(ctx, { actor: ctx.actor, id: input.id, message: input.message || null, confirmConflicts: input.confirmConflicts })),

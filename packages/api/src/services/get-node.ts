@@ -2,7 +2,7 @@
 // (viewers get each content's sha256 and size).
 import { desc, eq, getTableColumns } from "drizzle-orm";
 import { events, grants, nodes, rolePins, rollouts } from "@mesh/db";
-import type { Resource } from "@mesh/protocol";
+import type { Inventory, Profile, Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
@@ -60,9 +60,13 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
   // At the versions the node compiles: a staged rollout may pin some of its roles to older ones.
   const origins = resourceOrigins({ labels: node.labels, profile: node.profile as Record<string, unknown> }, await nodeRoles(deps.db, id, allRoles));
   const { publicKey: _publicKey, shownName: name, name: hostname, ...rest } = node;
-  const shown = declaration && !opts.showContent ? { ...declaration, resources: redactResources(declaration.resources as Resource[]) } : declaration;
+  // Stored as parsed at enrolment, report and compile (jsonb columns are typed unknown): the wire contract's types.
+  const resources = (declaration?.resources ?? []) as Resource[];
+  const shown = declaration && { ...declaration, resources: opts.showContent ? resources : redactResources(resources) };
   return {
     ...rest,
+    profile: rest.profile as Profile,
+    inventory: rest.inventory as Inventory,
     /** The name shown (display name, else hostname) and the hostname the machine enrolled with. */
     name,
     hostname,
@@ -77,7 +81,7 @@ export async function getNode(deps: Pick<Deps, "db">, id: string, opts: { showCo
     drift: report?.drift ?? [],
     errors: report?.errors ?? [],
     skipped: report?.skipped ?? [],
-    resourceStates: resourceStatuses((declaration?.resources ?? []) as Resource[], node.declaredVersion, report),
+    resourceStates: resourceStatuses(resources, node.declaredVersion, report),
     events: recent,
     declarations: versions,
     grants: nodeGrants,

@@ -16,7 +16,10 @@ export async function readSetting(db: DbOrTx, key: string): Promise<string | nul
 }
 
 export async function writeSetting(db: DbOrTx, key: string, value: string): Promise<void> {
-  await db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value, updatedAt: sql`now()` } });
+  await db
+    .insert(settings)
+    .values({ key, value })
+    .onConflictDoUpdate({ target: settings.key, set: { value, updatedAt: sql`now()` } });
 }
 
 /** Inserts the value unless one is there already; returns the one that won. */

@@ -9,7 +9,6 @@ import { api } from "../harness/api";
 import { troubledFleet } from "../harness/troubled-fleet";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { REPO } from "../harness/paths";
-import { waitFor } from "../harness/wait";
 
 const OUT = path.join(REPO, "docs/screenshots");
 const LAPTOP = { width: 1280, height: 800 };

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { Host } from "./host";
+import type { Host } from "./host";
 import { testHost } from "./link/test-host";
 import { startControlPlane, waitFor, type FakeControlPlane } from "./link/fake-control-plane";
 import { DiskStore } from "./store/disk-store";
@@ -92,7 +92,7 @@ describe("host: a store rolled back to an older copy", () => {
   });
 
   it("is noticed by a running host when store.json is replaced under it", async () => {
-    const { cp, privateKey, base, rootDir } = await pushingV1();
+    const { cp, privateKey, rootDir } = await pushingV1();
     const store = await enrolledStore(new MemoryStore());
     const host = startHost(cp, store, rootDir, privateKey);
     await host.start();
@@ -113,7 +113,7 @@ describe("host: a store rolled back to an older copy", () => {
 
 describe("host: a full state dir", () => {
   it("says a declaration it cannot keep is not applied, retries, and applies it once space returns", async () => {
-    const { cp, privateKey, base, rootDir } = await pushingV1();
+    const { cp, privateKey, rootDir } = await pushingV1();
     const store = await enrolledStore(new MemoryStore());
     const host = startHost(cp, store, rootDir, privateKey);
     await host.start();
@@ -136,7 +136,7 @@ describe("host: a full state dir", () => {
   });
 
   it("reports a reconcile that cannot write its store instead of staying silent", async () => {
-    const { cp, privateKey, base, rootDir } = await pushingV1();
+    const { cp, privateKey, rootDir } = await pushingV1();
     const store = await enrolledStore(new MemoryStore());
     await saveHeldDeclaration(store, { version: 1, resources: [file("a")] } as Declaration);
     // The store can be read, but nothing can be written: the held declaration's apply cannot record its intents.

@@ -11,7 +11,7 @@ import { migrate, lockDataDir, DataDirLockedError, makeDataDirPrivate, DataDirOp
 import { createEnrolLimits, createLoginLimits, createLogger, createPostgresGrantProvider, ensureAdminCredentials, type Grants } from "@mesh/api";
 import { createAptRepository, missingToolsMessage, loadSecretKey, openSecrets, SecretKeyError, startGrantSettler } from "@mesh/api";
 import { createGateway, type Gateway } from "@mesh/api/gateway";
-import { AGENT_PATH, CHALLENGE_PATH } from "@mesh/protocol";
+import { CHALLENGE_PATH } from "@mesh/protocol";
 import { loadConfig } from "./server/config";
 import { limitConnections } from "./server/connection-limits";
 import { raiseOpenFileLimit, socketBudget } from "./server/open-file-limit";

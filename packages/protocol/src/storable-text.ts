@@ -28,7 +28,7 @@ export function findUnstorableText(value: unknown): UnstorableText | null {
       for (const [k, child] of Object.entries(v).reverse()) {
         const at = path ? `${path}.${k}` : k;
         const message = problemOf(k);
-        if (message) return { path: at.replace(/\u0000/g, "\\0"), message: `(a key) ${message}` };
+        if (message) return { path: at.replaceAll("\u0000", "\\0"), message: `(a key) ${message}` };
         stack.push([child, at]);
       }
     }

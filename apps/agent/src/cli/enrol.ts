@@ -2,7 +2,7 @@
 // send profile and inventory with the token, and keep the identity it is given.
 import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
 import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS, replacementProofMessage, tokenIdOf, type ReplacementProof } from "@mesh/protocol";
-import { HostError, reasonOf } from "../host-error";
+import { HostError } from "../host-error";
 import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { endpoint, httpReason } from "../link/auth";

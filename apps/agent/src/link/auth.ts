@@ -1,7 +1,7 @@
 // Link authentication: fetch a challenge, sign it with the node's Ed25519 key,
 // and carry the signed auth frame in the upgrade request's header.
 import { sign, type KeyObject } from "node:crypto";
-import { AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage } from "@mesh/protocol";
+import { type AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage } from "@mesh/protocol";
 import { describeIssues } from "../input-error";
 import { controlPlaneRequest } from "./control-plane-http";
 import { notMeshAnswer } from "./not-mesh";

@@ -22,7 +22,8 @@ interface Declared {
 }
 
 /** `key` names the step for `needs`: a resource id, or `remove:<id>` for a removal. */
-export type Step = { key: string; needs: Need[] } & (
+export type Step = { key: string; needs: Need[] } & StepKind;
+type StepKind =
   /** Owned and as declared, or drifted with onDrift "report" (`drift` set, nothing changed). */
   /** `accept`: drift accepted now or before, as observed (its digest, or "absent"): nothing reported. */
   | ({ kind: "noop"; record: OwnedRecord; drift: DriftNote | null; accept?: string } & Declared)
@@ -35,8 +36,7 @@ export type Step = { key: string; needs: Need[] } & (
   /** Owned and no longer declared: take it away, or restore the original of an adopted one. */
   | { kind: "remove"; record: OwnedRecord }
   /** Declared, but its subject could not be observed (a path that leaves the root, a missing tool). */
-  | { kind: "fail"; resource: Resource; message: string }
-);
+  | { kind: "fail"; resource: Resource; message: string };
 
 export interface PlanInput {
   declaration: Declaration;

@@ -430,7 +430,7 @@ function sameList(a: readonly string[] | undefined, b: readonly string[] | undef
 }
 
 function setAfter(record: OwnedRecord, after: readonly string[] | undefined): void {
-  if (after && after.length) record.after = [...after];
+  if (after?.length) record.after = [...after];
   else delete record.after;
 }
 

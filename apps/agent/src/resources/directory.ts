@@ -57,7 +57,7 @@ export const directoryProvider: ResourceProvider<DirectoryResource> = {
 
   async observe(path, resource, ctx) {
     const state = await observeDeclared(path, ctx);
-    if (!state || state.type !== "directory" || !resource?.purge) return state;
+    if (state?.type !== "directory" || !resource?.purge) return state;
     const fd = openObserved(await ctx.hostPath(path), path, "directory", inodeOf(state));
     try {
       return extendState(state, { unmanaged: (await unmanagedEntries(fd, path, ctx)).length });

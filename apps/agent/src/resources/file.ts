@@ -2,7 +2,7 @@
 // owner and group. Written whole (temp, fsync, rename); a symlink at the path is replaced, not followed.
 import type { FileResource } from "@mesh/protocol";
 import { writeFileAtomically, type Content } from "./atomic-write";
-import { normaliseMode, sha256Hex, type State } from "./observed";
+import { normaliseMode, sha256Hex } from "./observed";
 import { inodeOf, observeDeclared, ownerIds, replacedPathLifecycle, setOwnerAndMode } from "./path-state";
 import type { ProviderContext, ResourceProvider } from "./provider";
 

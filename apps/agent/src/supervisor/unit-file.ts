@@ -139,7 +139,10 @@ export function parseUnitFile(unit: string, text: string): UnitSpec {
         if (!includes(TYPES, t)) fail(ctx, line, `unknown Type=${value}`);
         spec.type = t; break;
       }
-      case "Service.PIDFile": case "Service.BusName": case "Service.Sockets":
+      case "Service.PIDFile":
+      case "Service.BusName":
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: fail() throws (it returns never)
+      case "Service.Sockets":
         fail(ctx, line, `${key}= is not supported without systemd (${key === "Sockets" ? "no socket activation" : key === "PIDFile" ? "no forking services" : "no D-Bus"})`);
       case "Service.ExecStartPre": case "Service.ExecStart": case "Service.ExecStartPost": case "Service.ExecStop": {
         const list = spec[LIST_EXEC[key as keyof typeof LIST_EXEC]];
@@ -255,7 +258,7 @@ function splitWords(ctx: Ctx, line: number, s: string): string[] {
     for (; i < s.length; i++) {
       const c = s[i]!;
       if (c === "\\") {
-        const [text, used] = unescape(ctx, line, s, i);
+        const [text, used] = unescapeAt(ctx, line, s, i);
         w += text; i += used - 1;
       } else if (quote !== null) {
         if (c === quote) quote = null; else w += c;
@@ -269,7 +272,7 @@ function splitWords(ctx: Ctx, line: number, s: string): string[] {
 }
 
 const ESCAPES: Record<string, string> = { "\\": "\\", '"': '"', "'": "'", n: "\n", t: "\t", r: "\r", s: " ", " ": " ", a: "\x07", b: "\b", f: "\f", v: "\v" };
-function unescape(ctx: Ctx, line: number, s: string, i: number): [string, number] {
+function unescapeAt(ctx: Ctx, line: number, s: string, i: number): [string, number] {
   const c = s[i + 1];
   if (c === undefined) fail(ctx, line, "backslash at end of value");
   if (c in ESCAPES) return [ESCAPES[c]!, 2];
@@ -418,7 +421,7 @@ export function expandCommand(cmd: UnitCommand, env: Record<string, string>): st
     if (i === 0) { out.push(arg); return; }
     const whole = /^\$([A-Za-z_][A-Za-z0-9_]*)$/.exec(arg);
     if (whole) out.push(...get(whole[1]!).split(/\s+/).filter((w) => w !== ""));
-    else out.push(arg.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, k?: string) => (k === undefined ? "$" : get(k))));
+    else out.push(arg.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, k?: string) => (k === undefined ? "$" : get(k))));
   });
   return out;
 }

@@ -63,7 +63,7 @@ const Env = z.object({
   /** host:port of a separate listener serving only /metrics (e.g. 127.0.0.1:9464). */
   MESH_METRICS_ADDRESS: z
     .string()
-    .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d{1,5}$/, "MESH_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464)")
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):\d{1,5}$/, "MESH_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464)")
     .optional(),
   /** How often each instance evaluates alerts and delivers what is due. */
   MESH_ALERT_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),

@@ -59,7 +59,15 @@ export async function createWebhook(deps: Deps, opts: { actor: string; input: Cr
   await deps.db.transaction(async (tx) => {
     const existing = await tx.select({ id: webhooks.id }).from(webhooks).limit(MAX_WEBHOOKS);
     if (existing.length >= MAX_WEBHOOKS) throw new MeshError("CONFLICT", `at most ${MAX_WEBHOOKS} webhooks; delete one first`);
-    await tx.insert(webhooks).values({ id, name: input.name, url: input.url, events: input.events, offlineMinutes: input.offlineMinutes ?? null, secret: sealSecret(deps, id, secret), createdBy: opts.actor });
+    await tx.insert(webhooks).values({
+      id,
+      name: input.name,
+      url: input.url,
+      events: input.events,
+      offlineMinutes: input.offlineMinutes ?? null,
+      secret: sealSecret(deps, id, secret),
+      createdBy: opts.actor,
+    });
     // The URL may carry a path token of the receiver's: only its origin goes in the audit trail.
     await recordEvent(tx, { actor: opts.actor, action: "alert.webhook-create", target: `webhook:${id}`, data: { name: input.name, origin: new URL(input.url).origin, events: input.events, offlineMinutes: input.offlineMinutes } });
   });

@@ -4,7 +4,7 @@ import { eq, sql } from "drizzle-orm";
 import { sessions, users, type Db } from "@mesh/db";
 import { recordEvent } from "../services/record-event";
 import { ACTOR, userActor } from "./actor";
-import { readSetting, SETTING } from "./credentials";
+import { readSetting, SETTING } from "../services/settings";
 
 /**
  * `changedFromEnv`: MESH_ADMIN_PASSWORD differs from the one applied at the last start.

@@ -5,7 +5,8 @@ import { createHash } from "node:crypto";
 import { apiKeys, sessions, users, type DbOrTx } from "@mesh/db";
 import { ACTOR, keyActor, userActor } from "./actor";
 import type { Caller } from "./caller";
-import { apiKeyMatches, readSetting, SETTING } from "./credentials";
+import { apiKeyMatches } from "./credentials";
+import { readSetting, SETTING } from "../services/settings";
 import { apiKeyId } from "./api-key-format";
 import { readCookie, SESSION_COOKIE } from "./sessions";
 

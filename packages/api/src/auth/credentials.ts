@@ -1,34 +1,12 @@
 // The admin's credentials: a password for the dashboard and an API key for
 // automation. Set from the environment, or generated at first start and printed once.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
-import { settings, type Db, type DbOrTx } from "@mesh/db";
+import type { Db } from "@mesh/db";
 import { hashPassword, verifyPassword } from "./passwords";
 import { ensureAdminUser } from "./admin-user";
 import { recordEvent } from "../services/record-event";
 import { ACTOR } from "./actor";
-
-export const SETTING = {
-  adminPassword: "admin_password_hash",
-  apiKey: "admin_api_key_hash",
-  linkSecret: "link_challenge_secret",
-  secretKeyId: "secret_key_id",
-} as const;
-
-export async function readSetting(db: DbOrTx, key: string): Promise<string | null> {
-  const [row] = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, key));
-  return row?.value ?? null;
-}
-
-async function writeSetting(db: DbOrTx, key: string, value: string): Promise<void> {
-  await db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value, updatedAt: sql`now()` } });
-}
-
-/** Inserts the value unless one is there already; returns the one that won. */
-export async function settingOnce(db: DbOrTx, key: string, value: string): Promise<string> {
-  await db.insert(settings).values({ key, value }).onConflictDoNothing();
-  return (await readSetting(db, key))!;
-}
+import { readSetting, SETTING, settingOnce, writeSetting } from "../services/settings";
 
 export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");

@@ -9,7 +9,7 @@ import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
 import { CloseCode, EVERY_FEATURE, FEATURES_HEADER, HOST_FEATURE, HOST_FEATURES_HEADER, HostFrame, LIMITS, describeZodError, parseFeatures, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { SETTING, settingOnce } from "../auth/credentials";
+import { SETTING, settingOnce } from "../services/settings";
 import { ReportBatcher, reportHash } from "../services/report-batch";
 import { RateLimiter } from "../http/rate-limiter";
 import { createReportPacer, type CarriedDrift } from "./report-pacer";

@@ -4,7 +4,7 @@
 // links coming up together share a few transactions (rows written by one transaction share its xmin).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import postgres from "postgres";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { events, gateways, latestReports, nodes, reportHistory } from "@mesh/db";

@@ -3,7 +3,7 @@
 // transactions (rows written by one transaction share its xmin), and each host gets its own ack.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { events, latestReports, nodes, reportHistory } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";

@@ -69,7 +69,7 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
   const now = deps.now ? deps.now() : new Date();
   const judged = await deps.db.transaction(async (tx) => {
     const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, rolloutId)).for("update");
-    if (!r || r.state !== "running") return { step: "not-running" as const };
+    if (r?.state !== "running") return { step: "not-running" as const };
     const policy = StagedRolloutPolicy.parse(r.policy);
     if (r.waveDoneAt) return { step: "soaking" as const, r, policy };
     const deadline = new Date(r.waveStartedAt.getTime() + policy.waveTimeoutSeconds * 1000);
@@ -135,7 +135,7 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
   return deps.db.transaction(async (tx) => {
     await lockCompiler(tx);
     const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, rolloutId)).for("update");
-    if (!r || r.state !== "running" || r.currentWave !== wave - 1 || !r.waveDoneAt) return "not-running" as const;
+    if (r?.state !== "running" || r.currentWave !== wave - 1 || !r.waveDoneAt) return "not-running" as const;
     if (wave >= r.waves) {
       await tx.update(rollouts).set({ state: "completed", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, rolloutId));
       await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });

@@ -97,7 +97,7 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
   });
 
   it("a node revoked inside a wave is out of it (no timeout, no halt) and loses its pins", async () => {
-    const { g, ids } = await makeNodes(5);
+    const { g } = await makeNodes(5);
     const name = `motd-${g}`;
     await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
     const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "two\n")], rollout: { ...staged, haltAtFailurePercent: 10 } });

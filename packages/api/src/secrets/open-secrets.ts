@@ -2,7 +2,7 @@
 // sealed with, seals grant secrets an older version stored in clear, and then rewrites the tables once.
 import { eq, isNotNull } from "drizzle-orm";
 import { grants, type Db } from "@mesh/db";
-import { SETTING, settingOnce } from "../auth/credentials";
+import { SETTING, settingOnce } from "../services/settings";
 import { createSecretBox, isSealed, SecretKeyError, type SecretBox } from "./secret-box";
 import type { SecretKeySource } from "./secret-key";
 import { vacuumPurgedSecrets } from "./vacuum-purged-secrets";

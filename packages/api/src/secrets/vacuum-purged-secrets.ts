@@ -2,7 +2,7 @@
 // clear (declarations purged by migration 0005, grants sealed by openSecrets), so no dead tuple keeps them.
 import { count, sql } from "drizzle-orm";
 import { declarations, grants, type Db } from "@mesh/db";
-import { readSetting, settingOnce } from "../auth/credentials";
+import { readSetting, settingOnce } from "../services/settings";
 
 export const VACUUMED_SETTING = "secrets_vacuumed_at";
 

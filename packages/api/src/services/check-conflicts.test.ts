@@ -136,7 +136,7 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
     );
     expect(err?.code).toBe("CONFLICT");
     expect(err?.message).toContain("site is declared differently by roles");
-    expect((err?.cause as MeshError).details).toMatchObject({ nodes: 3 });
+    expect((err!.cause as MeshError).details).toMatchObject({ nodes: 3 });
     await expect(caller.role.upsert({ ...input, confirmConflicts: "yes" } as never)).rejects.toMatchObject({ code: "BAD_REQUEST" });
     await expect(caller.node.setLabels({ id: crypto.randomUUID(), labels: {}, confirmConflicts: 1 } as never)).rejects.toMatchObject({ code: "BAD_REQUEST" });
     const saved = await caller.role.upsert({ ...input, confirmConflicts: true });

@@ -79,7 +79,7 @@ describe.each(testEngines())("first declaration on %s", (engine) => {
     const { nodeId } = await enrolNode(withGrants, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
     const node = await getNode(withGrants, nodeId);
     expect(node.declaredVersion).toBe(1);
-    expect((node.declaration?.resources as { id: string }[]).map((r) => r.id)).toEqual(["db"]);
+    expect((node.declaration!.resources as { id: string }[]).map((r) => r.id)).toEqual(["db"]);
     expect(await withGrants.db.select().from(grantsTable).where(eq(grantsTable.nodeId, nodeId))).toHaveLength(1);
     // The oracle keeps the grant and the declaration as they are.
     const oracle = await withGrants.db.transaction(async (tx) => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { MeshError } from "../errors";
+import type { MeshError } from "../errors";
 import { createToken } from "./create-token";
 import { enrolNode } from "./enrol-node";
 import { upsertRole, deleteRole } from "./roles";
@@ -97,7 +97,7 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     const before = await getNode(deps, nodeId);
     const after = await setLabels(deps, { actor: "test", input: { id: nodeId, labels: { zone: "b" } } });
     expect(after.declaredVersion).toBe(before.declaredVersion + 1);
-    expect(((await getNode(deps, nodeId)).declaration?.resources as unknown[]).length).toBe(1);
+    expect(((await getNode(deps, nodeId)).declaration!.resources as unknown[]).length).toBe(1);
     await deleteRole(deps, { actor: "test", name: "labelled" });
   });
 

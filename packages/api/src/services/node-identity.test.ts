@@ -75,7 +75,7 @@ describe.each(testEngines())("node identity on %s", (engine) => {
     const machineId = crypto.randomUUID();
     const real = await enrol(machineId, { labels: { app: "shop" } });
     const before = await getNode(deps, real.nodeId);
-    expect((before.declaration?.resources as Array<{ id: string }>).map((r) => r.id)).toEqual(["shop", "shop-db"]);
+    expect((before.declaration!.resources as Array<{ id: string }>).map((r) => r.id)).toEqual(["shop", "shop-db"]);
     const attacker = await enrol(machineId, { labels: { tier: "evil" } });
     expect(attacker).toMatchObject({ nodeId: real.nodeId, awaitingApproval: true, labels: { tier: "evil" } });
     const after = await getNode(deps, real.nodeId);

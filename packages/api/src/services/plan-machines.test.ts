@@ -55,7 +55,7 @@ describe.each(testEngines())("role.plan against reports on %s", (engine) => {
       [1, "fail: parent directory /srv/www missing"],
       [1, "update index"],
     ]);
-    expect(byLabel["unchanged"]!.examples.map((e) => e.name).sort()).toEqual(["db-1", "db-2"]);
+    expect(byLabel.unchanged!.examples.map((e) => e.name).sort()).toEqual(["db-1", "db-2"]);
     const updated = plan.groups.find((g) => g.label === "update index" && g.reported)!;
     expect(updated.examples.map((e) => e.name).sort()).toEqual(["applied-1", "applied-2", "applied-3"]);
     expect(plan.diffs[updated.changes[0]!.diff!]!.lines).toEqual(["@@ -1,1 +1,1 @@", "-v1", "+v2"]);

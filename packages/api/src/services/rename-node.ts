@@ -16,6 +16,7 @@ export const RenameNodeInput = z.strictObject({
     .string()
     .max(NODE_NAME_MAX, `a name is at most ${NODE_NAME_MAX} characters`)
     .transform((s) => s.trim())
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "a name has no control characters"),
 });
 

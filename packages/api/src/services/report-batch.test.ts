@@ -4,7 +4,7 @@
 // spent budgets, more than REPORT_HISTORY_PER_NODE reports per node, several reports of a node in one batch).
 import { describe, expect, it } from "vitest";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { events, latestReports, nodes, reportHistory } from "@mesh/db";
+import { events, latestReports, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";

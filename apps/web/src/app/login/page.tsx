@@ -21,6 +21,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
           <label htmlFor="password" className="block text-sm font-medium">
             Password
           </label>
+          {/* biome-ignore lint/a11y/noAutofocus: the page's one field; a person comes here to type the password */}
           <input id="password" name="password" type="password" required autoFocus autoComplete="current-password" className={field} />
         </div>
         {error && (

@@ -86,6 +86,7 @@ export function RoleEditor({ initial, storedRollout = null }: { initial: RoleDra
 
   // A refusal answers the role as it was sent: an edit since then clears it.
   const { reset } = save;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the edited fields are the trigger, not inputs of the effect
   useEffect(() => reset(), [name, selectorText, resourcesText, revokeOfflineText, reset]);
   const refusal = save.isError ? conflictsOf(save.error) : null;
   const hasError = (f: Field) => shows(f) && !!draft.errors?.[f]?.length;

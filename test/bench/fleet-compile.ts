@@ -2,6 +2,9 @@
 // compiler (recompileNode in a loop, ~6 queries a node) against the set-based one
 // (recompile-fleet.ts), at 1,000 and 10,000 nodes seeded straight into a fresh Postgres database.
 // Run: DATABASE_URL=postgres://… npm run bench:compile -w @mesh/test   (BENCH_COMPILE_NODES=1000,10000)
+// Then (BENCH_COMPILE_FOLD=0 skips it) role.upsert against the same save with the conflict check reading
+// and compiling the fleet apart from the compile (as it did before decision DRAFT-C), alternated on one
+// database so that a busy machine weighs on both alike.
 import postgres from "postgres";
 import pino from "pino";
 import { inArray, sql as dsql } from "drizzle-orm";
@@ -13,11 +16,18 @@ import type { Deps } from "../../packages/api/src/deps";
 import { upsertRole } from "../../packages/api/src/services/roles";
 import { COMPILABLE_STATES, loadRoles, lockCompiler, recompileNode } from "../../packages/api/src/services/recompile-node";
 import { recordEvent } from "../../packages/api/src/services/record-event";
+import { checkConflicts, refuseNewConflicts } from "../../packages/api/src/services/check-conflicts";
+import { writeRoleVersion } from "../../packages/api/src/services/write-role-version";
+import { recompileFleet } from "../../packages/api/src/services/recompile-fleet";
+import { dropPins, supersedeRollouts } from "../../packages/api/src/rollouts/start-rollout";
 
 const SIZES = (process.env.BENCH_COMPILE_NODES ?? "1000,10000").split(",").map(Number);
 const RUNS_NEW = 3;
 /** BENCH_COMPILE_OLD=0 skips the old compiler (tens of seconds at 10,000 nodes). */
 const WITH_OLD = process.env.BENCH_COMPILE_OLD !== "0";
+/** BENCH_COMPILE_FOLD=0 skips the comparison with the conflict check apart from the compile. */
+const WITH_FOLD = process.env.BENCH_COMPILE_FOLD !== "0";
+const RUNS_FOLD = 5;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function seed(url: string, n: number) {
@@ -62,6 +72,45 @@ async function oldUpsertRole(deps: Deps, input: RoleInput): Promise<number> {
   });
 }
 
+/** role.upsert (all at once) as it was with the conflict check apart: it read and compiled the fleet, then recompileFleet read and compiled it again. */
+async function twoReadsUpsertRole(deps: Deps, input: RoleInput): Promise<number> {
+  const role = Role.parse(input);
+  return deps.db.transaction(async (tx) => {
+    await lockCompiler(tx);
+    const check = await checkConflicts(tx, { role });
+    refuseNewConflicts(check, false);
+    await writeRoleVersion(tx, { actor: "bench", role, source: null, message: null, check });
+    await supersedeRollouts(tx, role.name, null, new Date());
+    await dropPins(tx, role.name);
+    return (await recompileFleet(tx, { actor: "bench" })).changed;
+  });
+}
+
+/** The two, alternated on one database: medians of RUNS_FOLD each. */
+async function measureFold(n: number): Promise<{ apart: number[]; folded: number[] }> {
+  const pg = await createPostgresDatabase("mesh_bench");
+  const database = await createDb({ url: pg.url, maxConnections: 4 });
+  try {
+    await migrate(database);
+    await seed(pg.url, n);
+    const deps: Deps = { db: database.db, log: pino({ level: "silent" }) };
+    const apart: number[] = [];
+    const folded: number[] = [];
+    for (let round = 1; round <= RUNS_FOLD; round++) {
+      let t0 = performance.now();
+      await twoReadsUpsertRole(deps, bigRole(2 * round));
+      apart.push(performance.now() - t0);
+      t0 = performance.now();
+      await upsertRole(deps, { actor: "bench", input: bigRole(2 * round + 1) });
+      folded.push(performance.now() - t0);
+    }
+    return { apart, folded };
+  } finally {
+    await database.close();
+    await pg.drop();
+  }
+}
+
 async function measure(n: number, mode: "old" | "new"): Promise<{ ms: number[]; changed: number; unchangedMs?: number }> {
   const pg = await createPostgresDatabase("mesh_bench");
   const database = await createDb({ url: pg.url, maxConnections: 4 });
@@ -103,3 +152,13 @@ const header = ["nodes", "changed", "old: upsert (2 KB to all)", "new: upsert (2
 console.log(`\nrole.upsert of a 2 KB file to every node, Postgres 15, one transaction (median; old once at > 2,000 nodes):\n`);
 console.log(`| ${header.join(" | ")} |\n| ${header.map(() => "---").join(" | ")} |`);
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+
+if (WITH_FOLD) {
+  const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
+  console.log(`\nrole.upsert of a 2 KB file to every node: the conflict check apart (its own read and compiles) or folded into the compile's (median of ${RUNS_FOLD}, alternated):\n`);
+  console.log(`| nodes | check apart (two reads) | check folded (one read) |\n| --- | --- | --- |`);
+  for (const n of SIZES) {
+    const { apart, folded } = await measureFold(n);
+    console.log(`| ${n.toLocaleString("en")} | ${fmt(apart)} | ${fmt(folded)} |`);
+  }
+}

@@ -59,12 +59,12 @@ interface Enrolled {
   nodeId: string;
 }
 
-/** n hosts enrolled at `url` with LABELS, running with a 1 s interval, each linked. */
-async function enrolHosts(url: string, n: number, tag: string): Promise<Enrolled[]> {
+/** n hosts enrolled at `url` with `labels` (LABELS), running with a 1 s interval, each linked. */
+async function enrolHosts(url: string, n: number, tag: string, labels: Record<string, string> = LABELS): Promise<Enrolled[]> {
   const out: Enrolled[] = [];
   for (let i = 0; i < n; i++) {
     const host = new Host(`${tag}-${i}`);
-    const { token } = await api(url).mutate("token.create", { labels: LABELS });
+    const { token } = await api(url).mutate("token.create", { labels });
     const r = host.enrol(url, token);
     expect(r.code, r.stderr).toBe(0);
     out.push({ host, nodeId: host.status().nodeId as string });
@@ -289,11 +289,23 @@ postgresOnly("two control planes on one database run a rollout on one instance a
   let b: ControlPlane;
   let sql: postgres.Sql;
   let hosts: Enrolled[] = [];
+  let holder: Enrolled[] = [];
   const get = (id: string) => api(b.url).query("rollout.get", { id });
 
   beforeAll(async () => {
     a = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
-    // A is the holder: it took the lease before B existed, and renews it every tick.
+    // An idle control plane takes no lease (it writes nothing for rollouts): A is made the holder by a
+    // rollout running before B exists, of another role, to a host that has stopped (its canary never
+    // reports, so that rollout runs until its long timeout). A took the lease for it and renews it every tick.
+    holder = await enrolHosts(a.url, 1, "holder", { fleet: "holder" });
+    await holder[0]!.host.stop();
+    const held = await api(a.url).mutate("role.upsert", {
+      name: "holder",
+      selector: { labels: { fleet: "holder" } },
+      resources: [{ type: "file", id: "holder", path: "/etc/holder.conf", content: "1\n" }],
+      rollout: staged({ canary: { count: 1 }, waves: { size: 1 }, waveTimeoutSeconds: 3600 }),
+    });
+    expect(held.rollout.plan.waves).toEqual([1]);
     await waitFor("a holding the lease", () => a.output.includes("rollout lease taken"), SLOW);
     b = await ControlPlane.start({ engine: "postgres", databaseUrl: a.databaseUrl, env: ROLLOUT_ENV });
     sql = postgres(a.databaseUrl!, { max: 1, onnotice: () => {} });
@@ -308,7 +320,7 @@ postgresOnly("two control planes on one database run a rollout on one instance a
     await sql?.end({ timeout: 1 });
     await b?.stop();
     await a?.dispose();
-    for (const h of hosts) h.host.dispose();
+    for (const h of [...hosts, ...holder]) h.host.dispose();
   });
 
   it("the lease holder runs the rollout; killed, the other takes over after the lease expires and finishes it, each wave once", async () => {

@@ -35,6 +35,23 @@ const AUDIT_ACTIONS: Record<string, AlertEvent> = {
   "rollout.halt": "rollout-halted",
 };
 
+/** An enabled webhook watching an event judged on a time window rather than on the audit trail. */
+const WATCHES_WINDOW = sql.raw(`w.enabled and (w.events ? 'offline' or w.events ? 'failing')`);
+
+/**
+ * A webhook that starts watching a window (created or enabled): when no other enabled one watches any,
+ * the evaluator has left the cursor's time alone while idle, so it is moved to now, in the webhook's own
+ * transaction: the first window read for the new webhook starts when it was made, as it did when the
+ * time moved every run. Nothing when another enabled webhook watches a window (the time is current).
+ */
+export async function restartAlertWindow(tx: Tx, webhookId: string): Promise<void> {
+  await tx.execute(sql`
+    update alert_cursor set evaluated_at = now()
+    where id = 1 and evaluated_at < now()
+      and exists (select 1 from webhooks w where w.id = ${webhookId} and ${WATCHES_WINDOW})
+      and not exists (select 1 from webhooks w where w.id <> ${webhookId} and ${WATCHES_WINDOW})`);
+}
+
 interface Hook {
   id: string;
   events: AlertEvent[];
@@ -81,6 +98,21 @@ export function createAlertEvaluator(deps: Pick<Deps, "db" | "log">, opts: { now
   }
 
   return async function evaluate(): Promise<{ deliveries: number } | null> {
+    // Decided on a plain read first (no row lock, no transaction id): a run not due, or one with nothing
+    // to read, writes nothing. Idle means no event after the cursor and no enabled webhook watching a
+    // window (offline, failing: those are judged on (evaluated_at, now] and need the cursor's time moved).
+    // The cursor's time then stays where it was: a webhook that starts watching a window restarts it
+    // (restartAlertWindow), so an old window is never read for it.
+    const [state] = rowsOf<{ young: boolean; events: boolean; windowed: boolean }>(
+      await deps.db.execute(sql`
+        select c.evaluated_at > now() - make_interval(secs => ${(opts.minIntervalMs ?? 0) / 1000}) as young,
+               exists (select 1 from events e where e.id > c.event_id) as events,
+               exists (select 1 from webhooks w where ${WATCHES_WINDOW}) as windowed
+        from alert_cursor c where c.id = 1`),
+    );
+    if (!state) return null;
+    if (opts.minIntervalMs && state.young) return null;
+    if (!state.events && !state.windowed) return { deliveries: 0 };
     return deps.db.transaction(async (tx) => {
       const [cursor] = rowsOf<{ event_id: string | number; evaluated_at: string | Date; now: string | Date; xmin: string; xmax: string }>(
         await tx.execute(sql`

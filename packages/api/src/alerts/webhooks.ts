@@ -8,6 +8,7 @@ import { alertAttempts, alertDeliveries, webhooks, ALERT_EVENTS } from "@mesh/db
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
+import { restartAlertWindow } from "./evaluate-alerts";
 
 export const MAX_WEBHOOKS = 50;
 export const ATTEMPTS_SHOWN = 20;
@@ -68,6 +69,8 @@ export async function createWebhook(deps: Deps, opts: { actor: string; input: Cr
       secret: sealSecret(deps, id, secret),
       createdBy: opts.actor,
     });
+    // The first webhook watching offline or failing: its windows start now, not where an idle evaluator left them.
+    await restartAlertWindow(tx, id);
     // The URL may carry a path token of the receiver's: only its origin goes in the audit trail.
     await recordEvent(tx, { actor: opts.actor, action: "alert.webhook-create", target: `webhook:${id}`, data: { name: input.name, origin: new URL(input.url).origin, events: input.events, offlineMinutes: input.offlineMinutes } });
   });
@@ -86,8 +89,11 @@ export async function deleteWebhook(deps: Deps, opts: { actor: string; id: strin
 
 export async function setWebhookEnabled(deps: Deps, opts: { actor: string; id: string; enabled: boolean }) {
   await deps.db.transaction(async (tx) => {
-    const changed = await tx.update(webhooks).set({ enabled: opts.enabled }).where(eq(webhooks.id, opts.id)).returning({ id: webhooks.id });
-    if (changed.length === 0) throw new MeshError("NOT_FOUND", "no such webhook");
+    const [before] = await tx.select({ enabled: webhooks.enabled }).from(webhooks).where(eq(webhooks.id, opts.id)).for("update");
+    if (!before) throw new MeshError("NOT_FOUND", "no such webhook");
+    await tx.update(webhooks).set({ enabled: opts.enabled }).where(eq(webhooks.id, opts.id));
+    // Enabled again: when it is the only one watching offline or failing, its windows start now.
+    if (opts.enabled && !before.enabled) await restartAlertWindow(tx, opts.id);
     await recordEvent(tx, { actor: opts.actor, action: opts.enabled ? "alert.webhook-enable" : "alert.webhook-disable", target: `webhook:${opts.id}` });
   });
   return { ok: true };

@@ -3,6 +3,10 @@
 // fleet costs (pg_stat_user_tables / pg_stat_database deltas). Figures go to docs/decisions (liveness).
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_IDLE=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        MEASURE_HOSTS=2000 MEASURE_IDLE_S=60 npx vitest run src/gateway/idle-writes.measure.test.ts
+// The control plane's periodic workers run too, at their defaults, as `npm start` runs them (the alert
+// worker with its revoke-offline sweep, the rollout worker); MEASURE_WORKERS=0 leaves them out.
+// MEASURE_TIMER_REPORTS=0: no report at all in the window (a fully idle fleet). The rows written per
+// table are printed too, to name each writer.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { sign } from "node:crypto";
@@ -19,11 +23,15 @@ import { createToken } from "../services/create-token";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway } from "./gateway";
+import { startAlertWorker } from "../alerts/alert-worker";
+import { startRolloutWorker } from "../rollouts/rollout-worker";
 
 const HOSTS = Number(process.env.MEASURE_HOSTS ?? 2000);
 const IDLE_S = Number(process.env.MEASURE_IDLE_S ?? 60);
 /** Each host sends its (unchanged) report once during the window, as a host's reconcile timer does. */
 const TIMER_REPORTS = process.env.MEASURE_TIMER_REPORTS !== "0";
+/** The control plane's periodic workers (alerts and revoke-offline sweep, rollouts), at their defaults. */
+const WORKERS = process.env.MEASURE_WORKERS !== "0";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -41,6 +49,8 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
     const stats = postgres(pg.url, { max: 1, onnotice: () => {} });
     const deps: Deps = { db: t.database.db, log: pino({ level: "warn" }) };
     const gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-measure" });
+    const stopAlerts = WORKERS ? startAlertWorker(deps) : async () => {};
+    const rollouts = WORKERS ? startRolloutWorker(deps) : null;
     const server = http.createServer((req, res) => (req.url === CHALLENGE_PATH ? gateway.handleChallenge(req, res) : res.writeHead(404).end()));
     server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -58,7 +68,10 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
       const [tables] = await stats`select coalesce(sum(n_tup_upd + n_tup_ins + n_tup_del), 0)::bigint as rows,
         coalesce(sum(case when relname = 'nodes' then n_tup_upd end), 0)::bigint as nodes from pg_stat_user_tables`;
       const [db] = await stats`select xact_commit::bigint as commits from pg_stat_database where datname = current_database()`;
-      return { rows: Number(tables!.rows), nodes: Number(tables!.nodes), commits: Number(db!.commits) };
+      const perTable = new Map(
+        (await stats`select relname, (n_tup_upd + n_tup_ins + n_tup_del)::bigint as n from pg_stat_user_tables`).map((r) => [r.relname as string, Number(r.n)]),
+      );
+      return { rows: Number(tables!.rows), nodes: Number(tables!.nodes), commits: Number(db!.commits), perTable };
     };
     // The link-up phase too: statistics reach the shared view up to ~10 s late (PG 15).
     await sleep(12_000);
@@ -114,9 +127,14 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
       `IDLE ${HOSTS} hosts, ${seconds.toFixed(0)} s${TIMER_REPORTS ? ", one unchanged timer report each" : ""}: ` +
         `row writes ${after.rows - before.rows} (${per(after.rows - before.rows)}/s), ` +
         `nodes row updates ${after.nodes - before.nodes} (${per(after.nodes - before.nodes)}/s), ` +
-        `commits ${after.commits - before.commits} (${per(after.commits - before.commits)}/s; includes this script's 2 reads)`,
+        `commits ${after.commits - before.commits} (${per(after.commits - before.commits)}/s; includes this script's 2 reads)` +
+        (WORKERS ? "; with the alert and rollout workers" : "; gateway only"),
     );
+    const byTable = [...after.perTable].map(([table, n]) => [table, n - (before.perTable.get(table) ?? 0)] as const).filter(([, n]) => n > 0);
+    console.log(`IDLE rows written per table: ${byTable.map(([table, n]) => `${table} ${n} (${per(n)}/s)`).join(", ") || "none"}`);
     for (const ws of sockets) ws.terminate();
+    await rollouts?.stop();
+    await stopAlerts();
     await gateway.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await stats.end();

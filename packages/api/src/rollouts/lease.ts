@@ -1,6 +1,7 @@
 // The rollout lease: one row in Postgres naming the control-plane instance that runs rollouts and until
-// when (the database's clock). Taken when free or expired, renewed by its owner every tick, given up at a
-// clean stop; an instance that dies loses it at expiry and another takes over. Only the holder advances
+// when (the database's clock). Taken when free or expired, renewed by its owner every tick while a rollout
+// runs (an idle tick takes nothing: rollout-worker.ts), given up at a clean stop; an instance that dies loses
+// it at expiry and another takes over. Only the holder advances
 // rollouts; the row checks in advance.ts keep a wave from being released twice even if two ever overlapped.
 import { sql } from "drizzle-orm";
 import { rolloutLease, type DbOrTx } from "@mesh/db";

@@ -14,7 +14,10 @@ import { deleteRole, listRoles, upsertRole } from "./roles";
 import { getNode } from "./get-node";
 import { setLabels } from "./set-labels";
 import { bulkSetLabels } from "./bulk-actions";
-import { checkConflicts, findNewConflicts } from "./check-conflicts";
+import { checkConflicts, checkRoleOnFleet, findNewConflicts } from "./check-conflicts";
+import { CompileCache, loadFleet, recompileFleet, withRole } from "./recompile-fleet";
+import { lockCompiler } from "./recompile-node";
+import { nextRoleVersion } from "./write-role-version";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { createCallerFactory } from "../trpc";
@@ -125,6 +128,30 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
     expect(none).toEqual({ nodes: 0, conflicts: [] });
     expect(await checkConflicts(deps.db, { labels: [] })).toEqual({ nodes: 0, conflicts: [] });
     expect(await checkConflicts(deps.db, { labels: [{ id: crypto.randomUUID(), labels: { tier: "web" } }] })).toEqual({ nodes: 0, conflicts: [] });
+  });
+
+  it("a role save's check and its compile share one read of the fleet and one compile per distinct set of matched role versions", async () => {
+    const cache = ["cache-0", "cache-1", "cache-2", "cache-3"];
+    for (const name of cache) await enrol({ tier: "cache", host: name }, name);
+    const undo = new Error("rolled back");
+    const role = Role.parse({ name: "cache", selector: { labels: { tier: "cache" } }, resources: [file("cache.conf", "1")] });
+    const ran = deps.db.transaction(async (tx) => {
+      await lockCompiler(tx);
+      const fleet = await loadFleet(tx, { selectors: [role.selector] });
+      const compiles = new CompileCache();
+      const proposed = { ...role, version: await nextRoleVersion(tx, role.name) };
+      expect(await checkRoleOnFleet(tx, fleet, proposed, compiles)).toEqual({ nodes: 0, conflicts: [] });
+      // Far fewer compiles than nodes: one per distinct set of matched role versions, before and after.
+      const checked = compiles.compiles;
+      expect(checked).toBeGreaterThan(0);
+      expect(checked).toBeLessThan(fleet.nodes.length);
+      const result = await recompileFleet(tx, { actor: "test" }, { fleet: { ...fleet, roles: withRole(fleet.roles, proposed) }, compiles });
+      expect(result.changed).toBe(cache.length);
+      // The compile ran no compile of its own: the check's "after" compiles were exactly its.
+      expect(compiles.compiles).toBe(checked);
+      throw undo;
+    });
+    await expect(ran).rejects.toBe(undo);
   });
 
   it("refuses over the tRPC API with the conflicts in the error data, and accepts confirmConflicts", async () => {

@@ -1,7 +1,9 @@
 // Conflicts caught before they are saved (issue 13): what a proposed role change or label
 // change would newly put into conflict, computed set-based. The compiler runs once per
 // distinct pair (roles matched before, roles matched after), as recompile-fleet does, never
-// once per node; the nodes are read in one query.
+// once per node; the nodes are read in one query. A role save checks on the fleet its compile
+// then uses (checkRoleOnFleet): one read of the nodes and roles, one compile per distinct set of
+// matched role versions for both.
 // A node already in conflict does not block a change unless the change adds a conflict it
 // did not have (a new resource key, or the same key between another pair of roles).
 import { profileFacts } from "./profile-facts";
@@ -11,7 +13,8 @@ import type { Labels, Role } from "@mesh/protocol";
 import { compileDeclaration, type Conflict } from "../compile/compile-declaration";
 import { matchesSelector, type NodeFacts } from "../compile/selector";
 import { MeshError } from "../errors";
-import { COMPILABLE_STATES, loadRoles } from "./recompile-node";
+import { COMPILABLE_STATES, loadRoles, type VersionedRole } from "./recompile-node";
+import { CompileCache, loadFleet, withRole, type FleetCompiled, type LoadedFleet } from "./recompile-fleet";
 import { shownName } from "./node-name";
 
 /** Node names given per conflict (the count says how many nodes there are in all). */
@@ -85,26 +88,57 @@ function profileSubset(roles: Role[]) {
 }
 
 /**
+ * What saving `proposed` (the role at the version it would get) would newly put into conflict, judged on
+ * `fleet` (loadFleet: read once, under the compiler lock) with the newest roles, not the pinned ones. The
+ * compiles land in `cache`, which the save's recompileFleet then reuses: a node whose matched role
+ * versions do not change costs no second compile. The nodes are named (one query, in shown-name order, as
+ * a refusal always named them) only when there are new conflicts. Writes nothing.
+ */
+export async function checkRoleOnFleet(db: DbOrTx, fleet: LoadedFleet, proposed: VersionedRole, cache: CompileCache): Promise<ConflictCheck> {
+  const before = fleet.roles;
+  const after = withRole(fleet.roles, proposed);
+  const compile = (facts: NodeFacts, roles: Role[]) => cache.of(facts, roles as VersionedRole[]);
+  // Whether a (before, after) pair of compiles adds a conflict: judged once per distinct pair.
+  const adds = new Map<FleetCompiled, Map<FleetCompiled, boolean>>();
+  const conflicted = new Map<string, NodeFacts>();
+  for (const node of fleet.nodes) {
+    const facts = { labels: node.labels, profile: node.profile };
+    const had = compile(facts, before);
+    const now = compile(facts, after);
+    if (had === now || now.conflicts.length === 0) continue;
+    let byNow = adds.get(had);
+    if (!byNow) adds.set(had, (byNow = new Map()));
+    let added = byNow.get(now);
+    if (added === undefined) {
+      const hadIds = new Set(had.conflicts.map(identity));
+      byNow.set(now, (added = now.conflicts.some((c) => !hadIds.has(identity(c)))));
+    }
+    if (added) conflicted.set(node.id, facts);
+  }
+  if (conflicted.size === 0) return { nodes: 0, conflicts: [] };
+  const named = await db
+    .select({ id: nodes.id, name: shownName })
+    .from(nodes)
+    .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify([...conflicted.keys()])}::jsonb)::uuid)`)
+    .orderBy(shownName, nodes.id);
+  const candidates = named.map((n) => ({ id: n.id, name: n.name, before: conflicted.get(n.id)!, after: conflicted.get(n.id)! }));
+  return findNewConflicts(candidates, before, after, compile);
+}
+
+/**
  * What the proposed change would newly put into conflict, against the roles and labels stored
  * now. Call inside the saving transaction after taking the compiler lock, so the answer holds
  * at commit. Nodes that cannot receive a declaration (pending, retiring, retired, revoked) are
- * not compiled and never conflict.
+ * not compiled and never conflict. (A role save that compiles the fleet next uses checkRoleOnFleet.)
  */
 export async function checkConflicts(db: DbOrTx, change: ProposedChange): Promise<ConflictCheck> {
-  const current = await loadRoles(db);
   if ("role" in change) {
-    const next = [...current.filter((r) => r.name !== change.role.name), change.role];
-    const rows = await db
-      .select({ id: nodes.id, name: shownName, labels: nodes.labels, profile: profileSubset([...current, change.role]) })
-      .from(nodes)
-      .where(inArray(nodes.state, [...COMPILABLE_STATES]))
-      .orderBy(shownName, nodes.id);
-    const candidates = rows.map((n) => {
-      const facts = { labels: n.labels, profile: n.profile as Record<string, unknown> };
-      return { id: n.id, name: n.name, before: facts, after: facts };
-    });
-    return findNewConflicts(candidates, current, next);
+    // Read without locking: a caller that compiles next locks the rows in its own order.
+    const fleet = await loadFleet(db, { selectors: [change.role.selector], lock: false });
+    // A version no stored one has: its compiles are its own in this cache.
+    return checkRoleOnFleet(db, fleet, { ...change.role, version: -1 }, new CompileCache());
   }
+  const current = await loadRoles(db);
   if (change.labels.length === 0) return { nodes: 0, conflicts: [] };
   const proposed = new Map(change.labels.map((l) => [l.id, l.labels]));
   // The ids as one parameter: a bulk edit of the whole fleet stays one short statement.

@@ -1,16 +1,18 @@
 // Recompiles the whole fleet after a role change, set-based: the compiler runs once per
 // distinct set of matched roles, and the writes are a handful of statements whatever the
 // number of nodes (issue 11). Single-node paths keep recompileNode (recompile-node.ts).
+// A role save loads the fleet once (loadFleet) for its conflict check and this compile, and
+// both share one compile per distinct set of matched role versions (CompileCache).
 import { profileFacts } from "./profile-facts";
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { declarations, grants as grantsTable, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
-import type { Role } from "@mesh/protocol";
+import type { Selector } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type CompiledDeclaration, type Conflict } from "../compile/compile-declaration";
-import { matchesSelector } from "../compile/selector";
+import { matchesSelector, type NodeFacts } from "../compile/selector";
 import { ensureGrants } from "../grants/ensure-node-grants";
 import { recordEvent } from "./record-event";
 import { COMPILABLE_STATES, loadRoles, lockCompiler, type CompileContext, type VersionedRole } from "./recompile-node";
-import { effectiveRoles, loadPinnedRoles, loadPins, roleVersionsOf } from "./role-pins";
+import { effectiveRoles, loadPinnedRoles, loadPins, roleVersionsOf, type NodePins } from "./role-pins";
 import { appendDeclarations, pruneBodies, pruneHistory, storeBodies, type DeclarationRow } from "./declaration-store";
 
 /** Node ids named in a conflict event; the count says how many there were in all. */
@@ -28,7 +30,7 @@ export interface FleetCompileResult {
   bodies: number;
 }
 
-interface FleetNode {
+export interface FleetNode {
   id: string;
   labels: Record<string, string>;
   profile: Record<string, unknown>;
@@ -37,17 +39,50 @@ interface FleetNode {
   hash: string | null;
 }
 
+/** A compile result and the versions of the roles that made it. */
+export type FleetCompiled = CompiledDeclaration & { roleVersions: Record<string, number> };
+
 /**
- * What the compiler's result depends on: which roles a node matches. compileDeclaration is
- * a pure function of the matched roles (it sorts them by name), so one compile serves every
- * node with the same matched set, whatever else differs in their labels and profiles. A node
- * with pins (role-pins.ts) matches other versions of some roles: the caller appends the pins.
+ * Compiles by what the result depends on: the roles a node matches, by name and version.
+ * compileDeclaration is a pure function of the matched roles (it sorts them by name), and a role
+ * version is immutable, so one compile serves every node with the same matched versions, whatever
+ * else differs in their labels and profiles, and every caller in one transaction (a role save's
+ * conflict check, before and after the change, and its compile). A pinned node (role-pins.ts) simply
+ * matches other versions of some roles.
  */
-function matchedKey(node: FleetNode, roles: Role[]): string {
-  let key = "";
-  for (let i = 0; i < roles.length; i++) key += matchesSelector(roles[i]!.selector, node) ? "1" : "0";
-  return key;
+export class CompileCache {
+  private readonly byKey = new Map<string, FleetCompiled>();
+  /** Distinct compiles run (tests count them). */
+  compiles = 0;
+
+  of(node: NodeFacts, roles: VersionedRole[]): FleetCompiled {
+    let key = "";
+    for (const role of roles) if (matchesSelector(role.selector, node)) key += `${role.name}\u0000${role.version}\u0000`;
+    let compiled = this.byKey.get(key);
+    if (!compiled) {
+      const c = compileDeclaration(node, roles);
+      this.compiles++;
+      this.byKey.set(key, (compiled = { ...c, roleVersions: roleVersionsOf(c.roles, roles) }));
+    }
+    return compiled;
+  }
 }
+
+/** The fleet as a role save reads it once, under the compiler lock: roles, pins, and the node rows locked. */
+export interface LoadedFleet {
+  /** The newest roles, by name. */
+  roles: VersionedRole[];
+  /** The profile facts the nodes' rows were read with. */
+  factKeys: Set<string>;
+  nodes: FleetNode[];
+}
+
+/** The roles with `role` put in (replacing its older version), still by name. */
+export function withRole(roles: VersionedRole[], role: VersionedRole): VersionedRole[] {
+  return [...roles.filter((r) => r.name !== role.name), role].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+const selectorKeys = (selectors: Array<Pick<Selector, "profile">>) => selectors.flatMap((s) => Object.keys(s.profile ?? {}));
 
 /** "Compilable, or one of these ids": the rows a fleet compile (and a change made with it) locks. */
 const fleetRows = (extraIds: string[]) =>
@@ -72,6 +107,38 @@ export interface FleetCompileOptions {
    * cannot change (only the released nodes' pins were deleted). Locks and compiles only them.
    */
   ids?: string[];
+  /**
+   * The fleet the caller loaded (loadFleet, rows locked) in this transaction, with the roles as they
+   * are now (its change put in): not read again. Pins are read again (the caller may have written some).
+   */
+  fleet?: LoadedFleet;
+  /** The compiles the caller already ran in this transaction (its conflict check). */
+  compiles?: CompileCache;
+}
+
+/**
+ * Reads the fleet a compile needs, in one statement for the nodes: every compilable node (or only
+ * those of `ids`) with its labels, the profile facts the roles' selectors read (the newest roles, the
+ * pinned versions, and `selectors` besides: a proposed change's), its declared version, conflicts and
+ * declaration hash, locked in id order (as lockFleetRows does: versions stay monotonic against a
+ * concurrent single-node write, and it is the order the liveness code locks rows in). Call after
+ * lockCompiler. `lock: false` reads without locking (a check that writes nothing).
+ */
+export async function loadFleet(tx: DbOrTx, opts: { ids?: string[]; selectors?: Array<Pick<Selector, "profile">>; lock?: boolean } = {}): Promise<LoadedFleet & { pins: NodePins; pinned: Map<string, VersionedRole> }> {
+  const roles = (await loadRoles(tx)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Every pin (or the named nodes') and the role versions they name: two queries whatever the fleet.
+  const pins = await loadPins(tx, opts.ids);
+  const pinned = await loadPinnedRoles(tx, pins);
+  // Selectors read a few profile facts: only those are loaded (a profile is most of a row's width).
+  const selectors = [...roles, ...pinned.values()].map((r) => r.selector).concat(opts.selectors ?? []);
+  const query = tx
+    .select({ id: nodes.id, labels: nodes.labels, profile: profileFacts(selectors), declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
+    .from(nodes)
+    .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
+    .where(opts.ids === undefined ? fleetRows([]) : and(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(opts.ids)}::jsonb)::uuid)`))
+    .orderBy(nodes.id);
+  const nodesRead = (await (opts.lock === false ? query : query.for("update", { of: nodes }))).map((n) => ({ ...n, profile: n.profile as Record<string, unknown> }));
+  return { roles, factKeys: new Set(selectorKeys(selectors)), nodes: nodesRead, pins, pinned };
 }
 
 /**
@@ -81,37 +148,25 @@ export interface FleetCompileOptions {
 export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "roles">, opts: FleetCompileOptions = {}): Promise<FleetCompileResult> {
   const { actor } = ctx;
   await lockCompiler(tx);
-  const roles = await loadRoles(tx);
-  // Every pin (or the named nodes') and the role versions they name: two queries whatever the fleet.
-  const pins = await loadPins(tx, opts.ids);
-  const pinned = await loadPinnedRoles(tx, pins);
-  // Selectors read a few profile facts: only those are loaded (a profile is most of a row's width).
-  const profile = profileFacts([...roles, ...pinned.values()].map((r) => r.selector));
-  // Locked in id order (as lockFleetRows does; rows a caller locked there are held already): versions
-  // stay monotonic against a concurrent single-node write, and it is the order the liveness code
-  // locks rows in (no deadlock, see presence.ts).
-  const fleet: FleetNode[] = (
-    await tx
-      .select({ id: nodes.id, labels: nodes.labels, profile, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
-      .from(nodes)
-      .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
-      .where(opts.ids === undefined ? fleetRows([]) : and(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(opts.ids)}::jsonb)::uuid)`))
-      .orderBy(nodes.id)
-      .for("update", { of: nodes })
-  ).map((n) => ({ ...n, profile: n.profile as Record<string, unknown> }));
-
-  // The group key: the matched roles, and the pinned versions (a pinned node matches with those).
-  const compiledBy = new Map<string, CompiledDeclaration & { roleVersions: Record<string, number> }>();
-  const compiledOf = (node: FleetNode) => {
-    const effective: { roles: VersionedRole[]; pinSignature: string } = effectiveRoles(roles, pins.get(node.id), pinned);
-    const key = matchedKey(node, effective.roles) + effective.pinSignature;
-    let compiled = compiledBy.get(key);
-    if (!compiled) {
-      const c = compileDeclaration({ labels: node.labels, profile: node.profile }, effective.roles);
-      compiledBy.set(key, (compiled = { ...c, roleVersions: roleVersionsOf(c.roles, effective.roles) }));
-    }
-    return compiled;
-  };
+  let loaded: LoadedFleet;
+  let pins: NodePins;
+  let pinned: Map<string, VersionedRole>;
+  if (opts.fleet) {
+    // The caller's fleet, read before its writes: the pins again (a staged save wrote some), and the
+    // whole fleet again only if a pinned version reads a profile fact its rows were read without.
+    loaded = opts.fleet;
+    pins = await loadPins(tx, opts.ids);
+    pinned = await loadPinnedRoles(tx, pins);
+    const factKeys = loaded.factKeys;
+    if (selectorKeys([...pinned.values()].map((r) => r.selector)).some((k) => !factKeys.has(k))) loaded = { ...(await loadFleet(tx, { ids: opts.ids })), roles: opts.fleet.roles };
+  } else {
+    const fresh = await loadFleet(tx, { ids: opts.ids });
+    ({ pins, pinned } = fresh);
+    loaded = fresh;
+  }
+  const { roles, nodes: fleet } = loaded;
+  const cache = opts.compiles ?? new CompileCache();
+  const compiledOf = (node: FleetNode) => cache.of({ labels: node.labels, profile: node.profile }, effectiveRoles(roles, pins.get(node.id), pinned).roles);
 
   // Grants are per node by nature (per-node credentials): nodes whose roles declare one, and,
   // with a provider configured, nodes still holding one (it must be revoked), take that path.
@@ -121,7 +176,7 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
 
   const conflictChanges: Array<{ id: string; conflicts: Conflict[] }> = [];
   const inConflict: FleetCompileResult["conflicts"] = [];
-  const compiledFor: Array<{ node: FleetNode; compiled: CompiledDeclaration & { roleVersions: Record<string, number> } }> = [];
+  const compiledFor: Array<{ node: FleetNode; compiled: FleetCompiled }> = [];
   for (const node of fleet) {
     const compiled = compiledOf(node);
     if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) conflictChanges.push({ id: node.id, conflicts: compiled.conflicts });

@@ -113,6 +113,10 @@ function rulesOf(due: Due[]): RevokeOfflineRule[] {
  * `minIntervalMs` ago; else the nodes revoked (none is no event).
  */
 export async function revokeOfflineNodes(deps: Pick<Deps, "db" | "log">, opts: { minIntervalMs?: number } = {}) {
+  // No role has the policy (the default): nothing can be due, so no lease is taken and nothing stamped.
+  // One read on a small table; the lease's own pre-check keeps a sweep that is not due from locking.
+  const [policy] = await deps.db.select({ name: roles.name }).from(roles).where(isNotNull(roles.revokeOfflineMinutes)).limit(1);
+  if (!policy) return { nodes: 0, grantsRevoked: 0 };
   return withSweepLease(deps.db, REVOKE_OFFLINE_LEASE, opts, async (tx, { now }) => {
     const due = await lockDue(tx, now);
     if (due.length === 0) return { nodes: 0, grantsRevoked: 0 };

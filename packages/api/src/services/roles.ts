@@ -7,12 +7,12 @@ import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { dropPins, markReleased, startRollout, supersedeRollouts, type StartedRollout } from "../rollouts/start-rollout";
 import { recordEvent } from "./record-event";
-import { lockFleetRows, recompileFleet, type FleetCompileResult } from "./recompile-fleet";
+import { CompileCache, loadFleet, recompileFleet, withRole, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 import { lockCompiler } from "./recompile-node";
-import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
-import { writeRoleVersion } from "./write-role-version";
+import { checkRoleOnFleet, refuseNewConflicts } from "./check-conflicts";
+import { nextRoleVersion, writeRoleVersion } from "./write-role-version";
 
 /** A role's selector and resources as its author sent them (their key order, no defaults added), for the editor. */
 export interface RoleSource {
@@ -83,30 +83,36 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
   const override = opts.rollout === undefined ? undefined : RolloutPolicy.parse(opts.rollout);
   const now = nowOf(deps);
   const results = await deps.db.transaction(async (tx) => {
-    // The compiler lock first: the check sees the roles and nodes the compile below will.
+    // The compiler lock first: the check sees the roles and nodes the compile below will. Both use ONE
+    // read of the roles and the fleet (its rows locked in id order: the order the presence and report
+    // batches take them in, and before startRollout's pins and rollout nodes, whose foreign keys lock
+    // the nodes they name in no order), and one compile per distinct set of matched role versions; a
+    // refusal comes before any write.
     await lockCompiler(tx);
-    const check = await checkConflicts(tx, { role });
+    const fleet = await loadFleet(tx, { selectors: [role.selector] });
+    const compiles = new CompileCache();
+    // The version this save gets (numbered under the compiler lock, as writeRoleVersion numbers it).
+    const proposed = { ...role, version: await nextRoleVersion(tx, role.name) };
+    const check = await checkRoleOnFleet(tx, fleet, proposed, compiles);
     refuseNewConflicts(check, opts.confirmConflicts);
     const { version, old } = await writeRoleVersion(tx, { actor: opts.actor, role, source: opts.source ?? null, message: opts.message ?? null, rolloutPolicy: storePolicy, check });
     const policy = override ?? (storePolicy !== undefined ? storePolicy : old?.rolloutPolicy ? RolloutPolicy.parse(old.rolloutPolicy) : null);
     let rollout: StartedRollout | null = null;
     if (policy?.mode === "staged") {
-      // The fleet's rows in id order before startRollout's pins and rollout nodes (their foreign keys lock
-      // the nodes they name, in no order): the order the presence and report batches take them in.
-      await lockFleetRows(tx);
       rollout = await startRollout(tx, { roleName: role.name, fromVersion: old?.version ?? 0, toVersion: version, role, policy, actor: opts.actor, now });
     } else {
       await supersedeRollouts(tx, role.name, null, now);
       await dropPins(tx, role.name);
     }
-    const compiled = await recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
+    const saved = version === proposed.version ? proposed : { ...role, version };
+    const compiled = await recompileFleet(tx, { actor: opts.actor, grants: deps.grants }, { fleet: { ...fleet, roles: withRole(fleet.roles, saved) }, compiles });
     if (rollout) await markReleased(tx, rollout.id, 0);
     return { compiled, rollout, version };
   });
   return { role, version: results.version, ...summarise(results.compiled), rollout: results.rollout };
 }
 
-export { nextRoleVersion } from "./write-role-version";
+export { nextRoleVersion };
 
 export async function deleteRole(deps: Deps, opts: { actor: string; name: string }) {
   const results = await deps.db.transaction(async (tx) => {

@@ -127,7 +127,9 @@ export class SelfUpgrade {
     const { packages, running } = this.opts;
     if (packages) {
       const pkg = await observePackage(packages, HOST_PACKAGE).catch(() => null);
-      if (pkg?.installed && pkg.version && !samePackageVersion(pkg.version, running)) {
+      if (pkg?.installed && pkg.version) {
+        // The same version reinstalled (`apt-get install --reinstall`, dpkg's record put back after a rollback) is no upgrade.
+        if (samePackageVersion(pkg.version, running)) return { to: running };
         return { to: pkg.version.replace(/^0:/, ""), package: { name: HOST_PACKAGE, previous: running } };
       }
     }

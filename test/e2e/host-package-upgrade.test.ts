@@ -66,8 +66,8 @@ function dpkgSandbox(root: string): void {
     return `Package: ${name}\nStatus: install ok installed\nPriority: optional\nSection: libs\nMaintainer: stub <stub@mesh.invalid>\nArchitecture: ${arch}\nVersion: ${version}\nDescription: stands for the machine's own ${name}\n`;
   });
   fs.writeFileSync(path.join(root, "var/lib/dpkg/status"), stubs.join("\n"));
-  // Their (empty) file lists, or `dpkg --audit` would ask for them to be reinstalled.
-  for (const name of ["libc6", "libgcc-s1", "libstdc++6"]) fs.writeFileSync(path.join(root, `var/lib/dpkg/info/${name}.list`), "");
+  // Their (empty) file lists and md5sums, or `dpkg --audit` would ask for them to be reinstalled.
+  for (const name of ["libc6", "libgcc-s1", "libstdc++6"]) for (const ext of ["list", "md5sums"]) fs.writeFileSync(path.join(root, `var/lib/dpkg/info/${name}.${ext}`), "");
 }
 
 describe("the host's own package", () => {

@@ -17,7 +17,7 @@ import { runningBinaryPath } from "../self-upgrade/binary-path";
 import { RELEASE_PUBLIC_KEY, TEST_BUILD, TEST_BUILD_WARNING } from "../self-upgrade/release-key";
 import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
-import { binaryIdentity, type BinaryIdentity } from "../self-upgrade/binary-watch";
+import { binaryIdentity, sameBinary, type BinaryIdentity } from "../self-upgrade/binary-watch";
 import { settleRolledBackPackage } from "../self-upgrade/host-package";
 import { chrootlessScriptsFromEnv, type PackageContext } from "../resources/package";
 import { ProcessRunner } from "../runner/process-runner";
@@ -133,6 +133,11 @@ async function daemon(
     }
     // Hosted: there is no control plane to reach, so an upgrade on trial is kept as it is.
     await trial?.commit();
+    // Hosted, nothing to report: a binary replaced on disk (a package upgrade) only needs starting.
+    if (running.startedAs && !sameBinary(running.startedAs, await binaryIdentity(running.binary))) {
+      opts.log.info({ binary: running.binary }, "host binary replaced on disk; exiting for the supervisor to start it");
+      return 0;
+    }
     // Hosted: say so once per change, not once per interval.
     const message = loaded.kind === "none" ? "not enrolled (hosted); idle until `mesh-host enrol URL --token T`" : `identity unusable: ${loaded.reason}; idle`;
     if (message !== said) {

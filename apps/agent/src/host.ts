@@ -379,7 +379,10 @@ export class Host {
       asked?.settle({ ok: true, report, changes: outcome.changes, unchanged: outcome.unchanged });
       const { item, sent } = await this.sendReport(report);
       if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
-      if (this.opts.selfUpgrade?.staged) void this.exitForUpgrade(sent ? item.sequence : null);
+      // A `host` resource put a new binary in place, or a package did (its own `package` resource, an
+      // operator's apt upgrade): this report is the last; the supervisor starts the new binary.
+      const upgrade = this.opts.selfUpgrade;
+      if (upgrade && (upgrade.staged || (await upgrade.replacedOnDisk()))) void this.exitForUpgrade(sent ? item.sequence : null);
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");

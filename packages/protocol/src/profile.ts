@@ -5,6 +5,9 @@ import { LIMITS } from "./limits";
 
 const short = z.string().max(256);
 
+export const HostInstall = z.enum(["deb", "tarball", "script"]);
+export type HostInstall = z.infer<typeof HostInstall>;
+
 export const Profile = z.strictObject({
   hostname: short,
   os: short,
@@ -19,6 +22,13 @@ export const Profile = z.strictObject({
   packageManager: short,
   machineId: z.string().max(128),
   hostVersion: short,
+  /**
+   * How this host was installed, so a role picks its upgrade path by selector (decision 0007):
+   * "deb" (the binary is dpkg's, of the mesh-host package: upgrade with a `package` resource),
+   * "tarball" (the single executable, no package: a `host` resource), "script" (`node mesh-host.js`).
+   * Optional: hosts older than this fact do not send it.
+   */
+  hostInstall: HostInstall.optional(),
 });
 export type Profile = z.infer<typeof Profile>;
 

@@ -1,7 +1,7 @@
 // The built dist/mesh-host.js run as a child process, as an operator runs it:
 // apply, enrol, status, and the daemon (hosted idle, then enrolled and linked).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -243,6 +243,42 @@ describe("mesh-host enrol and run", () => {
     const exited = new Promise<number | null>((resolve) => daemon!.once("exit", (code) => resolve(code)));
     daemon.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+
+  it("a daemon whose binary is replaced on disk (a package upgrade) reports and exits 0, enrolled or hosted", async () => {
+    // Its own copy of the bundle, so the test can put another file at its path as dpkg would (write beside, rename).
+    const bin = join(base, "bin", "mesh-host.js");
+    mkdirSync(join(base, "bin"));
+    writeFileSync(bin, readFileSync(BIN));
+    const replace = () => {
+      writeFileSync(`${bin}.dpkg-new`, readFileSync(BIN));
+      renameSync(`${bin}.dpkg-new`, bin);
+    };
+    const run = () => {
+      const child = spawn(process.execPath, [bin, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], { env: { ...process.env, MESH_LOG_LEVEL: "info" } });
+      const out = { stderr: "", exited: new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code))) };
+      child.stderr!.on("data", (c: Buffer) => (out.stderr += c.toString()));
+      return { child, out };
+    };
+
+    const hosted = run();
+    daemon = hosted.child;
+    await waitFor("the hosted log line", () => /not enrolled \(hosted\)/.test(hosted.out.stderr));
+    replace();
+    expect(await hosted.out.exited).toBe(0);
+    expect(hosted.out.stderr).toMatch(/host binary replaced on disk; exiting for the supervisor to start it/);
+
+    expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
+    const enrolled = run();
+    daemon = enrolled.child;
+    await waitFor("the report of v1", () => cp.reports.find((rep) => rep.declarationVersion === 1), 10_000);
+    const reports = cp.reports.length;
+    replace();
+    expect(await enrolled.out.exited).toBe(0);
+    // The same version put there: nothing on trial, and the report after the apply was sent before it left.
+    expect(enrolled.out.stderr).toMatch(/the host binary was replaced by the same version; exiting for the supervisor to start it/);
+    expect(cp.reports.length).toBeGreaterThan(reports);
+    expect(existsSync(join(state, "upgrade.json"))).toBe(false);
   });
 
   it("a daemon whose node.key is damaged is never hosted: it keeps reconciling, says what is damaged and how to recover", async () => {

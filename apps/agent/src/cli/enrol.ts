@@ -93,7 +93,7 @@ export async function enrolCommand(
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const publicKeyB64 = publicKey.export({ type: "spki", format: "der" }).toString("base64");
   const privateKeyPem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
-  const profile = await collectProfile(await machineId(opts.root, store));
+  const profile = await collectProfile(await machineId(opts.root, store), opts.root);
   const inventory = await collectInventory(profile);
   // Still holding the node's key (re-running enrol): prove it, so the node keeps its
   // identity without an admin's approval. A key that was itself awaiting approval proves nothing.

@@ -17,6 +17,10 @@ import { runningBinaryPath } from "../self-upgrade/binary-path";
 import { RELEASE_PUBLIC_KEY, TEST_BUILD, TEST_BUILD_WARNING } from "../self-upgrade/release-key";
 import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
+import { binaryIdentity, sameBinary, type BinaryIdentity } from "../self-upgrade/binary-watch";
+import { settleRolledBackPackage } from "../self-upgrade/host-package";
+import { chrootlessScriptsFromEnv, type PackageContext } from "../resources/package";
+import { ProcessRunner } from "../runner/process-runner";
 import { serveControlSocket, type ControlAnswer } from "../state-dir/control-socket";
 
 export async function runCommand(opts: CommonOptions & { log: Logger }): Promise<number> {
@@ -32,6 +36,12 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
     await store.removeLeftovers();
     // Before anything else: a start after a self-upgrade is on trial until the control plane is reached.
     const trial = await UpgradeTrial.begin(store, HOST_VERSION, opts.log);
+    // The host's package as the host runs on: dpkg's record put back after a rolled-back package upgrade.
+    const packages = { runner: new ProcessRunner(), root: opts.root, chrootlessScripts: chrootlessScriptsFromEnv(opts.root) };
+    await settleRolledBackPackage(store, packages, HOST_VERSION, opts.log);
+    // Taken after that: from here on a changed binary means a new one to start.
+    const binary = runningBinaryPath();
+    const startedAs = await binaryIdentity(binary);
     // `mesh-host reconcile` asks the host running now, through the state dir's control socket.
     let current: Host | null = null;
     const control = await serveControlSocket(opts.stateDir, async (request): Promise<ControlAnswer> => {
@@ -40,7 +50,7 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
       return result.ok ? { ok: true, report: result.report, changes: result.changes.slice(0, 20_000), unchanged: result.unchanged } : result;
     }, opts.log);
     try {
-      return await daemon(store, opts, trial, (h) => (current = h));
+      return await daemon(store, opts, trial, (h) => (current = h), { binary, startedAs, packages });
     } finally {
       await control.close();
       trial?.stop();
@@ -50,7 +60,13 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
   }
 }
 
-async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, trial: UpgradeTrial | null, serving: (host: Host | null) => void): Promise<number> {
+async function daemon(
+  store: DiskStore,
+  opts: CommonOptions & { log: Logger },
+  trial: UpgradeTrial | null,
+  serving: (host: Host | null) => void,
+  running: { binary: string; startedAs: BinaryIdentity | null; packages: PackageContext },
+): Promise<number> {
   let stopping = false;
   let wake: (() => void) | null = null;
   let host: Host | null = null;
@@ -85,7 +101,7 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
         linkTimeoutMs: linkTimeoutMs(),
         hostVersion: HOST_VERSION,
         log,
-        selfUpgrade: new SelfUpgrade({ store, binary: runningBinaryPath(), running: HOST_VERSION, trialMs: trialMsFromEnv(), publicKey: RELEASE_PUBLIC_KEY, log }),
+        selfUpgrade: new SelfUpgrade({ store, binary: running.binary, running: HOST_VERSION, trialMs: trialMsFromEnv(), publicKey: RELEASE_PUBLIC_KEY, log, startedAs: running.startedAs, packages: running.packages }),
         onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });
       await host.start();
@@ -117,6 +133,11 @@ async function daemon(store: DiskStore, opts: CommonOptions & { log: Logger }, t
     }
     // Hosted: there is no control plane to reach, so an upgrade on trial is kept as it is.
     await trial?.commit();
+    // Hosted, nothing to report: a binary replaced on disk (a package upgrade) only needs starting.
+    if (running.startedAs && !sameBinary(running.startedAs, await binaryIdentity(running.binary))) {
+      opts.log.info({ binary: running.binary }, "host binary replaced on disk; exiting for the supervisor to start it");
+      return 0;
+    }
     // Hosted: say so once per change, not once per interval.
     const message = loaded.kind === "none" ? "not enrolled (hosted); idle until `mesh-host enrol URL --token T`" : `identity unusable: ${loaded.reason}; idle`;
     if (message !== said) {

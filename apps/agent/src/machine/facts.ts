@@ -19,7 +19,7 @@ export function factsHash(profile: Profile, inventory: Inventory): string {
 }
 
 export async function collectFacts(root: string, store: Store): Promise<Facts> {
-  const profile = await collectProfile(await machineId(root, store));
+  const profile = await collectProfile(await machineId(root, store), root);
   const inventory = await collectInventory(profile);
   return { profile, inventory, hash: factsHash(profile, inventory) };
 }

@@ -2,7 +2,10 @@
 // memory, disk, init system, package manager). Read from the running machine.
 import { promises as fs } from "node:fs";
 import os from "node:os";
-import type { Profile } from "@mesh/protocol";
+import { execFile } from "node:child_process";
+import path from "node:path";
+import type { HostInstall, Profile } from "@mesh/protocol";
+import { runningAsSea, runningBinaryPath } from "../self-upgrade/binary-path";
 import { HOST_VERSION } from "../version";
 
 const SHORT = 256;
@@ -60,7 +63,21 @@ async function diskBytes(): Promise<number> {
   }
 }
 
-export async function collectProfile(machineId: string): Promise<Profile> {
+/**
+ * How this host was installed: "deb" when dpkg (the root's database) says the running binary is
+ * the mesh-host package's file, "tarball" for the single executable otherwise, "script" for the bundle.
+ */
+export async function hostInstall(root = "/", binary = runningBinaryPath(), sea = runningAsSea()): Promise<HostInstall> {
+  if (!sea) return "script";
+  const rel = root === "/" ? binary : `/${path.relative(root, binary)}`;
+  if (rel.startsWith("/..")) return "tarball";
+  const args = [...(root === "/" ? [] : [`--admindir=${path.join(root, "var/lib/dpkg")}`]), "-S", rel];
+  const owner = await new Promise<string>((resolve) => execFile("dpkg-query", args, { timeout: 10_000 }, (err, stdout) => resolve(err ? "" : String(stdout))));
+  // "mesh-host: /usr/bin/mesh-host" (or "mesh-host:amd64: ...").
+  return /^mesh-host(:[a-z0-9-]+)?: /m.test(owner) ? "deb" : "tarball";
+}
+
+export async function collectProfile(machineId: string, root = "/"): Promise<Profile> {
   const rel = await readOsRelease();
   return {
     hostname: short(os.hostname()),
@@ -77,5 +94,6 @@ export async function collectProfile(machineId: string): Promise<Profile> {
     packageManager: await packageManager(),
     machineId,
     hostVersion: HOST_VERSION,
+    hostInstall: await hostInstall(root),
   };
 }

@@ -9,6 +9,7 @@ import type { PackageResource } from "@mesh/protocol";
 import { digestOf, type State } from "./observed";
 import {
   applyPackage,
+  chrootlessScriptsFromEnv,
   declaredPackageState,
   describePackageDrift,
   observePackage,
@@ -20,6 +21,7 @@ import {
   type PackageContext,
 } from "./package";
 import type { ProviderContext, ResourceProvider } from "./provider";
+import { HOST_PACKAGE } from "../self-upgrade/host-package";
 
 /** What package.ts snapshots, checked when it comes back from store.json. */
 const PackageSnapshot = z.strictObject({
@@ -34,6 +36,8 @@ function packageContext(ctx: ProviderContext): PackageContext {
   return {
     runner: ctx.runner,
     root: ctx.root.dir,
+    // A sandbox root without a shell of its own (tests, dry runs) runs maintainer scripts outside it.
+    chrootlessScripts: chrootlessScriptsFromEnv(ctx.root.dir),
     // A source .deb is streamed (capped, its sha256 checked) into a new temp file dpkg can read;
     // "wx" never opens a name someone else planted.
     async download(source) {
@@ -92,6 +96,8 @@ export const packageProvider: ResourceProvider<PackageResource> = {
 
   async apply(resource, observed, ctx) {
     const pctx = packageContext(ctx);
+    // The host's own package: refused if this release was rolled back before; the running binary kept as .prev.
+    if (resource.name === HOST_PACKAGE && resource.state === "installed") await ctx.selfUpgrade?.beforeHostPackage(resource.version);
     const downloaded: string[] = [];
     const download = pctx.download!;
     pctx.download = async (source) => {

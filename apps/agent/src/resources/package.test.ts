@@ -1,5 +1,5 @@
 // The package resource against the real dpkg in a sandbox root, with .debs built here by
-// dpkg-deb; apt-get (which needs a network) is checked through the argv it would run.
+// dpkg-deb; apt-get from a local repository into the sandbox, and on the real root through the argv it would run.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -257,6 +257,30 @@ describe("package in a sandbox root, with the real dpkg", () => {
     const wrong = pkg({ version: "2.0", source: sources.get("mesh-test-pkg_1.0") });
     await expect(reconcile(wrong)).rejects.toThrow("the source .deb holds mesh-test-pkg 1.0, declared mesh-test-pkg 2.0");
     expect(ran.some((a) => a[0] === "dpkg")).toBe(false);
+  });
+
+  it("installs and goes back with apt in a sandbox root that has its own apt sources (apt with Dir=ROOT, dpkg with --root)", async () => {
+    // A local repository of both versions, as the control plane's /apt serves them.
+    const repo = join(base, "repo");
+    mkdirSync(repo, { recursive: true });
+    for (const v of ["1.0", "2.0"]) writeFileSync(join(repo, `mesh-test-pkg_${v}_all.deb`), readFileSync(debs.get(`mesh-test-pkg_${v}`)!));
+    const index = spawnSync("dpkg-scanpackages", ["--multiversion", "."], { cwd: repo, encoding: "utf8" });
+    expect(index.status, index.stderr).toBe(0);
+    writeFileSync(join(repo, "Packages"), index.stdout);
+    for (const d of ["etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial"]) mkdirSync(join(root, d), { recursive: true });
+    writeFileSync(join(root, "etc/apt/sources.list.d/mesh.list"), `deb [trusted=yes] file:${repo} ./\n`);
+
+    // apt does not know the package yet (no lists): it refreshes them once, in the sandbox, and installs.
+    expect((await reconcile(pkg({ version: "2.0" }))).observed).toMatchObject({ installed: true, version: "2.0" });
+    expect(readFileSync(shipped(), "utf8")).toBe("2.0\n");
+    const apt = ran.filter((a) => a[0] === "apt-get");
+    expect(apt.every((a) => a.includes(`Dir=${root}`) && a.includes(`DPkg::Options::=--root=${root}`))).toBe(true);
+    expect(apt.some((a) => a.includes("update"))).toBe(true);
+    // Going back to an exact older version is apt's too (a rolled-back upgrade of the host's own package).
+    const back = await restorePackage(ctx, { name: "mesh-test-pkg", installed: true, version: "1.0", status: "install ok installed", deb: null });
+    expect(back).toMatchObject({ outcome: "restored", detail: "mesh-test-pkg restored to 1.0 with apt-get" });
+    expect(readFileSync(shipped(), "utf8")).toBe("1.0\n");
+    expect((await auditDpkg(ctx)).clean).toBe(true);
   });
 
   it("refuses what only apt could do in a sandbox root, and runs nothing", async () => {

@@ -72,8 +72,16 @@ export interface DpkgRepair {
   output: string;
 }
 
+/**
+ * MESH_DPKG_SCRIPTS_CHROOTLESS=1: in a sandbox root (tests, dry runs) that has no shell of its
+ * own, maintainer scripts run outside it with DPKG_ROOT set. Never on the real root.
+ */
+export function chrootlessScriptsFromEnv(root: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  return root !== "/" && env.MESH_DPKG_SCRIPTS_CHROOTLESS === "1";
+}
+
 /** The message a sandbox gives when only apt could do what is declared. */
-export const APT_NEEDS_REAL_ROOT = "installing from an apt repository needs --root /; give a source .deb";
+export const APT_NEEDS_REAL_ROOT = "installing from an apt repository needs --root / (or a sandbox root with its own ROOT/etc/apt sources); give a source .deb";
 
 /** Installs can download and run maintainer scripts: far longer than the runner's default. */
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
@@ -209,7 +217,7 @@ export async function restorePackage(ctx: PackageContext, snapshot: PackageSnaps
     await installDeb(ctx, deb, name);
     return exactOrThrow(ctx, name, version, `from ${deb}`);
   }
-  if (ctx.root === "/") {
+  if (await aptAvailable(ctx)) {
     try {
       await aptInstall(ctx, name, version);
       return await exactOrThrow(ctx, name, version, "with apt-get");
@@ -270,10 +278,36 @@ async function installDeb(ctx: PackageContext, deb: string, name: string): Promi
   await runDpkg(ctx, ["--install", deb], `cannot install package ${name} from ${deb}`);
 }
 
+/**
+ * Whether apt can serve this root: the machine itself, or a sandbox root that carries its own
+ * apt sources (ROOT/etc/apt/sources.list or a file in sources.list.d), which apt then reads
+ * with Dir=ROOT while dpkg works with --root (see aptRootArgs).
+ */
+export async function aptAvailable(ctx: PackageContext): Promise<boolean> {
+  if (ctx.root === "/") return true;
+  const etc = join(ctx.root, "etc/apt");
+  if (await fs.access(join(etc, "sources.list")).then(() => true, () => false)) return true;
+  const parts = await fs.readdir(join(etc, "sources.list.d")).catch(() => [] as string[]);
+  return parts.some((f) => f.endsWith(".list") || f.endsWith(".sources"));
+}
+
+/** apt's options for a sandbox root: its configuration, lists, cache and dpkg database, and dpkg run with --root. */
+function aptRootArgs(ctx: PackageContext): string[] {
+  if (ctx.root === "/") return [];
+  return [
+    "-o", `Dir=${ctx.root}`,
+    "-o", `Dir::State::status=${join(ctx.root, "var/lib/dpkg/status")}`,
+    // The sandbox's lists and cache belong to whoever runs the host; apt's _apt user may not read them.
+    "-o", "APT::Sandbox::User=root",
+    ...dpkgArgs(ctx).flatMap((a) => ["-o", `DPkg::Options::=${a}`]),
+  ];
+}
+
 async function aptInstall(ctx: PackageContext, name: string, version: string | undefined): Promise<void> {
-  if (ctx.root !== "/") throw new Error(`package ${name}: ${APT_NEEDS_REAL_ROOT}`);
+  if (!(await aptAvailable(ctx))) throw new Error(`package ${name}: ${APT_NEEDS_REAL_ROOT}`);
+  await prepareSandbox(ctx);
   const argv = [
-    "apt-get", "install", "-y", "--no-install-recommends",
+    "apt-get", ...aptRootArgs(ctx), "install", "-y", "--no-install-recommends",
     // Never remove another package to make room: the host removes only what it owns.
     "--no-remove",
     // An exact version may be older than what stands; that is what was declared.
@@ -288,7 +322,7 @@ async function aptInstall(ctx: PackageContext, name: string, version: string | u
   if (result.code === 0 && !result.timedOut) return;
   if (!versionUnavailable(result)) throw new CommandFailedError(argv, result, `cannot install package ${name}`);
   // Stale package lists are the usual reason apt does not know a name or version: refresh once.
-  await runOrThrow(ctx.runner, ["apt-get", "update", "-o", "DPkg::Lock::Timeout=120"], opts, "cannot refresh the apt package lists");
+  await runOrThrow(ctx.runner, ["apt-get", ...aptRootArgs(ctx), "update", "-o", "DPkg::Lock::Timeout=120"], opts, "cannot refresh the apt package lists");
   await runOrThrow(ctx.runner, argv, opts, `cannot install package ${name}`);
 }
 

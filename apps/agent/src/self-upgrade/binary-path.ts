@@ -3,7 +3,7 @@
 import { realpathSync } from "node:fs";
 import { isSea } from "node:sea";
 
-function runningAsSea(): boolean {
+export function runningAsSea(): boolean {
   try {
     return isSea();
   } catch {

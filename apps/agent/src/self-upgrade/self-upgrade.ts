@@ -1,13 +1,18 @@
 // Putting a verified release over the running binary: write beside it, fsync, keep
 // the old one as `.prev`, leave the breadcrumb, rename. The daemon then reports and exits 0.
-import { randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { execFile } from "node:child_process";
+import { createReadStream, promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { HostResource } from "@mesh/protocol";
+import { HostVersion, type HostResource } from "@mesh/protocol";
 import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
 import { syncDir } from "../resources/atomic-write";
 import type { Store } from "../store/store";
+import { observePackage, type PackageContext } from "../resources/package";
+import { hostCommand, runningAsSea } from "./binary-path";
+import { binaryIdentity, sameBinary, type BinaryIdentity } from "./binary-watch";
+import { HOST_PACKAGE, samePackageVersion } from "./host-package";
 import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, EXITED_KEY, FAILED_KEY, FailedUpgrade, SCRIPT_ROLLBACK_REASON, readJson, type Breadcrumb } from "./upgrade-files";
@@ -22,6 +27,10 @@ export interface SelfUpgradeOptions {
   trialMs: number;
   publicKey: string | null;
   log: Logger;
+  /** The binary as it was when this process started; null: never check whether it was replaced. */
+  startedAs?: BinaryIdentity | null;
+  /** dpkg on the host's root, to tell a package upgrade (and its previous version) from a bare file swap. */
+  packages?: PackageContext | null;
 }
 
 /** The default trial: long enough for a slow link's first backoff, short enough that a bad release does not linger. */
@@ -42,7 +51,96 @@ export class SelfUpgrade {
   /** The release now at the binary's path, still to be started by the supervisor. */
   staged: { from: string; to: string } | null = null;
 
+  private replaced = false;
+
   constructor(private readonly opts: SelfUpgradeOptions) {}
+
+  /**
+   * Before the host's own package is installed over it: refused if the same version was rolled
+   * back before; otherwise the running binary gets a second name, BINARY.prev, for the rollback.
+   */
+  async beforeHostPackage(version: string | undefined): Promise<void> {
+    const { store, binary, running } = this.opts;
+    if (this.staged) throw new Error(`mesh-host ${this.staged.to} is already in place and starts next; the package waits for it`);
+    const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
+    if (failed?.package && version !== undefined && samePackageVersion(failed.to, version)) {
+      throw new Error(
+        `upgrade to mesh-host ${failed.to} failed${failed.at ? ` at ${failed.at}` : ""} and was rolled back to ${running}: ${failed.reason ?? SCRIPT_ROLLBACK_REASON}` +
+          `${failed.note ? `; ${failed.note}` : ""}; not tried again until the declaration names another version`,
+      );
+    }
+    await fs.rm(`${binary}.prev`, { force: true });
+    await fs.link(binary, `${binary}.prev`).catch(() => fs.copyFile(binary, `${binary}.prev`));
+    await syncDir(dirname(binary));
+  }
+
+  /**
+   * After every apply: whether the binary on disk is no longer the one running (a package put a
+   * new one there). The first time it is, the new binary is put on trial as a `host` upgrade would
+   * be (breadcrumb, BINARY.prev), and the daemon then reports and exits 0 for the supervisor.
+   */
+  async replacedOnDisk(): Promise<boolean> {
+    if (this.replaced) return true;
+    const { startedAs, binary, running, store, log } = this.opts;
+    if (!startedAs || this.staged) return false;
+    if (sameBinary(startedAs, await binaryIdentity(binary))) return false;
+    this.replaced = true;
+    try {
+      const next = await this.replacement();
+      if (!next) {
+        log.error({ binary }, "the host binary was replaced by one that cannot tell its version; exiting for the supervisor to start it, with no trial");
+        return true;
+      }
+      if (next.to === running) {
+        log.info({ binary, version: running }, "the host binary was replaced by the same version; exiting for the supervisor to start it");
+        return true;
+      }
+      const prev = `${binary}.prev`;
+      if (!sameBinary(startedAs, await binaryIdentity(prev))) {
+        // Not kept before (an operator's apt upgrade): the running file is still readable through /proc.
+        await fs.rm(prev, { force: true });
+        if (runningAsSea()) await fs.copyFile("/proc/self/exe", prev);
+        else log.warn({ binary }, "no copy of the previous host is kept (run as a script): a failed upgrade can go back only through the package");
+        await syncDir(dirname(binary));
+      }
+      await store.remove(EXITED_KEY);
+      const crumb: Breadcrumb = {
+        from: running,
+        to: next.to,
+        sha256: await sha256File(binary),
+        binary,
+        deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+        trialMs: this.opts.trialMs,
+        ...(next.package ? { package: next.package } : {}),
+      };
+      await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
+      this.staged = { from: running, to: next.to };
+      log.info({ from: running, to: next.to, binary, package: next.package?.name }, "host binary replaced on disk; exiting after this report for the supervisor to start it");
+    } catch (err) {
+      log.error({ binary, reason: (err as Error).message }, "the host binary was replaced; cannot put it on trial; exiting for the supervisor to start it");
+    }
+    return true;
+  }
+
+  /** The version now at the binary's path: dpkg's, when the host's own package changed, else the binary's own word. */
+  private async replacement(): Promise<{ to: string; package?: { name: string; previous: string } } | null> {
+    const { packages, running } = this.opts;
+    if (packages) {
+      const pkg = await observePackage(packages, HOST_PACKAGE).catch(() => null);
+      if (pkg?.installed && pkg.version) {
+        // The same version reinstalled (`apt-get install --reinstall`, dpkg's record put back after a rollback) is no upgrade.
+        if (samePackageVersion(pkg.version, running)) return { to: running };
+        return { to: pkg.version.replace(/^0:/, ""), package: { name: HOST_PACKAGE, previous: running } };
+      }
+    }
+    const [cmd, ...args] = hostCommand();
+    return new Promise((resolve) =>
+      execFile(cmd!, [...args, "version"], { timeout: 10_000 }, (err, stdout) => {
+        const v = HostVersion.safeParse(String(stdout).trim());
+        resolve(!err && v.success ? { to: v.data } : null);
+      }),
+    );
+  }
 
   get running(): string {
     return this.opts.running;
@@ -110,4 +208,10 @@ export class SelfUpgrade {
     this.staged = { from: running, to: resource.version };
     log.info({ from: running, to: resource.version, binary }, "new host binary in place; exiting after this report for the supervisor to start it");
   }
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
 }

@@ -19,11 +19,21 @@ export const Breadcrumb = z.strictObject({
   /** ISO time by which the new binary must have reached the control plane (or trialMs after its own start, if later). */
   deadline: z.iso.datetime(),
   trialMs: z.number().int().positive(),
+  /**
+   * Set when the new binary came with a package (the host's own `package` resource, an operator's
+   * apt upgrade): going back reinstalls `previous` with dpkg/apt so dpkg's record stays true.
+   */
+  package: z.strictObject({ name: z.string().min(1).max(128), previous: z.string().min(1).max(128) }).optional(),
 });
 export type Breadcrumb = z.infer<typeof Breadcrumb>;
 
 /** The breadcrumb of an upgrade that was rolled back; without `reason` the installation's script did it. */
-export const FailedUpgrade = Breadcrumb.extend({ reason: z.string().max(512).optional(), at: z.iso.datetime().optional() });
+export const FailedUpgrade = Breadcrumb.extend({
+  reason: z.string().max(512).optional(),
+  at: z.iso.datetime().optional(),
+  /** A package upgrade whose previous version could not be reinstalled: what dpkg's record still says, and why. */
+  note: z.string().max(512).optional(),
+});
 export type FailedUpgrade = z.infer<typeof FailedUpgrade>;
 
 export const SCRIPT_ROLLBACK_REASON = "the new binary exited before it reached the control plane; the installation's rollback step put the previous binary back";

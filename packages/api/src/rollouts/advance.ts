@@ -74,7 +74,8 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     if (r.waveDoneAt) return { step: "soaking" as const, r, policy };
     const deadline = new Date(r.waveStartedAt.getTime() + policy.waveTimeoutSeconds * 1000);
     // Outcomes from the latest reports, in one statement: a report of the released version or later decides.
-    // A declaration with a `host` resource (self-upgrade) is applied only once the node runs that release
+    // A declaration with a `host` resource (self-upgrade), or the host's own package at a version (a .deb
+    // install's upgrade, decision 0007), is applied only once the node runs that release
     // (nodes.host_version, set when the new binary links): the report the old binary sends after putting the
     // new one in place has no errors, and a release that crashes at start is only known from the next one.
     // A released node in a conflict fails at once: it kept its last good declaration (the version recorded
@@ -89,7 +90,7 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
           not exists (
             select 1 from ${declarations} d join ${declarationBodies} b on b.hash = d.hash
             where d.node_id = rn.node_id and d.version = rn.declared_version
-              and jsonb_path_exists(b.resources, '$[*] ? (@.type == "host" && @.version != $v)', jsonb_build_object('v', coalesce(n.host_version, '')))
+              and jsonb_path_exists(b.resources, '$[*] ? ((@.type == "host" || (@.type == "package" && @.name == "mesh-host")) && @.version != $v)', jsonb_build_object('v', coalesce(n.host_version, '')))
           ) as runs_declared_host
         from ${rolloutNodes} rn join ${nodes} n on n.id = rn.node_id left join latest_reports lr on lr.node_id = n.id
         where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null

@@ -155,10 +155,14 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     expect(JSON.parse(rows[0]!.body)).toMatchObject({ event: "rollout-halted", count: 1, nodes: [{ id: canary[0], detail: { rollout: rollout.id, wave: 0 } }] });
   });
 
-  it("judges a host upgrade applied only once the node runs the release, not on the report of the binary it replaces", async () => {
+  // Both upgrade paths of decision 0007: the `host` resource (tarball installs) and the host's own package (.deb installs).
+  it.each(["host", "package"] as const)("judges a host upgrade (%s resource) applied only once the node runs the release, not on the report of the binary it replaces", async (kind) => {
     const { group: g, ids } = await makeNodes(3);
     await deps.db.update(nodes).set({ hostVersion: "1.0.0" }).where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
-    const host = (version: string) => [{ type: "host" as const, id: "mesh-host", version, sha256: version.replace(/\./g, "").padStart(64, "a"), signature: "c2lnbmVk" }];
+    const host = (version: string) =>
+      kind === "host"
+        ? [{ type: "host" as const, id: "mesh-host", version, sha256: version.replace(/\./g, "").padStart(64, "a"), signature: "c2lnbmVk" }]
+        : [{ type: "package" as const, id: "mesh-host", name: "mesh-host", version }];
     const save = (version: string, rollout?: unknown) => admin().role.upsert({ name: `host-${g}`, selector: { labels: { group: g } }, resources: host(version), ...(rollout ? { rollout: rollout as never } : {}) });
     await save("1.0.0");
     const { rollout } = await save("1.0.1", staged());

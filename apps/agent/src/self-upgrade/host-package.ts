@@ -1,0 +1,42 @@
+// The host's own Debian package (`mesh-host`): what a rolled-back package upgrade leaves to
+// settle. The installation's rollback step can only put BINARY.prev back (sh + coreutils), so
+// dpkg still names the failed version; the old binary, started again, reinstalls its own
+// version (apt from the mesh's repository, or a kept .deb) so dpkg's record is true again.
+import type { Logger } from "../log";
+import { observePackage, restorePackage, type PackageContext } from "../resources/package";
+import type { Store } from "../store/store";
+import { FAILED_KEY, FailedUpgrade, readJson } from "./upgrade-files";
+
+export const HOST_PACKAGE = "mesh-host";
+
+/** "0:1.0" and "1.0" are one Debian version. */
+export function samePackageVersion(a: string | null | undefined, b: string | null | undefined): boolean {
+  return (a ?? "").replace(/^0:/, "") === (b ?? "").replace(/^0:/, "");
+}
+
+/**
+ * After a rolled-back package upgrade: when dpkg names another version than the one running,
+ * reinstall the running one. What could not be done is kept in the failed record (`note`) and
+ * so reported with the failure; nothing here throws.
+ */
+export async function settleRolledBackPackage(store: Store, pctx: PackageContext, running: string, log: Logger): Promise<void> {
+  const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
+  if (!failed?.package || failed.note) return;
+  const name = failed.package.name;
+  let note: string;
+  try {
+    const now = await observePackage(pctx, name);
+    if (now.installed && samePackageVersion(now.version, running)) return;
+    const outcome = await restorePackage(pctx, { name, installed: true, version: running, status: "install ok installed", deb: null });
+    if (outcome.outcome !== "approximate") {
+      log.info({ name, version: running, detail: outcome.detail }, "package upgrade rolled back: dpkg's record is the running version again");
+      return;
+    }
+    note = outcome.detail;
+  } catch (err) {
+    note = (err as Error).message;
+  }
+  note = `the previous binary runs, but dpkg still records ${name} ${failed.to} (\`dpkg -V ${name}\` says so): ${note}`.slice(0, 512);
+  log.error({ name, note }, "cannot put the previous package version back in dpkg's record");
+  await store.write(FAILED_KEY, JSON.stringify({ ...failed, note }));
+}

@@ -1,0 +1,118 @@
+// The host notices when a package replaced the binary it runs from: it puts the new one on
+// trial (breadcrumb naming the package and the version to go back to, BINARY.prev kept), and a
+// package version rolled back before is refused; after a rollback, dpkg's record is put back.
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../log";
+import { RecordingRunner } from "../runner/recording-runner";
+import { MemoryStore } from "../store/memory-store";
+import { binaryIdentity } from "./binary-watch";
+import { settleRolledBackPackage } from "./host-package";
+import { SelfUpgrade } from "./self-upgrade";
+import { BREADCRUMB_KEY, Breadcrumb, FAILED_KEY } from "./upgrade-files";
+
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+let dir: string;
+let binary: string;
+let store: MemoryStore;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "mesh-replaced-"));
+  temps.push(dir);
+  binary = join(dir, "mesh-host");
+  writeFileSync(binary, "binary 1.0.0\n", { mode: 0o755 });
+  store = new MemoryStore();
+});
+
+/** dpkg-query answering that mesh-host is installed at `version`. */
+const dpkgSays = (version: string) => new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true }]);
+
+async function host(runner: RecordingRunner) {
+  return new SelfUpgrade({ store, binary, running: "1.0.0", trialMs: 60_000, publicKey: null, log: silentLogger(), startedAs: await binaryIdentity(binary), packages: { runner, root: dir } });
+}
+
+/** What dpkg does: unpack beside, rename over the path. */
+function installOver(body: string) {
+  writeFileSync(`${binary}.dpkg-new`, body, { mode: 0o755 });
+  renameSync(`${binary}.dpkg-new`, binary);
+}
+
+describe("a binary replaced on disk", () => {
+  it("is not reported while the binary is the one the host started from", async () => {
+    const up = await host(dpkgSays("1.0.0"));
+    expect(await up.replacedOnDisk()).toBe(false);
+    expect(await store.read(BREADCRUMB_KEY)).toBeNull();
+  });
+
+  it("by the host's own package: the new version goes on trial, naming the package version to go back to, with the old binary kept as .prev", async () => {
+    const up = await host(dpkgSays("1.1.0"));
+    const started = statSync(binary).ino;
+    await up.beforeHostPackage("1.1.0");
+    installOver("binary 1.1.0\n");
+    expect(await up.replacedOnDisk()).toBe(true);
+    const crumb = Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))));
+    expect(crumb).toMatchObject({ from: "1.0.0", to: "1.1.0", binary, package: { name: "mesh-host", previous: "1.0.0" } });
+    expect(crumb.sha256).toBe(createHash("sha256").update("binary 1.1.0\n").digest("hex"));
+    expect(statSync(`${binary}.prev`).ino).toBe(started);
+    expect(readFileSync(`${binary}.prev`, "utf8")).toBe("binary 1.0.0\n");
+    expect(up.staged).toEqual({ from: "1.0.0", to: "1.1.0" });
+    // Asked again (the next report), still leaving: no second breadcrumb, no second check.
+    expect(await up.replacedOnDisk()).toBe(true);
+  });
+
+  it("by a reinstall of the same version: the host leaves, with nothing on trial", async () => {
+    const up = await host(dpkgSays("1.0.0"));
+    installOver("binary 1.0.0, rebuilt\n");
+    // Not run as the single executable here, so the binary's own word is not asked: dpkg says 1.0.0, which is running.
+    expect(await up.replacedOnDisk()).toBe(true);
+    expect(await store.read(BREADCRUMB_KEY)).toBeNull();
+  });
+
+  it("refuses a package version that was rolled back before, and leaves the binary alone", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ from: "1.0.0", to: "1.1.0", sha256: "a".repeat(64), binary, deadline: new Date().toISOString(), trialMs: 1000, package: { name: "mesh-host", previous: "1.0.0" } }));
+    const up = await host(dpkgSays("1.0.0"));
+    await expect(up.beforeHostPackage("1.1.0")).rejects.toThrow(/upgrade to mesh-host 1\.1\.0 failed and was rolled back to 1\.0\.0: the new binary exited before it reached the control plane.*not tried again/);
+    expect(existsSync(`${binary}.prev`)).toBe(false);
+    // Another version is tried afresh.
+    await up.beforeHostPackage("1.2.0");
+    expect(existsSync(`${binary}.prev`)).toBe(true);
+  });
+});
+
+describe("after a rolled-back package upgrade", () => {
+  const failed = { from: "1.0.0", to: "1.1.0", sha256: "a".repeat(64), deadline: new Date().toISOString(), trialMs: 1000, package: { name: "mesh-host", previous: "1.0.0" } };
+
+  it("reinstalls the running version with apt, so dpkg's record is true again", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
+    const runner = new RecordingRunner([
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      { match: (argv) => argv[0] === "apt-get" && argv.includes("install"), result: {} },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.0.0\n" } },
+    ]);
+    await settleRolledBackPackage(store, { runner, root: "/" }, "1.0.0", silentLogger());
+    const apt = runner.argvs.find((a) => a[0] === "apt-get")!;
+    expect(apt).toContain("mesh-host=1.0.0");
+    expect(apt).toContain("--allow-downgrades");
+    expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
+  });
+
+  it("keeps what it could not put back in the failed record, to be reported with the failure", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
+    // A sandbox root with no apt sources and no .deb of 1.0.0: only the .prev binary stands.
+    const runner = new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" }, repeat: true }]);
+    await settleRolledBackPackage(store, { runner, root: dir }, "1.0.0", silentLogger());
+    expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toMatch(/dpkg still records mesh-host 1\.1\.0/);
+    expect(runner.argvs.some((a) => a[0] === "apt-get" || a[0] === "dpkg")).toBe(false);
+  });
+
+  it("does nothing when dpkg already records the running version", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
+    const runner = dpkgSays("1.0.0");
+    await settleRolledBackPackage(store, { runner, root: "/" }, "1.0.0", silentLogger());
+    expect(runner.argvs.map((a) => a[0])).toEqual(["dpkg-query"]);
+  });
+});

@@ -1,0 +1,218 @@
+// A .deb-installed host upgrades through a `package` resource naming itself (decision 0007):
+// real dpkg in a sandbox root, apt from a repository (a local one built here; the control
+// plane's /apt once it serves one: see APT_SOURCE), the installed run loop as the supervisor,
+// and fake `systemctl`/`deb-systemd-invoke`/`deb-systemd-helper` on PATH that record every call.
+// The package never asks the service manager to restart the host; the host notices its binary
+// was replaced, reports and exits 0, and the run loop starts N+1. A broken N+2 comes back to N+1
+// through the installation's rollback step, with dpkg's record put back and the failure reported.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ControlPlane, engines } from "../harness/control-plane";
+import { api } from "../harness/api";
+import { buildArtifacts, type Artifacts } from "../harness/packaging";
+import { waitFor } from "../harness/wait";
+
+const N = "8.0.0";
+const N1 = "8.0.1";
+const BROKEN = "8.0.2";
+const TRIAL_MS = 15_000;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-pkg-upgrade-"));
+const sh = (cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] = {}) => {
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 300_000, ...opts });
+  return { code: r.status, stdout: String(r.stdout ?? ""), stderr: String(r.stderr ?? "") };
+};
+
+/** Where the sandbox's apt finds mesh-host: one sources.list line. After task D this is the control plane's signed /apt. */
+const APT_SOURCE = (repo: string) => process.env.MESH_TEST_APT_SOURCE ?? `deb [trusted=yes] file:${repo} ./`;
+
+/** Fake service-manager programs: each call is one line in `log`, and nothing else happens. */
+function recordingServiceManager(log: string): string {
+  const dir = path.join(tmp, "fake-bin");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const prog of ["systemctl", "deb-systemd-invoke", "deb-systemd-helper", "service", "invoke-rc.d"]) {
+    fs.writeFileSync(path.join(dir, prog), `#!/bin/sh\necho "${prog} $*" >> "${log}"\nexit 0\n`, { mode: 0o755 });
+  }
+  return dir;
+}
+
+/** A .deb like `deb` but of `version`, whose binary exits at once (a release that cannot start). */
+function brokenDeb(deb: string, version: string): string {
+  const dir = path.join(tmp, `broken-${version}`);
+  expect(sh("dpkg-deb", ["-R", deb, dir]).code).toBe(0);
+  fs.writeFileSync(path.join(dir, "usr/bin/mesh-host"), '#!/bin/sh\necho "broken build: exits at once" >&2\nexit 1\n', { mode: 0o755 });
+  const control = fs.readFileSync(path.join(dir, "DEBIAN/control"), "utf8").replace(/^Version: .*$/m, `Version: ${version}`);
+  fs.writeFileSync(path.join(dir, "DEBIAN/control"), control);
+  // The md5sums must describe the files, or `dpkg -V` would blame the repack.
+  const md5 = sh("sh", ["-c", "find usr lib -type f -print0 | sort -z | xargs -0 md5sum"], { cwd: dir });
+  fs.writeFileSync(path.join(dir, "DEBIAN/md5sums"), md5.stdout);
+  const out = path.join(tmp, `mesh-host_${version}_broken.deb`);
+  const built = sh("dpkg-deb", ["--root-owner-group", "-Zgzip", "--build", dir, out]);
+  expect(built.code, built.stderr).toBe(0);
+  return out;
+}
+
+/** A dpkg database in `root` that knows the libraries mesh-host depends on (installed for real outside it). */
+function dpkgSandbox(root: string): void {
+  for (const d of ["var/lib/dpkg/info", "var/lib/dpkg/updates", "var/log", "etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial"]) {
+    fs.mkdirSync(path.join(root, d), { recursive: true });
+  }
+  const arch = sh("dpkg", ["--print-architecture"]).stdout.trim();
+  const stubs = ["libc6", "libgcc-s1", "libstdc++6"].map((name) => {
+    const version = sh("dpkg-query", ["-W", "-f=${Version}", name]).stdout.trim() || "99";
+    return `Package: ${name}\nStatus: install ok installed\nPriority: optional\nSection: libs\nMaintainer: stub <stub@mesh.invalid>\nArchitecture: ${arch}\nVersion: ${version}\nDescription: stands for the machine's own ${name}\n`;
+  });
+  fs.writeFileSync(path.join(root, "var/lib/dpkg/status"), stubs.join("\n"));
+  // Their (empty) file lists and md5sums, or `dpkg --audit` would ask for them to be reinstalled.
+  for (const name of ["libc6", "libgcc-s1", "libstdc++6"]) for (const ext of ["list", "md5sums"]) fs.writeFileSync(path.join(root, `var/lib/dpkg/info/${name}.${ext}`), "");
+}
+
+describe("the host's own package", () => {
+  let cp: ControlPlane;
+  let n: Artifacts;
+  let n1: Artifacts;
+  let broken: string;
+  let loop: ChildProcess | null = null;
+  let loopOutput = "";
+  const root = path.join(tmp, "root");
+  const state = path.join(root, "var/lib/mesh-host");
+  const bin = path.join(root, "usr/bin/mesh-host");
+  const calls = path.join(tmp, "service-manager-calls.log");
+  let nodeId = "";
+  const client = () => api(cp.url);
+  const dpkg = (...args: string[]) => sh("dpkg", [`--root=${root}`, ...args]);
+  const node = () => client().query("node.get", { id: nodeId });
+  const declare = (version: string) =>
+    client().mutate("role.upsert", { name: "host-package", selector: { labels: { install: "deb" } }, resources: [{ type: "package", id: "mesh-host", name: "mesh-host", version }] });
+
+  beforeAll(async () => {
+    n = buildArtifacts(N, path.join(tmp, "n"));
+    n1 = buildArtifacts(N1, path.join(tmp, "n1"));
+    broken = brokenDeb(n1.deb, BROKEN);
+    // The repository: every version, as the control plane's /apt will hold them.
+    const repo = path.join(tmp, "repo");
+    fs.mkdirSync(repo);
+    for (const deb of [n.deb, n1.deb, broken]) fs.copyFileSync(deb, path.join(repo, path.basename(deb)));
+    const index = sh("dpkg-scanpackages", ["--multiversion", "."], { cwd: repo });
+    expect(index.code, index.stderr).toBe(0);
+    fs.writeFileSync(path.join(repo, "Packages"), index.stdout);
+
+    dpkgSandbox(root);
+    fs.writeFileSync(path.join(root, "etc/apt/sources.list.d/mesh.list"), `${APT_SOURCE(repo)}\n`);
+    const installed = dpkg("--force-script-chrootless", `--log=${root}/var/log/dpkg.log`, "-i", n.deb);
+    expect(installed.code, installed.stderr).toBe(0);
+
+    cp = await ControlPlane.start({ engine: engines()[0]! });
+    const { token } = await client().mutate("token.create", { labels: { install: "deb" } });
+    const enrol = sh(bin, ["enrol", cp.url, "--token", token, "--insecure", "--state-dir", state, "--root", root]);
+    expect(enrol.code, enrol.stderr).toBe(0);
+    nodeId = JSON.parse(fs.readFileSync(path.join(state, "identity.json"), "utf8")).nodeId;
+
+    // The installed run loop is the supervisor (what Restart=always and ExecStopPost do under systemd).
+    const fakeBin = recordingServiceManager(calls);
+    loop = spawn("sh", [path.join(root, "usr/lib/mesh-host/mesh-host-run-loop"), bin, state], {
+      env: {
+        ...process.env,
+        PATH: `${fakeBin}:${process.env.PATH}`,
+        MESH_ROOT: root,
+        MESH_DPKG_SCRIPTS_CHROOTLESS: "1",
+        MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS),
+        MESH_LOG_LEVEL: "info",
+        MESH_LINK_TIMEOUT_MS: "5000",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    loop.stdout!.on("data", (d) => (loopOutput += d));
+    loop.stderr!.on("data", (d) => (loopOutput += d));
+    await waitFor("the host on N", async () => (await node()).hostVersion === N, 60_000);
+  }, 900_000);
+
+  afterAll(async () => {
+    if (process.env.MESH_TEST_LOOP_LOG) fs.writeFileSync(process.env.MESH_TEST_LOOP_LOG, loopOutput);
+    if (loop && loop.exitCode === null) {
+      loop.kill("SIGTERM");
+      await new Promise((r) => setTimeout(r, 3000));
+      if (loop.exitCode === null) loop.kill("SIGKILL");
+    }
+    await cp?.dispose();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("upgrades N to N+1 through apt; nothing asks the service manager to restart it; the host exits 0 after reporting and the run loop starts N+1", async () => {
+    const changedAt = Date.now();
+    await declare(N1);
+    await waitFor(
+      "the host reporting N+1 with the package applied",
+      async () => {
+        const x = await node();
+        return x.hostVersion === N1 && x.errors.length === 0 && x.appliedVersion === x.declaredVersion && x.owned.some((o: any) => o.id === "mesh-host");
+      },
+      180_000,
+    );
+    console.log(`role change to the host reporting ${N1} through its package: ${((Date.now() - changedAt) / 1000).toFixed(1)} s`);
+    const recorded = fs.existsSync(calls) ? fs.readFileSync(calls, "utf8").split("\n").filter(Boolean) : [];
+    expect(recorded.filter((l) => l.includes("mesh-host.service") && !l.includes("daemon-reload"))).toEqual([]);
+    // N noticed its binary was replaced, reported, and left with 0; the loop started N+1 (whose trial passed).
+    expect(loopOutput).toMatch(/host binary replaced on disk; exiting after this report/);
+    expect(loopOutput).toMatch(/mesh-host exited with status 0; restarting/);
+    // The trial ends when the link is accepted, which may be told after the first report.
+    await waitFor("N+1 keeping its upgrade", () => /upgrade kept: the control plane was reached/.test(loopOutput), 30_000);
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(N1);
+    expect(sh("dpkg-query", [`--admindir=${root}/var/lib/dpkg`, "-W", "-f=${Status} ${Version}", "mesh-host"]).stdout).toBe(`install ok installed ${N1}`);
+    const verify = dpkg("-V", "mesh-host");
+    expect(verify.stdout + verify.stderr).toBe("");
+    expect(verify.code).toBe(0);
+    expect(dpkg("--audit").stdout).toBe("");
+    expect(fs.existsSync(path.join(state, "upgrade.json"))).toBe(false);
+  }, 240_000);
+
+  it("a broken N+2 (its binary exits at once) ends back on N+1 through the rollback step, dpkg's record put back, the failure reported", async () => {
+    await declare(BROKEN);
+    await waitFor(
+      "the host back on N+1, reporting the failed upgrade",
+      async () => {
+        const x = await node();
+        return x.hostVersion === N1 && x.errors.some((e: any) => e.id === "mesh-host" && /upgrade to mesh-host 8\.0\.2 failed/.test(e.message));
+      },
+      240_000,
+    );
+    const error = (await node()).errors.find((e: any) => e.id === "mesh-host");
+    expect(error.message).toMatch(/rolled back to 8\.0\.1: the new binary exited before it reached the control plane.*not tried again/);
+    expect(loopOutput).toMatch(/broken build: exits at once/);
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(N1);
+    expect(sh("dpkg-query", [`--admindir=${root}/var/lib/dpkg`, "-W", "-f=${Status} ${Version}", "mesh-host"]).stdout).toBe(`install ok installed ${N1}`);
+    const verify = dpkg("-V", "mesh-host");
+    expect(verify.stdout + verify.stderr).toBe("");
+    expect(dpkg("--audit").stdout).toBe("");
+    const recorded = fs.existsSync(calls) ? fs.readFileSync(calls, "utf8").split("\n").filter(Boolean) : [];
+    expect(recorded.filter((l) => l.includes("mesh-host.service") && !l.includes("daemon-reload"))).toEqual([]);
+  }, 300_000);
+
+  it("the maintainer scripts, with systemd running, only reload units on upgrade; install starts and remove stops", () => {
+    // The shipped scripts, run for real in a private mount namespace where /run/systemd/system
+    // exists (systemd "running") and /var/lib is a scratch tmpfs, with the recording fakes on PATH.
+    const scripts = path.join(tmp, "control");
+    expect(sh("dpkg-deb", ["-e", n1.deb, scripts]).code).toBe(0);
+    const log = path.join(tmp, "scripts-calls.log");
+    const fakeBin = recordingServiceManager(log);
+    const run = (sequence: string[][]) => {
+      fs.writeFileSync(log, "");
+      const steps = sequence.map(([script, ...args]) => `"${scripts}/${script}" ${args.join(" ")} || exit $?`).join("\n");
+      const r = sh("unshare", ["-m", "--propagation", "private", "sh", "-c", `set -e\nmount -t tmpfs none /run\nmkdir -p /run/systemd/system\nmount -t tmpfs none /var/lib\nunset DPKG_ROOT\n${steps}`], {
+        env: { ...process.env, PATH: `${fakeBin}:${process.env.PATH}` },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return fs.readFileSync(log, "utf8").split("\n").filter(Boolean);
+    };
+    // dpkg's order on upgrade: old prerm upgrade, new postrm... (old postrm upgrade), new postinst configure OLD.
+    const upgrade = run([["prerm", "upgrade", N1], ["postrm", "upgrade", N1], ["postinst", "configure", N]]);
+    expect(upgrade).toEqual(["systemctl --system daemon-reload"]);
+    const install = run([["postinst", "configure"]]);
+    expect(install).toEqual(["systemctl --system daemon-reload", "deb-systemd-helper enable mesh-host.service", "deb-systemd-invoke start mesh-host.service"]);
+    const remove = run([["prerm", "remove"], ["postrm", "remove"]]);
+    expect(remove).toEqual(["deb-systemd-invoke stop mesh-host.service", "systemctl --system daemon-reload"]);
+  });
+});

@@ -72,6 +72,12 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
       later.push(...deferred);
       group = [];
     } catch (err) {
+      if (!(err instanceof TokensShort) && !isAboutItsRows(err)) {
+        // The database itself failed (unreachable, a deadline): one by one would only wait for it N times.
+        for (const item of group) out.set(item.source, { error: err });
+        group = [];
+        break;
+      }
       if (!(err instanceof TokensShort) || attempt === 1) {
         if (!(err instanceof TokensShort)) group[0]!.deps.log.warn({ err, enrolments: group.length }, "enrolment batch failed; enrolling one by one");
         later.push(...group);
@@ -93,6 +99,18 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
     }
   }
   return out;
+}
+
+/**
+ * A batch failure that one of its enrolments may have caused, which going one by one sorts out: a
+ * value Postgres refuses (SQLSTATE class 22), a constraint (23: the same machine enrolling in another
+ * transaction), a deadlock or serialization failure (40).
+ */
+function isAboutItsRows(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (typeof e.code === "string" && /^(22|23|40)[0-9A-Z]{3}$/.test(e.code)) return true;
+  }
+  return false;
 }
 
 /** The live nodes of these machines, locked in id order (two batches never wait on each other in a cycle). */

@@ -3,7 +3,7 @@
 // enrolment the old way (token read + enrolOne, as enrolNode did before group commit) and through enrolNode
 // (group commit), the two back to back at each concurrency. Prints enrolments per second, p50/p99 latency
 // and nodes per transaction. Figures go to the enrolment group commit decision note.
-// MEASURE_SHARED_TOKEN=1: every enrolment uses one token (a fleet enrolling with one token) instead of its own.
+// MEASURE_CONCURRENCY=1,10,50 (default). MEASURE_SHARED_TOKEN=1: every enrolment uses one token (a fleet enrolling with one token) instead of its own.
 // Run: cd packages/api && MESH_MEASURE_ENROL=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        MEASURE_ENROLMENTS=500 npx vitest run src/services/enrol-batch.measure.test.ts
 import { describe, expect, it } from "vitest";
@@ -21,6 +21,7 @@ import { enrolOne } from "./enrol-one";
 import { parseToken } from "./enrolment-token";
 import { readTokens, tokenRefusal } from "./enrolment-token-use";
 import { upsertRole } from "./roles";
+import { takeStatementTimes } from "../batching/statement-times";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
 const N = Number(process.env.MEASURE_ENROLMENTS ?? 500);
@@ -50,11 +51,13 @@ describe.runIf(run)("enrolment group commit (measurement)", () => {
         const [row] = await database.db.select({ n: sql<number>`count(distinct ${nodes.createdAt})::int` }).from(nodes);
         return row!.n;
       };
-      for (const c of [1, 10, 50]) {
-        for (const [label, enrol] of [
-          ["one transaction each", enrolOneByOne],
-          ["group commit", (d: Deps, r: EnrolRequest) => enrolNode(d, r, { address: "127.0.0.1" })],
-        ] as const) {
+      const ways = [
+        ["one transaction each", enrolOneByOne],
+        ["group commit", (d: Deps, r: EnrolRequest) => enrolNode(d, r, { address: "127.0.0.1" })],
+      ] as const;
+      for (const c of (process.env.MEASURE_CONCURRENCY ?? "1,10,50").split(",").map(Number)) {
+        // MEASURE_ORDER=grouped-first: the grouped run first (each run's tables hold the nodes of those before it).
+        for (const [label, enrol] of process.env.MEASURE_ORDER === "grouped-first" ? [...ways].reverse() : ways) {
           const tokens = shared
             ? Array.from({ length: N }, () => shared)
             : await Promise.all(Array.from({ length: N }, async () => (await createToken(deps, { actor: "measure", publicUrl: "http://cp", input: {} })).token));
@@ -79,6 +82,8 @@ describe.runIf(run)("enrolment group commit (measurement)", () => {
           console.log(
             `c=${c} ${label}: ${N} in ${(wall / 1000).toFixed(2)} s = ${(N / (wall / 1000)).toFixed(0)}/s; p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms; ${(N / tx).toFixed(1)} nodes per transaction`,
           );
+          const times = takeStatementTimes();
+          if (times.length > 0) console.table(times);
           expect(lat).toHaveLength(N);
         }
       }

@@ -10,6 +10,7 @@ import { loadRoles, lockCompilerShared } from "./recompile-node";
 import { insertNodesWithFirstDeclarations, planFirstDeclaration, type FirstDeclarationInput, type PlannedNode } from "./first-declaration";
 import { enrolOne, enrolledFields, LIVE_STATES, newNodeName, type EnrolledNode, type EnrolMeta } from "./enrol-one";
 import { consumeTokenUses, readTokens, tokenRefusal, type TokenRow } from "./enrolment-token-use";
+import { timed } from "../batching/statement-times";
 
 export interface EnrolItem {
   deps: Deps;
@@ -39,7 +40,7 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
   const db = items[0]!.deps.db;
   let tokens: Map<string, TokenRow>;
   try {
-    tokens = await readTokens(db, items.map((i) => i.tokenId));
+    tokens = await timed("enrol: read tokens", () => readTokens(db, items.map((i) => i.tokenId)));
   } catch (error) {
     for (const item of items) out.set(item, { error });
     return out;
@@ -67,7 +68,7 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
   // A token short of uses makes the batch roll back; it is tried once more without that token's enrolments.
   for (let attempt = 0; group.length > 0 && attempt < 2; attempt++) {
     try {
-      const { made, deferred } = await commitGroup(db, group);
+      const { made, deferred } = await timed("enrol: batch transaction", () => commitGroup(db, group));
       for (const [item, node] of made) out.set(item.source, { node });
       later.push(...deferred);
       group = [];
@@ -133,12 +134,9 @@ async function liveMachines(tx: DbOrTx, machineIds: string[]): Promise<Set<strin
 async function commitGroup(db: Db, group: Admitted[]): Promise<{ made: Map<Admitted, EnrolledNode>; deferred: Admitted[] }> {
   const now = nowOf(group[0]!.deps);
   return db.transaction(async (tx) => {
-    await lockCompilerShared(tx);
-    const roles = await loadRoles(tx);
-    const live = await liveMachines(
-      tx,
-      group.map((i) => i.request.profile.machineId),
-    );
+    await timed("enrol: compiler lock", () => lockCompilerShared(tx));
+    const roles = await timed("enrol: roles", () => loadRoles(tx));
+    const live = await timed("enrol: live nodes", () => liveMachines(tx, group.map((i) => i.request.profile.machineId)));
     const deferred: Admitted[] = [];
     const fresh: Array<{ item: Admitted; planned: PlannedNode; input: FirstDeclarationInput }> = [];
     for (const item of group) {
@@ -162,10 +160,10 @@ async function commitGroup(db: Db, group: Admitted[]): Promise<{ made: Map<Admit
     }
     const made = new Map<Admitted, EnrolledNode>();
     if (fresh.length === 0) return { made, deferred };
-    await insertNodesWithFirstDeclarations(tx, fresh);
+    await timed("enrol: nodes, declarations, events, notify", () => insertNodesWithFirstDeclarations(tx, fresh));
     const uses = new Map<string, number>();
     for (const { item } of fresh) uses.set(item.token.id, (uses.get(item.token.id) ?? 0) + 1);
-    const short = await consumeTokenUses(db, tx, uses, now);
+    const short = await timed("enrol: consume token uses", () => consumeTokenUses(db, tx, uses, now));
     if (short.length > 0) throw new TokensShort(short);
     for (const { item, input, planned } of fresh) made.set(item, { id: planned.id, name: input.values.name, labels: input.values.labels, pendingId: null });
     return { made, deferred };

@@ -87,11 +87,13 @@ export async function consumeTokenUses(db: Db, tx: DbOrTx, uses: Map<string, num
   if (ids.length > 1) await tx.select({ id: enrolmentTokens.id }).from(enrolmentTokens).where(inArray(enrolmentTokens.id, ids)).orderBy(enrolmentTokens.id).for("update");
   const json = JSON.stringify(ids.map((id) => ({ id, n: uses.get(id)! })));
   const at = now.toISOString();
+  // The id list as well as the join: the planner then reads the tokens by key, not the whole table.
   const rows = await tx.execute(sql`
-    update ${enrolmentTokens} t set uses = t.uses + v.n, last_used_at = ${at}::timestamptz
+    update ${enrolmentTokens} set uses = ${enrolmentTokens.uses} + v.n, last_used_at = ${at}::timestamptz
     from jsonb_to_recordset(${json}::jsonb) as v(id text, n int)
-    where t.id = v.id and t.revoked_at is null and t.expires_at > ${at}::timestamptz and t.uses + v.n <= t.max_uses
-    returning t.id`);
+    where ${enrolmentTokens.id} = v.id and ${inArray(enrolmentTokens.id, ids)} and ${enrolmentTokens.revokedAt} is null
+      and ${enrolmentTokens.expiresAt} > ${at}::timestamptz and ${enrolmentTokens.uses} + v.n <= ${enrolmentTokens.maxUses}
+    returning ${enrolmentTokens.id}`);
   const consumed = new Set(rowsOf<{ id: string }>(rows).map((r) => r.id));
   const short = ids.filter((id) => !consumed.has(id));
   for (const id of short) cacheOf(db).delete(id);

@@ -12,6 +12,7 @@ import { appendDeclaration, appendDeclarations, storeBodies, type DeclarationRow
 import type { VersionedRole } from "./recompile-node";
 import { roleVersionsOf } from "./role-pins";
 import { recordEvents, type EventInput } from "./record-event";
+import { timed } from "../batching/statement-times";
 
 export type NewNodeValues = Omit<typeof nodes.$inferInsert, "id" | "declaredVersion" | "conflicts"> & { labels: Record<string, string> };
 
@@ -87,11 +88,11 @@ export async function insertNodesWithFirstDeclarations(tx: DbOrTx, inputs: Array
   // Inserted in machine-id order: two batches naming the same machines wait on each other's
   // unique-index entries in one order, never in a cycle.
   const sorted = [...inputs].sort((a, b) => (a.planned.row.machineId < b.planned.row.machineId ? -1 : a.planned.row.machineId > b.planned.row.machineId ? 1 : 0));
-  await tx.insert(nodes).values(sorted.map((i) => i.planned.row));
+  await timed("enrol: insert nodes", () => tx.insert(nodes).values(sorted.map((i) => i.planned.row)));
   const finished = inputs.map(({ planned, input }) => finish(planned, input));
   const declared = finished.flatMap((f) => (f.declaration ? [f.declaration] : []));
-  await storeBodies(tx, declared);
-  await appendDeclarations(tx, declared);
-  await recordEvents(tx, inputs.flatMap((i) => i.planned.events));
-  await notifyMany(tx, finished.map((f) => f.notification));
+  await timed("enrol: store bodies", () => storeBodies(tx, declared));
+  await timed("enrol: insert declarations", () => appendDeclarations(tx, declared));
+  await timed("enrol: insert events", () => recordEvents(tx, inputs.flatMap((i) => i.planned.events)));
+  await timed("enrol: notify", () => notifyMany(tx, finished.map((f) => f.notification)));
 }

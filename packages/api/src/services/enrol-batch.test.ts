@@ -156,6 +156,28 @@ describe.each(testEngines())("enrolment group commit on %s", (engine) => {
     expect(row!.uses).toBe(6);
   });
 
+  it("answers a whole batch with the database's own failure at once, without trying each enrolment again", async () => {
+    const tokens = await Promise.all(Array.from({ length: 5 }, () => token()));
+    let transactions = 0;
+    // The database refuses every transaction (as when it is unreachable) but still reads the tokens.
+    const failing = new Proxy(deps.db, {
+      get(target, prop, receiver) {
+        if (prop === "transaction") {
+          return async () => {
+            transactions++;
+            throw Object.assign(new Error("connection refused"), { code: "ECONNREFUSED" });
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const broken: Deps = { ...deps, db: failing };
+    const results = await Promise.allSettled(tokens.map((t) => enrolNode(broken, request(t.token))));
+    expect(results.map((r) => (r.status === "rejected" ? (r.reason as Error).message : "ok"))).toEqual(Array(5).fill("connection refused"));
+    expect(transactions).toBe(1);
+  });
+
   it("answers every bad request of a batch with its own refusal and enrols the others, also when one fails the batch's statements", async () => {
     const good = await Promise.all(Array.from({ length: 6 }, () => token()));
     const revoked = await token();

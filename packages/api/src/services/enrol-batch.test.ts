@@ -157,7 +157,8 @@ describe.each(testEngines())("enrolment group commit on %s", (engine) => {
   });
 
   it("answers a whole batch with the database's own failure at once, without trying each enrolment again", async () => {
-    const tokens = await Promise.all(Array.from({ length: 5 }, () => token()));
+    const tokens = await Promise.all(Array.from({ length: 6 }, () => token()));
+    const machineId = crypto.randomUUID();
     let transactions = 0;
     // The database refuses every transaction (as when it is unreachable) but still reads the tokens.
     const failing = new Proxy(deps.db, {
@@ -173,8 +174,9 @@ describe.each(testEngines())("enrolment group commit on %s", (engine) => {
       },
     });
     const broken: Deps = { ...deps, db: failing };
-    const results = await Promise.allSettled(tokens.map((t) => enrolNode(broken, request(t.token))));
-    expect(results.map((r) => (r.status === "rejected" ? (r.reason as Error).message : "ok"))).toEqual(Array(5).fill("connection refused"));
+    // The last one is a second enrolment of the first one's machine: it would have waited for the batch.
+    const results = await Promise.allSettled(tokens.map((t, i) => enrolNode(broken, request(t.token, i === 0 || i === 5 ? machineId : crypto.randomUUID()))));
+    expect(results.map((r) => (r.status === "rejected" ? (r.reason as Error).message : "ok"))).toEqual(Array(6).fill("connection refused"));
     expect(transactions).toBe(1);
   });
 

@@ -75,9 +75,8 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
     } catch (err) {
       if (!(err instanceof TokensShort) && !isAboutItsRows(err)) {
         // The database itself failed (unreachable, a deadline): one by one would only wait for it N times.
-        for (const item of group) out.set(item.source, { error: err });
-        group = [];
-        break;
+        for (const item of [...group, ...later]) out.set(item.source, { error: err });
+        return out;
       }
       if (!(err instanceof TokensShort) || attempt === 1) {
         if (!(err instanceof TokensShort)) group[0]!.deps.log.warn({ err, enrolments: group.length }, "enrolment batch failed; enrolling one by one");

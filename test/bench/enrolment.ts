@@ -4,6 +4,7 @@
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { enrolRaw, inventory, keyPair, profile } from "../harness/link";
+import postgres from "postgres";
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
@@ -25,6 +26,14 @@ async function main() {
       lat.sort((a, b) => a - b);
       console.log(`${label}: ${n} enrolments in ${(wallMs / 1000).toFixed(2)} s = ${(n / (wallMs / 1000)).toFixed(1)}/s; latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`);
     };
+    // How many transactions made the nodes (on Postgres): a transaction's now() is its start, shared
+    // by every node it inserts, so distinct created_at = transactions (group commit batches them).
+    const stats = cp.databaseUrl ? postgres(cp.databaseUrl, { max: 1 }) : null;
+    const made = async () => {
+      if (!stats) return { nodes: 0, transactions: 0 };
+      const [row] = await stats`select count(*)::int as nodes, count(distinct created_at)::int as transactions from nodes`;
+      return { nodes: row!.nodes as number, transactions: row!.transactions as number };
+    };
     const tokens = async (n: number) => Promise.all(Array.from({ length: n }, async () => (await client.mutate("token.create", {})).token as string));
 
     // BENCH_ENROL_N enrolments at each concurrency (default 500 sequential and 50 concurrent, as before).
@@ -33,12 +42,18 @@ async function main() {
     for (const c of levels) {
       const count = n || 500;
       const pool = await tokens(count);
+      const before = await made();
       const lat: number[] = [];
       const t0 = performance.now();
       await Promise.all(Array.from({ length: c }, async () => {
         for (let token = pool.pop(); token; token = pool.pop()) lat.push(await enrolOnce(cp.url, token));
       }));
       report(`concurrency ${c} (${engine})`, count, performance.now() - t0, lat);
+      if (stats) {
+        const after = await made();
+        const tx = after.transactions - before.transactions;
+        console.log(`  ${after.nodes - before.nodes} nodes made in ${tx} transactions (${((after.nodes - before.nodes) / tx).toFixed(1)} per transaction)`);
+      }
     }
     if (!n) {
       const conTokens = await tokens(50);
@@ -46,6 +61,7 @@ async function main() {
       const con = await Promise.all(conTokens.map((token) => enrolOnce(cp.url, token)));
       report(`50 concurrent (${engine})`, 50, performance.now() - t0, con);
     }
+    await stats?.end();
   } finally {
     await cp.dispose();
   }

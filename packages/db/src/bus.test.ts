@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Database } from "./client";
 import { migrate } from "./migrate";
-import { CHANNELS, MAX_PAYLOAD_BYTES, notify } from "./bus";
+import { CHANNELS, MAX_PAYLOAD_BYTES, notify, notifyMany } from "./bus";
 import { createPostgresDatabase, startNatsServer } from "./testing";
 import { sql as drizzleSql } from "drizzle-orm";
 
@@ -123,6 +123,23 @@ describe.each(kinds)("change bus on %s", (kind) => {
     expect(a).toEqual(["both"]);
     expect(b).toEqual(["both", "only-b"]);
     await stopB();
+  });
+
+  it("delivers many notifications made in one statement, in order, after commit, and none from a rollback", async () => {
+    const got: string[] = [];
+    const unsubscribe = await database.bus.subscribe(CHANNELS.node, (p) => got.push(p));
+    await database.db
+      .transaction(async (tx) => {
+        await notifyMany(tx, [[CHANNELS.node, "rolled-back-1"], [CHANNELS.node, "rolled-back-2"]]);
+        throw new Error("rollback");
+      })
+      .catch(() => {});
+    await database.db.transaction(async (tx) => notifyMany(tx, [[CHANNELS.node, "a"], [CHANNELS.declaration, "other-channel"], [CHANNELS.node, "b"], [CHANNELS.node, "c"]]));
+    await notify(database.db, CHANNELS.node, "end");
+    await until(() => got.includes("end"));
+    expect(got).toEqual(["a", "b", "c", "end"]);
+    await expect(notifyMany(database.db, [[CHANNELS.node, "fine"], [CHANNELS.node, "x".repeat(MAX_PAYLOAD_BYTES + 1)]])).rejects.toThrow(/exceeds/);
+    await unsubscribe();
   });
 
   it("refuses a payload over the bus limit", async () => {

@@ -60,6 +60,26 @@ export async function notify(db: DbOrTx, channel: Channel, payload: string): Pro
   await db.execute(drizzleSql`select pg_notify(${channel}, ${payload})`);
 }
 
+/**
+ * Several notifications, delivered when the surrounding transaction commits, in one statement
+ * whatever their number (a batch of enrolments notifies once per node it made, not once per statement).
+ */
+export async function notifyMany(db: DbOrTx, notifications: Array<[Channel, string]>): Promise<void> {
+  for (const [channel, payload] of notifications) {
+    if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) throw new Error(`bus payload on ${channel} exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+  }
+  if (notifications.length === 0) return;
+  const [first, ...rest] = notifications;
+  if (rest.length === 0) return notify(db, first![0], first![1]);
+  // a NATS-backed database queues them for after the commit (bus-outbox.ts)
+  if (queueNotification(db, first![0], first![1])) {
+    for (const [channel, payload] of rest) queueNotification(db, channel, payload);
+    return;
+  }
+  // In the order given (ordinality): a listener hears them as if notify() had been called for each.
+  await db.execute(drizzleSql`select pg_notify(n.v->>0, n.v->>1) from jsonb_array_elements(${JSON.stringify(notifications)}::jsonb) with ordinality as n(v, i) order by n.i`);
+}
+
 export function createPostgresBus(sql: Sql): ChangeBus {
   return {
     async subscribe(channel, listener, opts = {}) {

@@ -25,6 +25,16 @@ describe("KeyBatcher", () => {
     expect(calls).toEqual([[1, 2], [3]]);
   });
 
+  it("with no window, sends the keys asked in one turn of the event loop together, and a key asked alone without waiting for a timer", async () => {
+    const calls: number[][] = [];
+    const b = new KeyBatcher<number, number>(async (keys) => (calls.push(keys), new Map(keys.map((k) => [k, k]))), { windowMs: 0 });
+    const timerFired = new Promise<string>((r) => setTimeout(() => r("timer"), 1));
+    // Sent before a 1 ms timer fires: the batch left on setImmediate, not on a timeout.
+    expect(await Promise.race([Promise.all([b.load(1), b.load(2)]).then(() => "batch"), timerFired])).toBe("batch");
+    expect(await b.load(3)).toBe(3);
+    expect(calls).toEqual([[1, 2], [3]]);
+  });
+
   it("rejects every waiter of a batch whose call failed, and goes on", async () => {
     let fail = true;
     const b = new KeyBatcher<number, number>(async (keys) => {

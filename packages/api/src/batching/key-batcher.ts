@@ -11,7 +11,10 @@
 // than the pool can take without queueing everything else behind them.
 
 export interface KeyBatcherOptions {
-  /** How long a batch stays open for more keys after its first one (default 5 ms). */
+  /**
+   * How long a batch stays open for more keys after its first one (default 5 ms). 0: only for the keys
+   * asked in the same turn of the event loop (setImmediate), so a key asked alone waits for nothing.
+   */
   windowMs?: number;
   /** At most this many keys per call; more wait for the next (default 500). */
   maxKeys?: number;
@@ -23,7 +26,7 @@ type Waiter<V> = { resolve: (v: V | undefined) => void; reject: (e: unknown) => 
 
 export class KeyBatcher<K, V> {
   private pending = new Map<K, Array<Waiter<V>>>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: { cancel(): void } | null = null;
   private inFlight = 0;
 
   constructor(
@@ -48,12 +51,22 @@ export class KeyBatcher<K, V> {
       // While every flight is taken, the keys wait for one to land (see settled()).
       if (this.inFlight >= this.maxInFlight) return;
       if (this.pending.size >= this.maxKeys) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.windowMs ?? 5);
+      else this.timer ??= this.open();
     });
   }
 
+  private open(): { cancel(): void } {
+    const windowMs = this.opts.windowMs ?? 5;
+    if (windowMs === 0) {
+      const immediate = setImmediate(() => this.flush());
+      return { cancel: () => clearImmediate(immediate) };
+    }
+    const timeout = setTimeout(() => this.flush(), windowMs);
+    return { cancel: () => clearTimeout(timeout) };
+  }
+
   private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     if (this.pending.size === 0 || this.inFlight >= this.maxInFlight) return;
     const batch = new Map<K, Array<Waiter<V>>>();

@@ -4,7 +4,7 @@
 // gateway actually serves. A challenge's pass carries its turn to the upgrade, once, for a while.
 import { describe, expect, it } from "vitest";
 import { FairLinkAdmission, LinkAdmission, MAX_RETRY_AFTER_SECONDS, SAMPLE_MS, type HandshakeDone } from "./admission";
-import { HandshakePasses, PASS_TTL_MS } from "./handshake-passes";
+import { HandshakePasses, PASS_SLOT_MS, PASS_TTL_MS } from "./handshake-passes";
 
 const clock = () => {
   let t = 1_000_000;
@@ -173,10 +173,10 @@ describe("handshakes in flight", () => {
 });
 
 describe("HandshakePasses", () => {
-  it("a pass is redeemed once; one expired unused frees its slot without counting as served", () => {
+  it("a pass is redeemed once; one unused frees its slot soon (not counted as served), and stays good until it expires", () => {
     const c = clock();
     const a = new LinkAdmission({ perSecond: 1000, burst: 100, inFlight: 2, now: c.now });
-    const passes = new HandshakePasses(PASS_TTL_MS, c.now);
+    const passes = new HandshakePasses({ now: c.now });
     const one = a.admit();
     const two = a.admit();
     if (!one.admitted || !two.admitted) throw new Error("admitted");
@@ -191,14 +191,22 @@ describe("HandshakePasses", () => {
     expect(passes.redeem(undefined)).toBeUndefined();
     done!(true);
     expect(a.handshakesInFlight).toBe(1);
-    // The other host never upgrades: its slot comes back when its pass expires.
-    c.advance(PASS_TTL_MS - 1);
+    // The other host has not upgraded here (yet, or its upgrade went to another instance): its slot comes back soon.
+    c.advance(PASS_SLOT_MS - 1);
     passes.sweep();
     expect(a.handshakesInFlight).toBe(1);
     c.advance(1);
     passes.sweep();
     expect(a.handshakesInFlight).toBe(0);
+    expect(passes.holdingSlots).toBe(0);
+    // A late upgrade with it is still not charged (nor counted); a pass past its TTL is gone.
+    expect(passes.redeem("nonce-2")).toBeDefined();
+    const three = a.admit();
+    if (!three.admitted) throw new Error("admitted");
+    passes.hold("nonce-3", three.done);
+    c.advance(PASS_TTL_MS);
+    expect(passes.redeem("nonce-3")).toBeUndefined();
     expect(passes.size).toBe(0);
-    expect(passes.redeem("nonce-2")).toBeUndefined();
+    expect(a.handshakesInFlight).toBe(0);
   });
 });

@@ -1,48 +1,74 @@
 // A handshake admitted at its challenge keeps its turn through its upgrade: the nonce it was
 // issued is its pass. The upgrade that presents it is not charged again (nor refused by the
-// admission); the handshake stays in flight until the upgrade settles, or until the pass
-// expires unused (a host that fetched a challenge and never came back frees its slot).
+// admission), and stays in flight until it settles. A pass holds its in-flight slot only briefly
+// while unused: a host signs and upgrades within milliseconds, and behind a balancer that is not
+// sticky its upgrade may land on another instance, which never tells this one. Past that the slot
+// is freed but the pass stays good (uncharged, not counted) until the host would have given up.
 import type { HandshakeDone } from "./admission";
 
-/** A host signs and upgrades within milliseconds of its challenge; past this its slot is freed. */
-export const PASS_TTL_MS = 10_000;
+/** An unused pass frees its in-flight slot after this. */
+export const PASS_SLOT_MS = 2_000;
+/** An upgrade presenting its pass is not charged until this after its challenge (the host's own handshake timeout). */
+export const PASS_TTL_MS = 15_000;
+
+const NOTHING: HandshakeDone = () => {};
 
 export class HandshakePasses {
-  /** By nonce, in order of issue (one TTL for all, so the oldest are first). At most the in-flight bound. */
-  private readonly held = new Map<string, { done: HandshakeDone; expires: number }>();
+  /** Passes still holding their slot, by nonce, oldest first (one interval for all). */
+  private readonly holding = new Map<string, { done: HandshakeDone; until: number }>();
+  /** Every pass not yet used or expired, by nonce, oldest first: at most the admission's rate × PASS_TTL_MS. */
+  private readonly good = new Map<string, number>();
 
   constructor(
-    private readonly ttlMs: number = PASS_TTL_MS,
-    private readonly now: () => number = Date.now,
+    private readonly opts: { slotMs?: number; ttlMs?: number; now?: () => number } = {},
   ) {}
 
-  /** The handshake admitted with this nonce is in flight until its upgrade settles or the pass expires. */
+  private get now(): number {
+    return (this.opts.now ?? Date.now)();
+  }
+
+  /** The handshake admitted with this nonce is in flight until its upgrade settles (or its slot is freed unused). */
   hold(nonce: string, done: HandshakeDone): void {
     this.sweep();
-    this.held.set(nonce, { done, expires: this.now() + this.ttlMs });
+    const now = this.now;
+    this.holding.set(nonce, { done, until: now + (this.opts.slotMs ?? PASS_SLOT_MS) });
+    this.good.set(nonce, now + (this.opts.ttlMs ?? PASS_TTL_MS));
   }
 
-  /** The pass of this nonce, once: its `done` ends the handshake. Undefined when none is held (another instance's nonce, expired, used, or none). */
+  /**
+   * The pass of this nonce, once: its `done` ends the handshake (a no-op when its slot was already
+   * freed). Undefined when there is none: another instance's nonce, expired, used, or no nonce.
+   */
   redeem(nonce: string | undefined): HandshakeDone | undefined {
     this.sweep();
-    if (nonce === undefined) return undefined;
-    const pass = this.held.get(nonce);
-    if (!pass) return undefined;
-    this.held.delete(nonce);
-    return pass.done;
+    if (nonce === undefined || !this.good.delete(nonce)) return undefined;
+    const held = this.holding.get(nonce);
+    if (!held) return NOTHING;
+    this.holding.delete(nonce);
+    return held.done;
   }
 
-  /** Frees the slots of passes expired unused. */
+  /** Frees the slots of passes unused past their interval, and forgets expired passes. */
   sweep(): void {
-    const now = this.now();
-    for (const [nonce, pass] of this.held) {
-      if (pass.expires > now) break;
-      this.held.delete(nonce);
+    const now = this.now;
+    for (const [nonce, pass] of this.holding) {
+      if (pass.until > now) break;
+      this.holding.delete(nonce);
       pass.done(false);
+    }
+    for (const [nonce, expires] of this.good) {
+      if (expires > now) break;
+      this.good.delete(nonce);
     }
   }
 
+  /** Passes still holding a slot. */
+  get holdingSlots(): number {
+    return this.holding.size;
+  }
+
+  /** Passes still good. */
   get size(): number {
-    return this.held.size;
+    return this.good.size;
   }
 }

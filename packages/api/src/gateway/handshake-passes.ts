@@ -1,13 +1,16 @@
 // A handshake admitted at its challenge keeps its turn through its upgrade: the nonce it was
 // issued is its pass. The upgrade that presents it is not charged again (nor refused by the
-// admission), and stays in flight until it settles. A pass holds its in-flight slot only briefly
-// while unused: a host signs and upgrades within milliseconds, and behind a balancer that is not
-// sticky its upgrade may land on another instance, which never tells this one. Past that the slot
-// is freed but the pass stays good (uncharged, not counted) until the host would have given up.
+// admission), and stays in flight until it settles. An unused pass holds its in-flight slot for
+// 10 s: under a restart's load the upgrade can take seconds to reach the gateway (the accept queue,
+// a starved event loop), and a slot freed before it arrives lets the bound admit more than the
+// gateway serves (measured: a 2 s slot turned the first link of 2,000 hosts into hundreds of
+// timeouts). Past that the slot is freed but the pass stays good (uncharged, not counted) until the
+// host would have given up. Behind a balancer that is not sticky, an upgrade landing on another
+// instance leaves this one's slot held for the 10 s (decision DRAFT-B).
 import type { HandshakeDone } from "./admission";
 
 /** An unused pass frees its in-flight slot after this. */
-export const PASS_SLOT_MS = 2_000;
+export const PASS_SLOT_MS = 10_000;
 /** An upgrade presenting its pass is not charged until this after its challenge (the host's own handshake timeout). */
 export const PASS_TTL_MS = 15_000;
 

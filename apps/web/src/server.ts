@@ -135,6 +135,8 @@ async function main() {
       connectsPerMinute: config.linkConnectsPerMinute,
       admissionsPerSecond: config.linkAdmissionsPerSecond,
       admissionsPerAddressPerSecond: config.linkAdmissionsPerAddressPerSecond,
+      handshakesInFlight: config.linkHandshakesInFlight,
+      handshakesInFlightPerAddress: config.linkHandshakesInFlightPerAddress,
     });
   }
 

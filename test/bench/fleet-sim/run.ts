@@ -53,6 +53,8 @@ const limits: Record<string, string> = {
   MESH_LINK_CONNECTS_PER_MINUTE: "1000",
   // thousands of simulated hosts share each source address: one address's share is the whole rate
   MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND: "1000",
+  // and one address's share of the handshakes in flight is the whole bound (its default, 512)
+  MESH_LINK_HANDSHAKES_IN_FLIGHT_PER_ADDRESS: "512",
   // production timings, not the test harness's fast ones
   MESH_PING_INTERVAL_MS: "15000",
   MESH_LAST_CHECKED_FLUSH_MS: "60000",

@@ -5,7 +5,8 @@ import WebSocket from "ws";
 import type { KeyObject } from "node:crypto";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame } from "@mesh/protocol";
 import { signChallenge, authHeaderValue, retryAfterMs } from "@mesh/agent/src/link/auth";
-import { Backoff, reconnectDelay } from "@mesh/agent/src/link/backoff";
+import { Backoff, reconnectDelay, timedOutAgainstLiveServer } from "@mesh/agent/src/link/backoff";
+import { NoAnswerInTime } from "@mesh/agent/src/link/control-plane-http";
 import http from "node:http";
 
 export interface SimEvents {
@@ -51,6 +52,7 @@ export class SimNode {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let waitMs: number | undefined;
+      let liveServer = false;
       let reason = "challenge";
       try {
         this.events.attempt(this.nodeId);
@@ -64,20 +66,22 @@ export class SimNode {
         const auth = signChallenge({ nodeId: this.nodeId, nonce: challenge.nonce, privateKey: this.key, declarationVersion: this.version, hostVersion: "0.0.0-sim" });
         await this.hold(authHeaderValue(auth), (ms) => (waitMs = ms));
       } catch (err) {
-        // refused or dropped: back off as the host does
+        // refused or dropped: back off as the host does (a timeout against a live control plane: its short window)
+        liveServer = timedOutAgainstLiveServer(err, reason === "upgrade");
         const message = (err as Error).message ?? String(err);
-        this.events.failure(this.nodeId, /^(challenge|upgrade) \d+/.test(message) ? message : `${reason}: ${/timeout|timed out/i.test(message) ? "timeout" : /ECONNREFUSED/.test(message) ? "refused" : /ECONNRESET|socket hang up/.test(message) ? "reset" : message.slice(0, 40)}`);
+        this.events.failure(this.nodeId, /^(challenge|upgrade) \d+/.test(message) ? message : `${reason}: ${err instanceof NoAnswerInTime || /timeout|timed out/i.test(message) ? "timeout" : /ECONNREFUSED/.test(message) ? "refused" : /ECONNRESET|socket hang up/.test(message) ? "reset" : message.slice(0, 40)}`);
       }
       if (this.stopped) return;
-      // The host's own rule: its backoff, or the server's Retry-After with the host's jitter.
-      const delay = reconnectDelay(this.backoff, waitMs);
+      // The host's own rule: its backoff, the server's Retry-After with the host's jitter, or the live window.
+      const delay = reconnectDelay(this.backoff, { retryAfterMs: waitMs, liveServer });
       await new Promise((r) => setTimeout(r, delay));
     }
   }
 
-  /** GET the challenge from this node's source address. */
+  /** GET the challenge from this node's source address (a timeout says whether the connection was accepted, as the host's does). */
   private challenge(): Promise<{ status: number; body: string; retryAfter?: number }> {
     return new Promise((resolve, reject) => {
+      let connected = false;
       const req = http.get(this.base + CHALLENGE_PATH, { localAddress: this.localAddress, timeout: 15_000, agent: false }, (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -85,7 +89,11 @@ export class SimNode {
         res.on("end", () => resolve({ status: res.statusCode ?? 0, body, retryAfter: retryAfterMs(res.headers["retry-after"]) }));
         res.on("error", reject);
       });
-      req.on("timeout", () => req.destroy(new Error("challenge timeout")));
+      req.once("socket", (socket) => {
+        if (!socket.connecting) connected = true;
+        else socket.once("connect", () => (connected = true));
+      });
+      req.on("timeout", () => req.destroy(new NoAnswerInTime(new URL(this.base).host, connected)));
       req.on("error", reject);
     });
   }

@@ -44,7 +44,8 @@ export async function fetchChallenge(base: string, trust: Trust | undefined, sig
   const text = res.text();
   const notMesh = notMeshAnswer(base, CHALLENGE_PATH, res.status, text);
   if (notMesh) throw new LinkRefused(res.status, notMesh);
-  if (res.status < 200 || res.status > 299) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`);
+  // A control plane admitting links at its rate answers the challenge 503 with the host's turn (Retry-After).
+  if (res.status < 200 || res.status > 299) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`, retryAfterMs(res.headers["retry-after"]));
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -1,7 +1,8 @@
 // Full-jitter backoff: bounded by base*2^n, by how long the failures have lasted and by the
 // cap, reset to the base after a stable link, pinned at the cap for a revoked node.
 import { describe, expect, it } from "vitest";
-import { Backoff, jitteredRetryAfter, reconnectDelay } from "./backoff";
+import { Backoff, LIVE_WINDOW_MS, jitteredRetryAfter, reconnectDelay, timedOutAgainstLiveServer } from "./backoff";
+import { NoAnswerInTime } from "./control-plane-http";
 
 describe("Backoff", () => {
   /** A clock that moves on by `stepMs` each time it is read. */
@@ -70,11 +71,35 @@ describe("Retry-After jitter", () => {
   it("keeps the turn a Retry-After gave, without growing the backoff; without one, backs off", () => {
     let t = 0;
     const b = new Backoff({ random: () => 0.999999, now: () => (t += 60_000) });
-    expect(reconnectDelay(b, undefined, () => 0)).toBe(499);
+    expect(reconnectDelay(b, {}, () => 0)).toBe(499);
     // Refused three times with "come back in 1 s": each time 1–2 s, not the backoff's growing window.
-    for (let i = 0; i < 3; i++) expect(reconnectDelay(b, 1000, () => 0.5)).toBe(1500);
-    expect(reconnectDelay(b, 5000, () => 0.5)).toBe(5625);
+    for (let i = 0; i < 3; i++) expect(reconnectDelay(b, { retryAfterMs: 1000 }, () => 0.5)).toBe(1500);
+    expect(reconnectDelay(b, { retryAfterMs: 5000 }, () => 0.5)).toBe(5625);
     // The backoff did not move while the server was answering: the next failure without a turn is the second step.
-    expect(reconnectDelay(b, undefined, () => 0)).toBe(999);
+    expect(reconnectDelay(b, {}, () => 0)).toBe(999);
+  });
+
+  it("a timeout against a control plane that accepted the connection keeps a short window, and does not grow the backoff", () => {
+    let t = 0;
+    // A restart: the control plane has been away a minute, so the ordinary window has reached the cap.
+    const b = new Backoff({ random: () => 0.999999, now: () => (t += 60_000) });
+    for (let i = 0; i < 8; i++) b.next();
+    expect(reconnectDelay(b, {}, () => 0)).toBe(29_999);
+    // Its challenge timed out though the connection was accepted: the live window, time after time.
+    for (let i = 0; i < 5; i++) expect(reconnectDelay(b, { liveServer: true })).toBe(LIVE_WINDOW_MS - 1);
+    // A Retry-After still wins over both.
+    expect(reconnectDelay(b, { retryAfterMs: 2000, liveServer: true }, () => 0)).toBe(2000);
+    // A revoked host stays pinned at the cap whatever the failure.
+    b.pinToCap();
+    expect(reconnectDelay(b, { liveServer: true })).toBe(29_999);
+  });
+
+  it("tells a live control plane's timeout from an absent one", () => {
+    expect(timedOutAgainstLiveServer(new NoAnswerInTime("cp:443", true), false)).toBe(true);
+    expect(timedOutAgainstLiveServer(new NoAnswerInTime("cp:443", false), false)).toBe(false);
+    // The upgrade timed out right after the challenge was answered: the control plane is there.
+    expect(timedOutAgainstLiveServer(new Error("Opening handshake has timed out"), true)).toBe(true);
+    expect(timedOutAgainstLiveServer(new Error("Opening handshake has timed out"), false)).toBe(false);
+    expect(timedOutAgainstLiveServer(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }), true)).toBe(false);
   });
 });

@@ -6,8 +6,24 @@ import { tlsOptions, type Trust } from "./trust";
 
 export interface HttpAnswer {
   status: number;
+  /** The answer's headers (Retry-After on a 503). */
+  headers: IncomingMessage["headers"];
   body: Buffer;
   text(): string;
+}
+
+/**
+ * No answer in time. `connected`: the server's machine accepted the TCP connection (a control plane
+ * that is there, busy or with a full accept queue), as opposed to one that never answered the connect.
+ */
+export class NoAnswerInTime extends Error {
+  constructor(
+    host: string,
+    readonly connected: boolean,
+  ) {
+    super(`no answer from ${host} in time`);
+    this.name = "NoAnswerInTime";
+  }
 }
 
 export function controlPlaneRequest(
@@ -37,12 +53,17 @@ export function controlPlaneRequest(
         });
         res.once("end", () => {
           const body = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, body, text: () => body.toString("utf8") });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: () => body.toString("utf8") });
         });
         res.once("error", reject);
       },
     );
-    req.once("timeout", () => req.destroy(new Error(`no answer from ${u.host} in time`)));
+    let connected = false;
+    req.once("socket", (socket) => {
+      if (!socket.connecting) connected = true;
+      else socket.once("connect", () => (connected = true));
+    });
+    req.once("timeout", () => req.destroy(new NoAnswerInTime(u.host, connected)));
     req.once("error", reject);
     req.end(opts.body);
   });

@@ -8,7 +8,7 @@ import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
 import { LinkRefused, authHeaderValue, endpoint, fetchChallenge, signChallenge } from "./auth";
-import { Backoff, reconnectDelay } from "./backoff";
+import { Backoff, reconnectDelay, timedOutAgainstLiveServer } from "./backoff";
 import { openSocket } from "./connect";
 import { describeTrustFailure, type Trust } from "./trust";
 import { Heartbeat } from "./heartbeat";
@@ -134,8 +134,11 @@ export class Link {
     const { log } = this.opts;
     while (!this.stopped) {
       let waitAsked = 0;
+      let challengeAnswered = false;
+      let liveServer = false;
       try {
         const challenge = await fetchChallenge(this.opts.controlPlaneUrl, this.opts.trust, this.abort.signal);
+        challengeAnswered = true;
         const auth = signChallenge({
           nodeId: this.opts.nodeId,
           nonce: challenge.nonce,
@@ -166,13 +169,15 @@ export class Link {
           waitAsked = err.retryAfterMs ?? 0;
           log.warn({ status: err.status, reason: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) }, "link refused");
         } else {
-          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? describeReachFailure(this.opts.controlPlaneUrl, err) }, "link failed");
+          liveServer = timedOutAgainstLiveServer(err, challengeAnswered);
+          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? describeReachFailure(this.opts.controlPlaneUrl, err), ...(liveServer ? { liveServer } : {}) }, "link failed");
         }
       }
       if (this.stopped) break;
       // A control plane that says when to come back (Retry-After) is not asked sooner, nor much
-      // later: its turn, spread over a second or more among the hosts told the same (backoff.ts).
-      const delay = this.revoked ? this.revokedDelay() : reconnectDelay(this.backoff, waitAsked);
+      // later: its turn, spread over a second or more among the hosts told the same (backoff.ts). One
+      // that accepted the connection but did not answer in time is there and busy: a short window.
+      const delay = this.revoked ? this.revokedDelay() : reconnectDelay(this.backoff, { retryAfterMs: waitAsked, liveServer });
       log.debug({ delayMs: delay }, "reconnecting after backoff");
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, delay);

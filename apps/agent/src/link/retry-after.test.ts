@@ -1,10 +1,15 @@
-// A control plane that refuses a link with Retry-After (a node reconnecting too often)
-// is heard: the refusal carries the wait, and the link loop waits at least that long.
+// A control plane that refuses a link with Retry-After (a node reconnecting too often, or a
+// gateway admitting links at its rate, at the challenge or the upgrade) is heard: the refusal
+// carries the wait, and the link loop waits that long before it asks again.
+import { generateKeyPairSync } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { LinkRefused, MAX_RETRY_AFTER_MS, retryAfterMs } from "./auth";
+import { CHALLENGE_PATH } from "@mesh/protocol";
+import { LinkRefused, MAX_RETRY_AFTER_MS, fetchChallenge, retryAfterMs } from "./auth";
 import { openSocket } from "./connect";
+import { Link, type LinkEvents } from "./link";
+import { silentLogger } from "../log";
 
 let server: http.Server | null = null;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -31,4 +36,43 @@ describe("Retry-After", () => {
     expect(err).toBeInstanceOf(LinkRefused);
     expect(err).toMatchObject({ status: 503, retryAfterMs: 42_000, message: expect.stringMatching(/reconnects too often/) });
   });
+
+  /** A control plane whose challenge answers 503 with Retry-After; every challenge request's time is kept. */
+  async function admittingControlPlane(retryAfterSeconds: number) {
+    const asked: number[] = [];
+    server = http.createServer((req, res) => {
+      if (req.url !== CHALLENGE_PATH) return void res.writeHead(404).end();
+      asked.push(Date.now());
+      const body = JSON.stringify({ error: "UNAVAILABLE", message: "the gateway is admitting links at its rate; try again later" });
+      res.writeHead(503, { "content-type": "application/json", "retry-after": String(retryAfterSeconds) }).end(body);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked };
+  }
+
+  it("a 503 challenge with Retry-After comes back as a refusal carrying the wait", async () => {
+    const cp = await admittingControlPlane(7);
+    const err = await fetchChallenge(cp.url, undefined).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LinkRefused);
+    expect(err).toMatchObject({ status: 503, retryAfterMs: 7000, message: expect.stringMatching(/admitting links at its rate/) });
+  });
+
+  it("the link loop asks for its next challenge when its turn comes, not on its backoff", async () => {
+    const cp = await admittingControlPlane(2);
+    const noop = () => {};
+    const events: LinkEvents = { declarationVersion: () => 0, onOpen: noop, onClose: noop, onDeclaration: noop, onRejectedDeclaration: noop, onAck: noop, onRevoked: noop, onRetired: noop, onReconcile: noop };
+    const link = new Link({ controlPlaneUrl: cp.url, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60", privateKey: generateKeyPairSync("ed25519").privateKey, hostVersion: "test", log: silentLogger(), timeoutMs: 45_000 }, events);
+    link.start();
+    try {
+      while (cp.asked.length < 3) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await link.stop();
+    }
+    // Told 2 s: each next request within [2 s, 3 s) of the refusal (the backoff alone would ask within 0.5 s, then 1 s).
+    for (let i = 1; i < 3; i++) {
+      const gap = cp.asked[i]! - cp.asked[i - 1]!;
+      expect(gap).toBeGreaterThanOrEqual(2000);
+      expect(gap).toBeLessThan(3000 + 250);
+    }
+  }, 15_000);
 });

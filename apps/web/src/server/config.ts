@@ -34,6 +34,9 @@ const Env = z.object({
   /** Link handshakes the gateway starts per second (unset: the gateway's default, admission.ts). */
   MESH_LINK_ADMISSIONS_PER_SECOND: z.coerce.number().int().min(1).optional(),
   MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND: z.coerce.number().int().min(1).optional(),
+  /** Link handshakes in flight (challenge issued, upgrade not yet settled) at most (unset: the gateway's default, admission.ts). */
+  MESH_LINK_HANDSHAKES_IN_FLIGHT: z.coerce.number().int().min(1).optional(),
+  MESH_LINK_HANDSHAKES_IN_FLIGHT_PER_ADDRESS: z.coerce.number().int().min(1).optional(),
   MESH_ARTIFACTS_DIR: z.string().optional(),
   /**
    * An armored OpenPGP secret key (no passphrase) that signs the apt repository at /apt; unset: one made
@@ -101,6 +104,8 @@ export interface Config {
   linkAdmissionsPerSecond?: number;
   /** What one client address may start of those per second (default a quarter; set it to the rate behind one balancer address). */
   linkAdmissionsPerAddressPerSecond?: number;
+  linkHandshakesInFlight?: number;
+  linkHandshakesInFlightPerAddress?: number;
   /** The first node's one-time secret (decision 0008); unset: no bootstrap endpoint. */
   bootstrapSecretFile?: string;
   /** Where `npm run package` put the host's artifacts, served at /download. */
@@ -166,6 +171,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     linkConnectsPerMinute: e.MESH_LINK_CONNECTS_PER_MINUTE,
     linkAdmissionsPerSecond: e.MESH_LINK_ADMISSIONS_PER_SECOND,
     linkAdmissionsPerAddressPerSecond: e.MESH_LINK_ADMISSIONS_PER_ADDRESS_PER_SECOND,
+    linkHandshakesInFlight: e.MESH_LINK_HANDSHAKES_IN_FLIGHT,
+    linkHandshakesInFlightPerAddress: e.MESH_LINK_HANDSHAKES_IN_FLIGHT_PER_ADDRESS,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
     artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
     aptSigningKeyFile: e.MESH_APT_SIGNING_KEY_FILE && path.resolve(cwd, e.MESH_APT_SIGNING_KEY_FILE),

@@ -1,7 +1,10 @@
 // The admission bucket: a bounded rate admitted, the rest given places in a queue drained at
 // that rate (Retry-After growing with how many wait ahead), and a quiet gateway admits again.
+// The bound on handshakes in flight: past it the rest wait, and the queue drains at the rate the
+// gateway actually serves. A challenge's pass carries its turn to the upgrade, once, for a while.
 import { describe, expect, it } from "vitest";
-import { FairLinkAdmission, LinkAdmission, MAX_RETRY_AFTER_SECONDS } from "./admission";
+import { FairLinkAdmission, LinkAdmission, MAX_RETRY_AFTER_SECONDS, SAMPLE_MS, type HandshakeDone } from "./admission";
+import { HandshakePasses, PASS_SLOT_MS, PASS_TTL_MS } from "./handshake-passes";
 
 const clock = () => {
   let t = 1_000_000;
@@ -71,5 +74,139 @@ describe("FairLinkAdmission", () => {
       const turn = a.admit("198.51.100.7");
       if (!turn.admitted) expect(turn.retryAfterSeconds).toBeLessThanOrEqual(3);
     }
+  });
+});
+
+/** Admits `n`, returning the `done` of each admitted one. */
+const admitMany = (a: { admit(): ReturnType<LinkAdmission["admit"]> }, n: number) => {
+  const done: HandshakeDone[] = [];
+  const refused: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const turn = a.admit();
+    if (turn.admitted) done.push(turn.done);
+    else refused.push(turn.retryAfterSeconds);
+  }
+  return { done, refused };
+};
+
+describe("handshakes in flight", () => {
+  it("admits up to the bound though tokens remain; a handshake done frees its slot, once", () => {
+    const c = clock();
+    const a = new LinkAdmission({ perSecond: 1000, burst: 100, inFlight: 3, now: c.now });
+    const first = admitMany(a, 10);
+    expect(first.done).toHaveLength(3);
+    expect(first.refused).toHaveLength(7);
+    expect(a.handshakesInFlight).toBe(3);
+    first.done[0]!(true);
+    first.done[0]!(true); // a second call frees nothing more
+    expect(a.handshakesInFlight).toBe(2);
+    expect(admitMany(a, 5).done).toHaveLength(1);
+    expect(a.handshakesInFlight).toBe(3);
+  });
+
+  it("while the bound holds, the queue drains at the handshakes completed per second, not the ceiling", () => {
+    const c = clock();
+    const a = new LinkAdmission({ perSecond: 1000, burst: 100, inFlight: 50, now: c.now });
+    // Every 10 ms: the gateway completes one handshake (100 a second) and five hosts ask (500 a second).
+    let held = admitMany(a, 50).done;
+    for (let s = 0; s < 8; s++) {
+      for (let i = 0; i < 100; i++) {
+        c.advance(10);
+        held.shift()!(true);
+        held = held.concat(admitMany(a, 5).done);
+      }
+    }
+    // The rate estimate has come down from 1,000 to what is served (halving the gap each second).
+    expect(a.servedPerSecond).toBeLessThan(110);
+    expect(a.servedPerSecond).toBeGreaterThanOrEqual(100);
+    // A burst of 300 more: told their turns at ~100 a second, i.e. up to ~7 s away (the queue held a few hundred already).
+    const burst = admitMany(a, 300).refused;
+    expect(burst).toHaveLength(300);
+    const perSecond = new Map<number, number>();
+    for (const w of burst) perSecond.set(w, (perSecond.get(w) ?? 0) + 1);
+    for (const n of perSecond.values()) expect(n).toBeLessThanOrEqual(110);
+    expect(Math.max(...burst) - Math.min(...burst)).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a gateway that keeps up drains the queue at the ceiling again", () => {
+    const c = clock();
+    const a = new LinkAdmission({ perSecond: 1000, burst: 100, inFlight: 10, now: c.now });
+    // Saturated for a few seconds with nothing completing: the estimate falls, never under a tenth of the ceiling.
+    for (let s = 0; s < 6; s++) {
+      admitMany(a, 20);
+      c.advance(SAMPLE_MS);
+    }
+    admitMany(a, 1);
+    expect(a.servedPerSecond).toBe(100);
+    // The held handshakes finish and nobody is refused for the bound for a second: back to the ceiling.
+    const b = new LinkAdmission({ perSecond: 1000, burst: 100, inFlight: 10, now: c.now });
+    const held = admitMany(b, 20).done;
+    c.advance(SAMPLE_MS);
+    admitMany(b, 1);
+    expect(b.servedPerSecond).toBe(500);
+    for (const d of held) d(true);
+    c.advance(SAMPLE_MS);
+    for (const d of admitMany(b, 5).done) d(true);
+    c.advance(SAMPLE_MS);
+    admitMany(b, 1);
+    expect(b.servedPerSecond).toBe(1000);
+  });
+
+  it("one address holds at most its share of the slots; others are still admitted", () => {
+    const c = clock();
+    const a = new FairLinkAdmission({ perSecond: 1000, burst: 100, perAddress: 1000, inFlight: 40, now: c.now });
+    // The default share: a quarter of the bound.
+    const flood = Array.from({ length: 100 }, () => a.admit("203.0.113.9")).filter((t) => t.admitted);
+    expect(flood).toHaveLength(10);
+    expect(a.admit("198.51.100.7").admitted).toBe(true);
+    expect(a.handshakesInFlight).toBe(11);
+    // A refusal by the shared bound gives the address's slot back.
+    const b = new FairLinkAdmission({ perSecond: 1000, burst: 100, perAddress: 1000, inFlight: 2, perAddressInFlight: 2, now: c.now });
+    const x = b.admit("a");
+    const y = b.admit("b");
+    expect(x.admitted && y.admitted).toBe(true);
+    expect(b.admit("c").admitted).toBe(false);
+    if (x.admitted) x.done(true);
+    expect(b.admit("c").admitted).toBe(true);
+    expect(b.admit("c").admitted).toBe(false);
+  });
+});
+
+describe("HandshakePasses", () => {
+  it("a pass is redeemed once; one unused frees its slot soon (not counted as served), and stays good until it expires", () => {
+    const c = clock();
+    const a = new LinkAdmission({ perSecond: 1000, burst: 100, inFlight: 2, now: c.now });
+    const passes = new HandshakePasses({ now: c.now });
+    const one = a.admit();
+    const two = a.admit();
+    if (!one.admitted || !two.admitted) throw new Error("admitted");
+    passes.hold("nonce-1", one.done);
+    passes.hold("nonce-2", two.done);
+    expect(a.admit().admitted).toBe(false);
+    // The upgrade presents its nonce: it goes through without asking again, and only once.
+    const done = passes.redeem("nonce-1");
+    expect(done).toBeDefined();
+    expect(passes.redeem("nonce-1")).toBeUndefined();
+    expect(passes.redeem("never-issued")).toBeUndefined();
+    expect(passes.redeem(undefined)).toBeUndefined();
+    done!(true);
+    expect(a.handshakesInFlight).toBe(1);
+    // The other host has not upgraded here (yet, or its upgrade went to another instance): its slot comes back soon.
+    c.advance(PASS_SLOT_MS - 1);
+    passes.sweep();
+    expect(a.handshakesInFlight).toBe(1);
+    c.advance(1);
+    passes.sweep();
+    expect(a.handshakesInFlight).toBe(0);
+    expect(passes.holdingSlots).toBe(0);
+    // A late upgrade with it is still not charged (nor counted); a pass past its TTL is gone.
+    expect(passes.redeem("nonce-2")).toBeDefined();
+    const three = a.admit();
+    if (!three.admitted) throw new Error("admitted");
+    passes.hold("nonce-3", three.done);
+    c.advance(PASS_TTL_MS);
+    expect(passes.redeem("nonce-3")).toBeUndefined();
+    expect(passes.size).toBe(0);
+    expect(a.handshakesInFlight).toBe(0);
   });
 });

@@ -25,9 +25,10 @@ import { createPusher, type PushLink } from "./push";
 import { DeclarationCatchUp } from "./catch-up";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
-import { authenticateLink, batchedNodeLookup, REFUSED_STATES } from "./link-auth";
+import { authenticateLink, batchedNodeLookup, parseAuthHeader, REFUSED_STATES } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
-import { FairLinkAdmission } from "./admission";
+import { DEFAULT_HANDSHAKES_IN_FLIGHT, FairLinkAdmission, type Admission, type HandshakeDone } from "./admission";
+import { HandshakePasses } from "./handshake-passes";
 import { EventBudget } from "../http/event-budget";
 import { addressKey } from "../http/address-key";
 import { asMeshError } from "../errors";
@@ -65,10 +66,14 @@ export interface GatewayOptions {
   connectsPerMinute?: number;
   /** How long a report's comparison with the node's current declaration waits for others to share it (default 1 s). */
   reportCheckWindowMs?: number;
-  /** Link handshakes started per second; the rest are answered 503 with a Retry-After that spreads them (admission.ts). */
+  /** Link handshakes started per second at most (admitted at the challenge); the rest are answered 503 with a Retry-After that spreads them (admission.ts). */
   admissionsPerSecond?: number;
   /** Of those, what one address key may start per second (default a quarter of the rate; admission.ts). */
   admissionsPerAddressPerSecond?: number;
+  /** Link handshakes in flight (challenge issued, upgrade not yet settled) at most (default 512; admission.ts). */
+  handshakesInFlight?: number;
+  /** Of those, what one address key may hold (default a quarter of the bound). */
+  handshakesInFlightPerAddress?: number;
 }
 
 /** Drift events per node per window; past it, reports are still stored and the next event counts what was left out. */
@@ -168,7 +173,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const errorLines = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const refusedLinks = new EventBudget(ERROR_LINES_PER_WINDOW, DRIFT_EVENT_WINDOW_MS);
   const connects = new ConnectLimit(options.connectsPerMinute ?? 10, 60_000);
-  const admission = new FairLinkAdmission({ perSecond: options.admissionsPerSecond, perAddress: options.admissionsPerAddressPerSecond });
+  const admission = new FairLinkAdmission({
+    perSecond: options.admissionsPerSecond,
+    perAddress: options.admissionsPerAddressPerSecond,
+    inFlight: options.handshakesInFlight ?? DEFAULT_HANDSHAKES_IN_FLIGHT,
+    perAddressInFlight: options.handshakesInFlightPerAddress,
+  });
+  /** Handshakes admitted at their challenge, by nonce: their upgrade is not charged again. */
+  const passes = new HandshakePasses();
+  /** One handshake asks the admission (expired passes first give their slots back). */
+  const admit = (address: string | undefined): Admission => {
+    passes.sweep();
+    return admission.admit(addressKey(address));
+  };
   const factsAudit =
     (nodeId: string): AuditSlot =>
     (action, detail) => {
@@ -602,16 +619,28 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     id,
     handleUpgrade(req, socket, head, onSettled) {
       socket.on("error", () => {});
-      // Past the admission rate a host is told when to come back, before any signature check or query.
-      const turn = admission.admit(addressKey(req.socket.remoteAddress));
-      if (!turn.admitted) {
-        onSettled?.();
-        refuseUpgrade(socket, 503, "the gateway is admitting links at its rate; try again later", turn.retryAfterSeconds);
-        return;
-      }
-      authenticateLink(deps.db, challenges, req, lookupNode)
-        .then((result) => {
+      // A host admitted at its challenge presents that challenge's nonce: its turn, not charged again.
+      // Any other upgrade (another instance's nonce, an expired pass, no credential) asks the admission
+      // here; past it the host is told when to come back, before any signature check or query.
+      const parsed = parseAuthHeader(req);
+      let done: HandshakeDone | undefined = passes.redeem(parsed.ok ? parsed.auth.nonce : undefined);
+      if (!done) {
+        const turn = admit(req.socket.remoteAddress);
+        if (!turn.admitted) {
           onSettled?.();
+          refuseUpgrade(socket, 503, "the gateway is admitting links at its rate; try again later", turn.retryAfterSeconds);
+          return;
+        }
+        done = turn.done;
+      }
+      const end = done;
+      const settled = () => {
+        end(true);
+        onSettled?.();
+      };
+      authenticateLink(deps.db, challenges, req, lookupNode, parsed)
+        .then((result) => {
+          settled();
           if (!result.ok) {
             // Anyone can be refused: the log lines are budgeted per address key.
             const slot = refusedLinks.take(addressKey(req.socket.remoteAddress));
@@ -631,7 +660,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion, hostFeatures, socket));
         })
         .catch((err) => {
-          onSettled?.();
+          settled();
           // The database is down or slow: the host is told so, and when to come back (it honours Retry-After).
           const unavailable = asMeshError(err);
           if (unavailable?.code === "DATABASE_UNAVAILABLE") {
@@ -644,9 +673,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           refuseUpgrade(socket, 503, "the control plane cannot check the link now; try again");
         });
     },
-    handleChallenge(_req, res) {
+    handleChallenge(req, res) {
+      // The handshake's first request is where it is admitted: past the rate or the bound on
+      // handshakes in flight, answered at once (no nonce, no HMAC) with its turn; admitted, its
+      // nonce is its pass through the upgrade (handshake-passes.ts).
+      const turn = admit(req.socket.remoteAddress);
+      if (!turn.admitted) {
+        const body = JSON.stringify({ error: REFUSAL[503][0], message: "the gateway is admitting links at its rate; try again later" });
+        res.writeHead(503, { "content-type": "application/json", "cache-control": "no-store", "retry-after": String(turn.retryAfterSeconds) });
+        res.end(body);
+        return;
+      }
+      const challenge = challenges.issue();
+      passes.hold(challenge.nonce, turn.done);
       res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify(challenges.issue()));
+      res.end(JSON.stringify(challenge));
     },
     connectedNodes: () => [...links.keys()],
     async close() {

@@ -63,7 +63,10 @@ async function claimReason(db: DbOrTx, auth: AuthFrame): Promise<string | null> 
     : "replacement rejected: an admin rejected this machine's claim to be the node; enrol it with a new token";
 }
 
-export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, req: IncomingMessage, lookup: NodeLookup = batchedNodeLookup(db)): Promise<LinkAuthResult> {
+export type ParsedAuth = { ok: true; auth: AuthFrame } | { ok: false; status: 401; reason: string };
+
+/** The auth frame from the upgrade's header: parsing only (no signature, no query), so cheap enough to do before admission. */
+export function parseAuthHeader(req: IncomingMessage): ParsedAuth {
   const header = req.headers[AUTH_HEADER];
   if (typeof header !== "string" || header.length === 0) return { ok: false, status: 401, reason: `missing ${AUTH_HEADER} header` };
   if (header.length > 4096) return { ok: false, status: 401, reason: `${AUTH_HEADER} header too long` };
@@ -75,7 +78,18 @@ export async function authenticateLink(db: DbOrTx, challenges: ChallengeIssuer, 
   }
   const parsed = AuthFrame.safeParse(json);
   if (!parsed.success) return { ok: false, status: 401, reason: `bad auth frame: ${describeZodError(parsed.error)}` };
-  const auth = parsed.data;
+  return { ok: true, auth: parsed.data };
+}
+
+export async function authenticateLink(
+  db: DbOrTx,
+  challenges: ChallengeIssuer,
+  req: IncomingMessage,
+  lookup: NodeLookup = batchedNodeLookup(db),
+  parsed: ParsedAuth = parseAuthHeader(req),
+): Promise<LinkAuthResult> {
+  if (!parsed.ok) return parsed;
+  const auth = parsed.auth;
   const node = await lookup(auth.nodeId);
   if (!node) return { ok: false, status: 401, reason: "unknown node" };
   if (!signedBy(node.publicKey, auth)) return { ok: false, status: 401, reason: (await claimReason(db, auth)) ?? "bad signature" };

@@ -33,7 +33,7 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
   let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   const start = async (options: { pingIntervalMs?: number; presenceWindowMs?: number; presenceBatchItems?: number; gatewayId: string }) => {
     // Many hosts from one address at once: admission (per address and in all) is not what these tests are about.
-    gateway = await createGateway({ deps, bus: t.database.bus, reportIntervalMs: 0, admissionsPerSecond: 100_000, ...options });
+    gateway = await createGateway({ deps, bus: t.database.bus, reportIntervalMs: 0, admissionsPerSecond: 100_000, handshakesInFlightPerAddress: 100_000, ...options });
     served = await serveGateway(gateway);
     base = served.base;
   };

@@ -29,7 +29,7 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
 
   let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   const start = async (options: { reportWindowMs?: number; reportBatchItems?: number }) => {
-    gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-reports", reportIntervalMs: 0, admissionsPerSecond: 100_000, ...options });
+    gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-reports", reportIntervalMs: 0, admissionsPerSecond: 100_000, handshakesInFlightPerAddress: 100_000, ...options });
     served = await serveGateway(gateway);
     base = served.base;
   };

@@ -10,7 +10,9 @@ import { reasonOf } from "../host-error";
 import { killGroup, rotateLog, signalGroup } from "./process-group";
 import { inServiceDir, isAlive, processRef, readStatus, servicePaths, writeStatusSync, type ProcessRef, type ServiceStatus } from "./service-status";
 import { loadUnit } from "./unit-location";
-import { expandCommand, parseEnvironmentFile, type UnitCommand, type UnitSpec } from "./unit-file";
+import { parseEnvironmentFile } from "./environment-file";
+import { expandCommand, type UnitCommand } from "./exec-line";
+import type { UnitSpec } from "./unit-file";
 
 /** systemd's fixed PATH for system services. */
 const SERVICE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

@@ -91,16 +91,18 @@ export class UnitRun {
     if (from.kind === "stopping" || from.kind === "ended") return;
     this.state = { kind: "stopping" };
     this.carryOutStop(signal, from).catch((err: unknown) => {
+      // Whatever the start sequence waits for ends now, so the run reaches its end and reports this.
       this.failure = { err };
+      this.killAll();
       this.stopDone();
     });
   }
 
   private async carryOutStop(signal: string, from: RunState): Promise<void> {
     const { spec, say, processes } = this.opts;
+    if (from.kind === "restart-wait") from.wake();
     say(`${signal}: stopping`);
     this.set({ state: "deactivating", result: "stopping" });
-    if (from.kind === "restart-wait") from.wake();
     const running = from.kind === "running" ? from.command : null;
     // ExecStop runs for a running main process, and for a oneshot that remained after it ran (its teardown).
     if (running?.main || from.kind === "remained") {

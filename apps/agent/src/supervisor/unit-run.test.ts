@@ -93,51 +93,51 @@ describe("a stop in the spawn window reaches the process, which is never reporte
   });
 });
 
-type Sandbox = ReturnType<typeof supervise>;
 interface StopRow {
   when: string;
   programs: Record<string, FakeProgram>;
+  /** How long the run goes on before the stop; null: the stop comes before the run begins. */
+  runFor: number | null;
+  /** Reading the environment waits until after the stop. */
+  holdEnvironment?: boolean;
+  /** What the processes last did when the stop came. */
+  lastEvent?: string;
   /** The programs that ran before the run ended. */
   ran: string[];
-  holdEnvironment?: boolean;
-  steps: (s: Sandbox) => Promise<unknown>;
 }
 
 describe("a stop that comes before the unit runs is kept and carried out: nothing more starts", () => {
   const service = "ExecStartPre=/bin/pre\nExecStart=/bin/main\nRestart=always\nRestartSec=10\nTimeoutStopSec=5";
+  const crashes = { runsForMs: 10, exitCode: 1 };
   it.each<StopRow>([
-    { when: "before the run begins", programs: {}, ran: [], steps: async (s: Sandbox) => (s.stop(), s.start(), settle()) },
-    {
-      when: "while the environment is read",
-      programs: {},
-      ran: [],
-      holdEnvironment: true,
-      steps: async (s: Sandbox) => {
-        s.start();
-        await settle();
-        s.stop();
-        s.releaseEnvironment();
-        await settle();
-      },
-    },
-    { when: "while ExecStartPre runs", programs: {}, ran: ["/bin/pre"], steps: async (s: Sandbox) => (s.start(), await settle(), s.stop(), settle()) },
+    { when: "before the run begins", programs: {}, runFor: null, ran: [] },
+    { when: "while the environment is read", programs: {}, runFor: 1_000, holdEnvironment: true, ran: [] },
+    { when: "while ExecStartPre runs", programs: {}, runFor: 1_000, lastEvent: "/bin/pre runs", ran: ["/bin/pre"] },
     {
       when: "during the restart delay (the delay is cut short)",
-      programs: { "/bin/pre": QUICK, "/bin/main": { runsForMs: 0, exitCode: 1 } },
+      programs: { "/bin/pre": QUICK, "/bin/main": crashes },
+      runFor: 1_000,
+      lastEvent: "/bin/main ended: exited with status 1",
       ran: ["/bin/pre", "/bin/main"],
-      steps: async (s: Sandbox) => (s.start(), await settle(), s.stop(), settle()),
     },
     {
       when: "while what the main process left in its group is stopped",
-      programs: { "/bin/pre": QUICK, "/bin/main": { runsForMs: 0, exitCode: 1, leavesWorker: { ignores: ["SIGTERM"] } } },
+      programs: { "/bin/pre": QUICK, "/bin/main": { ...crashes, leavesWorker: { ignores: ["SIGTERM"] } } },
+      runFor: 1_000,
+      lastEvent: "SIGTERM to /bin/main",
       ran: ["/bin/pre", "/bin/main"],
-      steps: async (s: Sandbox) => (s.start(), await settle(), s.stop(), settle(5_000)),
     },
-  ])("$when", async ({ programs, ran, holdEnvironment, steps }) => {
+  ])("$when", async ({ programs, runFor, holdEnvironment, lastEvent, ran }) => {
     const s = supervise(service, programs, { holdEnvironment });
-    await steps(s);
+    if (runFor === null) s.stop();
+    s.start();
+    await settle(runFor ?? 0);
+    if (lastEvent) expect(s.processes.events.at(-1)).toBe(lastEvent);
+    s.stop();
+    s.releaseEnvironment();
+    await settle(5_000);
     expect(s.processes.started).toEqual(ran);
-    expect(s.last).toMatchObject({ state: "inactive", main: null, result: "stopped", restarts: 0 });
+    expect(s.last).toMatchObject({ state: "inactive", main: null, result: "stopped" });
     expect(s.log).toContain("SIGTERM: stopping");
     expect(s.code).toBe(0);
     // Nothing of it is left running.

@@ -6,7 +6,7 @@ import { describeExit, type Exit } from "./command-exit";
 import type { ProcessRef } from "./service-status";
 import type { Launch, StartedCommand, UnitProcesses } from "./unit-processes";
 
-/** How a program behaves, looked up by the path it is started as (argv[0]). */
+/** How a program behaves, looked up by its whole command line, else by the path it is started as (argv[0]). */
 export interface FakeProgram {
   /** It exists (it has a pid) but does not run until the test calls `spawn()` on it: the spawn window. */
   holdSpawn?: boolean;
@@ -114,7 +114,7 @@ export class FakeUnitProcesses implements UnitProcesses {
   }
 
   start(argv: string[], launch: Launch): StartedCommand {
-    const program = this.programs[argv[0]!] ?? {};
+    const program = this.programs[argv.join(" ")] ?? this.programs[argv[0]!] ?? {};
     this.events.push(`start ${argv.join(" ")}`);
     if (program.cannotStart !== undefined) {
       const exit: Exit = { code: null, signal: null, error: `cannot run ${argv[0]}: ${program.cannotStart}` };

@@ -291,6 +291,17 @@ describe("stopping: ExecStop, TimeoutStopSec and the kill", () => {
     expect(s.code).toBe(0);
   });
 
+  it("a stop after the run has ended leaves its last status as it was", async () => {
+    const s = supervise("ExecStart=/bin/main", { "/bin/main": { runsForMs: 10, exitCode: 1 } });
+    s.start();
+    await settle(10);
+    expect(s.code).toBe(1);
+    s.stop();
+    await settle();
+    expect(s.log).not.toContain("SIGTERM: stopping");
+    expect(s.last).toMatchObject({ state: "failed", result: "exited with status 1" });
+  });
+
   it("a second stop while one is carried out changes nothing", async () => {
     const s = supervise("ExecStart=/bin/main\nTimeoutStopSec=5", { "/bin/main": { ignores: ["SIGTERM"] } });
     s.start();

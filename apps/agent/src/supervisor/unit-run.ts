@@ -83,8 +83,9 @@ export class UnitRun {
   }
 
   /**
-   * SIGTERM or SIGINT: carried out in whatever state the run is in (a stop before anything runs is
-   * kept), once. Never throws; a stop that fails ends the run as a failure of the supervisor.
+   * SIGTERM or SIGINT: carried out once, from whatever state the run is in (a stop before anything
+   * runs included) until it has ended. Never throws; a stop that fails ends the run as a failure of
+   * the supervisor.
    */
   stop(signal: string): void {
     const from = this.state;

@@ -225,7 +225,7 @@ export class UnitRun {
       this.move({ kind: "starting" });
       return started.exit;
     }
-    // A stop has it now; it must not be reported as started.
+    // A stop that came in the spawn window has the process: it must not be reported as started.
     if (!this.move({ kind: "running", command: { ref, exit: started.exit, main } })) return started.exit;
     if (main) {
       this.set({ state: "active", main: ref, result: `started pid ${ref.pid}` });

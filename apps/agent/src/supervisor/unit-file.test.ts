@@ -1,7 +1,8 @@
 // Tests for the systemd unit-file parser used when the host supervises services itself
-// (no systemd as PID 1): syntax, defaults, refusals, specifiers, environment expansion.
+// (no systemd as PID 1): syntax, defaults, refusals, specifiers.
 import { describe, it, expect } from "vitest";
-import { expandCommand, parseEnvironmentFile, parseUnitFile, UnitFileError, type UnitSpec } from "./unit-file";
+import { parseUnitFile, type UnitSpec } from "./unit-file";
+import { UnitFileError } from "./unit-syntax";
 
 /** Parses a [Service] body (lines joined with "\n") under the unit name web.service. */
 const svc = (body: string, unit = "web.service"): UnitSpec => parseUnitFile(unit, `[Service]\n${body}\n`);
@@ -260,55 +261,5 @@ describe("parseUnitFile refusals", () => {
     expect(refusal(() => parseUnitFile("web.service", long))).toBe("web.service line 3: line is longer than 64 KiB");
     const continued = `[Service]\nExecStart=/bin/true\n${`Description=${"x".repeat(40_000)}\\\n`}${"y".repeat(40_000)}\n`;
     expect(refusal(() => parseUnitFile("web.service", continued))).toContain("line 3: line (with continuations) is longer than 64 KiB");
-  });
-});
-
-describe("expandCommand", () => {
-  const env = { A: "one two  three", B: "b", EMPTY: "", PATHX: "/opt/bin" };
-  it.each([
-    [["/bin/x", "$A"], ["/bin/x", "one", "two", "three"]],
-    [["/bin/x", "${A}"], ["/bin/x", "one two  three"]],
-    [["/bin/x", "--b=${B}", "${B}${B}"], ["/bin/x", "--b=b", "bb"]],
-    [["/bin/x", "$EMPTY", "$UNSET", "end"], ["/bin/x", "end"]],
-    [["/bin/x", "${UNSET}", "x${UNSET}y"], ["/bin/x", "", "xy"]],
-    [["/bin/x", "$$", "$$A", "cost=$$5", "$B-x"], ["/bin/x", "$", "$A", "cost=$5", "$B-x"]],
-    [["/bin/x", "${PATHX}/tool", "$", "${1}"], ["/bin/x", "/opt/bin/tool", "$", "${1}"]],
-    [["$B", "a"], ["$B", "a"]],
-  ])("%j", (argv, expected) => {
-    expect(expandCommand({ argv, ignoreFailure: false }, env)).toEqual(expected);
-  });
-
-  it("leaves the text of a ':'-prefixed command literal", () => {
-    const cmd = svc("ExecStart=:/bin/echo $A ${B} $$").execStart[0]!;
-    expect(expandCommand(cmd, env)).toEqual(["/bin/echo", "$A", "${B}", "$$"]);
-  });
-
-  it("does not read inherited object properties as variables", () => {
-    expect(expandCommand({ argv: ["/bin/x", "${toString}", "$constructor"], ignoreFailure: false }, {})).toEqual(["/bin/x", ""]);
-  });
-});
-
-describe("parseEnvironmentFile", () => {
-  it.each([
-    ["A=1\nB=2", { A: "1", B: "2" }],
-    ["# comment\n; other comment\n\n  A = spaced  \n", { A: "spaced" }],
-    ['A="double quoted"\nB=\'single # quoted\'', { A: "double quoted", B: "single # quoted" }],
-    ['A="esc \\" \\\\ \\$ \\n"', { A: 'esc " \\ $ \\n' }],
-    ["A='no \\escapes'", { A: "no \\escapes" }],
-    ['A="multi\nline"\nB=2', { A: "multi\nline", B: "2" }],
-    ["A=one \\\ntwo", { A: "one two" }],
-    ["A=x\\ y\\#", { A: "x y#" }],
-    ['A=" padded "  ', { A: " padded " }],
-    ["A=1 # not a comment", { A: "1 # not a comment" }],
-    ["A=\nB=", { A: "", B: "" }],
-    ["A=1\r\nB=2\r\n", { A: "1", B: "2" }],
-    ["A=1\nA=2", { A: "2" }],
-    ["export A=1\nB=2", { B: "2" }],
-    ["no equals here\n1BAD=x\nGOOD=y", { GOOD: "y" }],
-    ["A=mixed\"quo ted\"end", { A: "mixedquo tedend" }],
-    ['A="unterminated\nB=2', {}],
-    ["", {}],
-  ])("%j", (text, expected) => {
-    expect(parseEnvironmentFile(text)).toEqual(expected);
   });
 });

@@ -4,7 +4,8 @@ import { promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { openOwnDir, SafePaths } from "../resources/safe-path";
 import { readUnitFileAt } from "../resources/service";
-import { parseUnitFile, UnitFileError, type UnitSpec } from "./unit-file";
+import { parseUnitFile, type UnitSpec } from "./unit-file";
+import { UnitFileError } from "./unit-syntax";
 
 /** systemd's search path for system units, highest precedence first. */
 const UNIT_DIRS = ["/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system"];

@@ -40,7 +40,7 @@ export function expandCommand(cmd: UnitCommand, env: Record<string, string>): st
     if (i === 0) { out.push(arg); return; }
     const whole = /^\$([A-Za-z_][A-Za-z0-9_]*)$/.exec(arg);
     if (whole) out.push(...get(whole[1]!).split(/\s+/).filter((w) => w !== ""));
-    else out.push(arg.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, k?: string) => (k === undefined ? "$" : get(k))));
+    else out.push(arg.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, k?: string) => (k === undefined ? "$" : get(k))));
   });
   return out;
 }

@@ -126,6 +126,7 @@ export function parseUnitFile(unit: string, text: string): UnitSpec {
         if (!includes(TYPES, t)) fail(ctx, line, `unknown Type=${value}`);
         spec.type = t; break;
       }
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: fail() throws (it returns never)
       case "Service.PIDFile": case "Service.BusName": case "Service.Sockets":
         fail(ctx, line, `${key}= is not supported without systemd (${key === "Sockets" ? "no socket activation" : key === "PIDFile" ? "no forking services" : "no D-Bus"})`);
       case "Service.ExecStartPre": case "Service.ExecStart": case "Service.ExecStartPost": case "Service.ExecStop": {

@@ -31,7 +31,7 @@ function supervise(service: string, programs: Record<string, FakeProgram> = {}, 
   const statuses: ServiceStatus[] = [];
   const log: string[] = [];
   let failWrite = opts.failWriteOf;
-  let releaseEnvironment = () => undefined as void;
+  let releaseEnvironment: () => void = () => {};
   const initial: ServiceStatus = { unit: "demo.service", supervisor: { pid: 1, startTime: "t1" }, main: null, state: "activating", since: new Date().toISOString(), restarts: 0, result: "starting" };
   const run = new UnitRun({
     spec,

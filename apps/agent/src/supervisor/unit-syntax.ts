@@ -46,7 +46,7 @@ export function splitWords(ctx: UnitContext, line: number, s: string): string[] 
     for (; i < s.length; i++) {
       const c = s[i]!;
       if (c === "\\") {
-        const [text, used] = unescape(ctx, line, s, i);
+        const [text, used] = unescapeAt(ctx, line, s, i);
         w += text; i += used - 1;
       } else if (quote !== null) {
         if (c === quote) quote = null; else w += c;
@@ -60,7 +60,7 @@ export function splitWords(ctx: UnitContext, line: number, s: string): string[] 
 }
 
 const ESCAPES: Record<string, string> = { "\\": "\\", '"': '"', "'": "'", n: "\n", t: "\t", r: "\r", s: " ", " ": " ", a: "\x07", b: "\b", f: "\f", v: "\v" };
-function unescape(ctx: UnitContext, line: number, s: string, i: number): [string, number] {
+function unescapeAt(ctx: UnitContext, line: number, s: string, i: number): [string, number] {
   const c = s[i + 1];
   if (c === undefined) fail(ctx, line, "backslash at end of value");
   if (c in ESCAPES) return [ESCAPES[c]!, 2];

@@ -3,7 +3,7 @@
 // (recompile-fleet.ts), at 1,000 and 10,000 nodes seeded straight into a fresh Postgres database.
 // Run: DATABASE_URL=postgres://… npm run bench:compile -w @mesh/test   (BENCH_COMPILE_NODES=1000,10000)
 // Then (BENCH_COMPILE_FOLD=0 skips it) role.upsert against the same save with the conflict check reading
-// and compiling the fleet apart from the compile (as it did before decision DRAFT-C), alternated on one
+// and compiling the fleet apart from the compile (as it did before decision 0044), alternated on one
 // database so that a busy machine weighs on both alike.
 import postgres from "postgres";
 import pino from "pino";

@@ -41,7 +41,7 @@ const Env = z.object({
   /**
    * An armored OpenPGP secret key (no passphrase) that signs the apt repository at /apt; unset: one made
    * once with gpg in MESH_DATA_DIR/apt/gnupg. Instances behind one URL must sign with the same key:
-   * give them all this file, or one shared data directory (decision DRAFT-D-apt-repository).
+   * give them all this file, or one shared data directory (decision 0045).
    */
   MESH_APT_SIGNING_KEY_FILE: z.string().optional(),
   MESH_BOOTSTRAP_SECRET_FILE: z.string().optional(),

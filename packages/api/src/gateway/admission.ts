@@ -6,7 +6,7 @@
 // and a bound on handshakes in flight (admitted, not yet settled at the upgrade). Every other one
 // is answered at once (503) with a Retry-After giving it a place in a queue drained at the rate
 // actually served: the ceiling while the gateway keeps up, the handshakes completed per second
-// while the in-flight bound holds (decision DRAFT-B).
+// while the in-flight bound holds (decision 0043).
 
 /** The ceiling rate by default: 10,000 hosts queue for 10 s at this rate (decision 0020). */
 export const DEFAULT_ADMISSIONS_PER_SECOND = 1000;

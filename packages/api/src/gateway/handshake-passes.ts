@@ -6,7 +6,7 @@
 // gateway serves (with a 2 s slot, three of three simulator runs of 2,000 hosts on a starved machine
 // had hundreds of challenge and upgrade timeouts in their first link; with 10 s, none). Past that the slot is freed but the pass stays good (uncharged, not counted) until the
 // host would have given up. Behind a balancer that is not sticky, an upgrade landing on another
-// instance leaves this one's slot held for the 10 s (decision DRAFT-B).
+// instance leaves this one's slot held for the 10 s (decision 0043).
 import type { HandshakeDone } from "./admission";
 
 /** An unused pass frees its in-flight slot after this. */

@@ -34,6 +34,21 @@ const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFix
 const fmt = (n: number) => n.toLocaleString("en");
 const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
+/** The time (epoch ms) of the last log line with this message at or after `since`, from a process's pino output. */
+function lastLogTime(output: string, msg: string, since: number): number | undefined {
+  let last: number | undefined;
+  for (const line of output.split("\n")) {
+    if (!line.includes(msg)) continue;
+    try {
+      const t = (JSON.parse(line) as { time?: number }).time;
+      if (typeof t === "number" && t >= since && (last === undefined || t > last)) last = t;
+    } catch {
+      // not a JSON line
+    }
+  }
+  return last;
+}
+
 function openFileLimit(): { soft: string; hard: string } {
   const line = fs.readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"))!;
   const [soft, hard] = line.replace("Max open files", "").trim().split(/\s+/);
@@ -240,7 +255,11 @@ async function main() {
         await sleep(200);
       }
       recordedTimes.push(recordedMs);
-      pushes.push(`run ${run}: call ${ms(callMs)}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}`);
+      // The control plane's own part: when its gateway had written the last frame to the sockets (its log line's
+      // time), apart from the simulated hosts reading them on the same cores.
+      const written = lastLogTime(cp.output, "fleet declarations pushed", t0);
+      const cpPart = written === undefined ? "" : `, control plane wrote the last frame at ${ms(written - t0)}`;
+      pushes.push(`run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}`);
       log(pushes.at(-1)!);
       await sleep(3_000);
     }

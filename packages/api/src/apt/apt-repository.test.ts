@@ -134,7 +134,7 @@ describe("apt repository", () => {
     expect(new Set(results).size).toBe(1);
     const instances = fs.readdirSync(path.join(tmp, "d/data/apt/builds"));
     expect(instances).toHaveLength(1);
-    expect(fs.readdirSync(path.join(tmp, "d/data/apt/builds", instances[0])).filter((n) => !n.startsWith("."))).toHaveLength(1);
+    expect(fs.readdirSync(path.join(tmp, "d/data/apt/builds", instances[0]!)).filter((n) => !n.startsWith("."))).toHaveLength(1);
   }, 60_000);
 
   it("two instances sharing one data directory each keep serving an InRelease gpgv verifies after both rebuild", async () => {

@@ -41,13 +41,17 @@ const text = async (repo: AptRepository, rel: string) => {
 };
 
 const dataDirs: string[] = [];
+const repos: AptRepository[] = [];
 function repository(name: string, extra: Partial<Parameters<typeof createAptRepository>[0]> = {}) {
   const dataDir = path.join(tmp, name, "data");
   dataDirs.push(dataDir);
-  return createAptRepository({ dataDir, artifactsDir: path.join(tmp, name, "artifacts"), log: quiet, checkIntervalMs: 0, ...extra });
+  const repo = createAptRepository({ dataDir, artifactsDir: path.join(tmp, name, "artifacts"), log: quiet, checkIntervalMs: 0, ...extra });
+  repos.push(repo);
+  return repo;
 }
 
 afterAll(async () => {
+  for (const r of repos) await r.close(0);
   for (const d of dataDirs) await stopGpgAgent(path.join(d, "apt/gnupg"));
   fs.rmSync(tmp, { recursive: true, force: true });
 });

@@ -3,6 +3,7 @@
 // replaces the old one whole, so no request sees a half-written index.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { Logger } from "../log";
 import { buildAptIndex } from "./apt-index";
@@ -102,6 +103,17 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
   const maxRetryDelayMs = 10 * 60_000;
   let missing: MissingTools = missingAptTools(opts.pathEnv);
 
+  /**
+   * Signs from this instance's own copy of the shared GNUPGHOME: another instance sharing MESH_DATA_DIR
+   * stops its gpg-agent after each signing, which must not kill this one's mid-sign.
+   */
+  async function privateSigningHome(shared: AptSigningKey): Promise<AptSigningKey> {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-apt-gpg-"));
+    fs.chmodSync(home, 0o700);
+    fs.cpSync(shared.gnupgHome, home, { recursive: true, filter: (src) => !fs.lstatSync(src).isSocket() && !path.basename(src).startsWith(".#lk") });
+    return { ...shared, gnupgHome: home };
+  }
+
   /** Other instances' directories (and .tmp-* left by a crash) untouched for longer than a signature lasts. */
   function removeDeadInstances() {
     let names: string[] = [];
@@ -122,7 +134,7 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
   }
 
   async function build(fingerprint: string, debs: PoolDeb[]): Promise<Snapshot> {
-    key ??= await openAptSigningKey({ gnupgHome: path.join(aptDir, "gnupg"), keyFile: opts.signingKeyFile });
+    key ??= await privateSigningHome(await openAptSigningKey({ gnupgHome: path.join(aptDir, "gnupg"), keyFile: opts.signingKeyFile }));
     fs.mkdirSync(buildsDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(buildsDir, `.tmp-${randomBytes(6).toString("hex")}`);
     fs.mkdirSync(tmp, { mode: 0o755 });
@@ -222,6 +234,11 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
       if (building) await Promise.race([building.catch(() => {}), new Promise((r) => setTimeout(r, waitMs).unref())]);
       const home = path.join(aptDir, "gnupg");
       if (fs.existsSync(home)) await stopGpgAgent(home);
+      if (key) {
+        await stopGpgAgent(key.gnupgHome);
+        fs.rmSync(key.gnupgHome, { recursive: true, force: true });
+        key = null;
+      }
     },
     status() {
       const listing = listPool(sources());

@@ -21,11 +21,24 @@ describe.each(testEngines())("an idle control plane writes nothing on %s", (engi
   /** A row's version and lock marks: they change when the row is updated or locked. */
   const marks = async (table: "alert_cursor" | "sweep_leases" | "rollout_lease", where: string) =>
     rowsOf<{ xmin: string; xmax: string }>(await deps.db.execute(sql.raw(`select xmin::text as xmin, xmax::text as xmax from ${table} where ${where}`)))[0];
-  const cursor = async () => rowsOf<{ event_id: string | number; evaluated_at: string | Date }>(await deps.db.execute(sql`select event_id, evaluated_at from alert_cursor where id = 1`))[0]!;
+  const cursor = async () =>
+    rowsOf<{ event_id: string | number; evaluated_at: string | Date }>(
+      await deps.db.execute(sql`select event_id, evaluated_at from alert_cursor where id = 1`),
+    )[0]!;
   const makeNodes = async (group: string, n: number) =>
     deps.db
       .insert(nodes)
-      .values(Array.from({ length: n }, (_, i) => ({ name: `${group}-${i}`, state: "enrolled" as const, labels: { group }, publicKey: `k-${group}-${i}`, machineId: `m-${group}-${i}`, profile: {}, inventory: {} })))
+      .values(
+        Array.from({ length: n }, (_, i) => ({
+          name: `${group}-${i}`,
+          state: "enrolled" as const,
+          labels: { group },
+          publicKey: `k-${group}-${i}`,
+          machineId: `m-${group}-${i}`,
+          profile: {},
+          inventory: {},
+        })),
+      )
       .returning({ id: nodes.id });
 
   it("a rollout tick with no rollout running takes no lease; the lease is taken only while one runs", async () => {
@@ -34,9 +47,17 @@ describe.each(testEngines())("an idle control plane writes nothing on %s", (engi
     expect(await deps.db.select().from(rolloutLease)).toEqual([]);
 
     await makeNodes("idle", 3);
-    const role = (content: string) => ({ name: "idle-motd", selector: { labels: { group: "idle" } }, resources: [{ type: "file" as const, id: "motd", path: "/etc/motd", content }] });
+    const role = (content: string) => ({
+      name: "idle-motd",
+      selector: { labels: { group: "idle" } },
+      resources: [{ type: "file" as const, id: "motd", path: "/etc/motd", content }],
+    });
     await upsertRole(deps, { actor: "test", input: role("one\n") });
-    const staged = await upsertRole(deps, { actor: "test", input: role("two\n"), rollout: { mode: "staged", canary: { count: 1 }, waves: { size: 2 }, waveTimeoutSeconds: 600 } });
+    const staged = await upsertRole(deps, {
+      actor: "test",
+      input: role("two\n"),
+      rollout: { mode: "staged", canary: { count: 1 }, waves: { size: 2 }, waveTimeoutSeconds: 600 },
+    });
     expect(staged.rollout?.plan).toMatchObject({ nodes: 3 });
     expect(await rolloutTick(deps, "w1", 10_000)).toBe("held");
     expect(await rolloutTick(deps, "w2", 10_000)).toBe("elsewhere");
@@ -74,9 +95,20 @@ describe.each(testEngines())("an idle control plane writes nothing on %s", (engi
     await deps.db.execute(sql`update alert_cursor set evaluated_at = now() - interval '1 day' where id = 1`);
     const [gone] = await makeNodes("offline", 1);
     await deps.db.update(nodes).set({ state: "disconnected", lastSeenAt: sql`now() - interval '2 hours'` }).where(sql`${nodes.id} = ${gone!.id}`);
-    const hook = await createWebhook(deps, { actor: "test", input: { name: "offline", url: "http://127.0.0.1:9/hook", events: ["offline"], offlineMinutes: 60 } });
+    const hook = await createWebhook(deps, {
+      actor: "test",
+      input: { name: "offline", url: "http://127.0.0.1:9/hook", events: ["offline"], offlineMinutes: 60 },
+    });
     // Its 60 minutes were crossed an hour before it existed: no alert for it.
     expect(await evaluate()).toEqual({ deliveries: 0 });
+    // The positive control: a node that crosses its 60 minutes after the webhook exists is delivered.
+    const [crossing] = await makeNodes("crossing", 1);
+    await deps.db
+      .update(nodes)
+      .set({ state: "disconnected", lastSeenAt: sql`now() - interval '60 minutes' + interval '1 second'` })
+      .where(sql`${nodes.id} = ${crossing!.id}`);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await evaluate()).toEqual({ deliveries: 1 });
     // Watching a window, the evaluator moves the cursor's time every run (it judges (evaluated_at, now]).
     const watching = await marks("alert_cursor", "id = 1");
     await evaluate();

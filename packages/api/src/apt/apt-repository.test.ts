@@ -19,7 +19,10 @@ function makeDeb(dir: string, name: string, version: string, arch: string): stri
   fs.mkdirSync(path.join(root, "DEBIAN"));
   fs.mkdirSync(path.join(root, "usr/share/doc", name), { recursive: true });
   fs.writeFileSync(path.join(root, "usr/share/doc", name, "note"), `${name} ${version}\n`);
-  fs.writeFileSync(path.join(root, "DEBIAN/control"), `Package: ${name}\nVersion: ${version}\nArchitecture: ${arch}\nMaintainer: Mesh <packages@mesh.invalid>\nDescription: test package\n for the apt repository tests\n`);
+  fs.writeFileSync(
+    path.join(root, "DEBIAN/control"),
+    `Package: ${name}\nVersion: ${version}\nArchitecture: ${arch}\nMaintainer: Mesh <packages@mesh.invalid>\nDescription: test package\n for the apt repository tests\n`,
+  );
   fs.mkdirSync(dir, { recursive: true });
   const deb = path.join(dir, `${name}_${version}_${arch}.deb`);
   execFileSync("dpkg-deb", ["--root-owner-group", "--build", root, deb], { stdio: "ignore" });
@@ -38,13 +41,17 @@ const text = async (repo: AptRepository, rel: string) => {
 };
 
 const dataDirs: string[] = [];
+const repos: AptRepository[] = [];
 function repository(name: string, extra: Partial<Parameters<typeof createAptRepository>[0]> = {}) {
   const dataDir = path.join(tmp, name, "data");
   dataDirs.push(dataDir);
-  return createAptRepository({ dataDir, artifactsDir: path.join(tmp, name, "artifacts"), log: quiet, checkIntervalMs: 0, ...extra });
+  const repo = createAptRepository({ dataDir, artifactsDir: path.join(tmp, name, "artifacts"), log: quiet, checkIntervalMs: 0, ...extra });
+  repos.push(repo);
+  return repo;
 }
 
 afterAll(async () => {
+  for (const r of repos) await r.close(0);
   for (const d of dataDirs) await stopGpgAgent(path.join(d, "apt/gnupg"));
   fs.rmSync(tmp, { recursive: true, force: true });
 });
@@ -88,10 +95,24 @@ describe("apt repository", () => {
     fs.mkdirSync(path.join(tmp, "b/artifacts"), { recursive: true });
     fs.writeFileSync(path.join(tmp, "b/artifacts/secret.txt"), "no");
     const fileOfRelease = (await fileOf(repo, "dists/stable/Release"))!.replace(/\/dists\/stable\/Release$/, "/x");
-    // Each of these names a real file when joined onto the build directory (data/apt/builds/<build>).
-    const escapes = ["../../gnupg/pubring.kbx", "dists/stable/../../../../gnupg/pubring.kbx", "pool/main/../../../../../../artifacts/secret.txt", "../../../../artifacts/secret.txt"];
+    // Each of these names a real file when joined onto the build directory (data/apt/builds/<instance>/<build>).
+    const escapes = [
+      "../../../gnupg/pubring.kbx",
+      "dists/stable/../../../../../gnupg/pubring.kbx",
+      "pool/main/../../../../../../../artifacts/secret.txt",
+      "../../../../../artifacts/secret.txt",
+    ];
     for (const rel of escapes) expect(fs.existsSync(path.join(path.dirname(fileOfRelease), rel)), rel).toBe(true);
-    for (const rel of [...escapes, "/etc/passwd", "gnupg/pubring.kbx", "pool/main/secret.txt", "dists/stable/main/binary-amd64/Packages.xz", "", "dists", "pool/main"]) {
+    for (const rel of [
+      ...escapes,
+      "/etc/passwd",
+      "gnupg/pubring.kbx",
+      "pool/main/secret.txt",
+      "dists/stable/main/binary-amd64/Packages.xz",
+      "",
+      "dists",
+      "pool/main",
+    ]) {
       expect(await repo.lookup(rel), rel).toEqual({ kind: "none" });
     }
   }, 60_000);
@@ -115,7 +136,48 @@ describe("apt repository", () => {
     const repo = repository("d");
     const results = await Promise.all(Array.from({ length: 8 }, () => fileOf(repo, "dists/stable/Release")));
     expect(new Set(results).size).toBe(1);
-    expect(fs.readdirSync(path.join(tmp, "d/data/apt/builds")).filter((n) => !n.startsWith("."))).toHaveLength(1);
+    const instances = fs.readdirSync(path.join(tmp, "d/data/apt/builds"));
+    expect(instances).toHaveLength(1);
+    expect(fs.readdirSync(path.join(tmp, "d/data/apt/builds", instances[0]!)).filter((n) => !n.startsWith("."))).toHaveLength(1);
+  }, 60_000);
+
+  it("two instances sharing one data directory each keep serving an InRelease gpgv verifies after both rebuild", async () => {
+    let now = Date.now();
+    const one = repository("two", { now: () => now });
+    const other = repository("two", { now: () => now });
+    const keyring = path.join(tmp, "two/mesh.gpg");
+    fs.writeFileSync(keyring, (await text(one, "mesh.gpg"))!);
+    await fileOf(other, "dists/stable/InRelease");
+    for (const repo of [one, other, one, other]) {
+      makeDeb(repo.poolDir, "mesh-host", `4.0.${now}`, "amd64");
+      now += 1000;
+      await fileOf(repo, "dists/stable/InRelease");
+    }
+    for (const repo of [one, other]) {
+      // no rebuild on this lookup (the other's .debs were added before its last build)
+      const inRelease = (await fileOf(repo, "dists/stable/InRelease"))!;
+      const v = spawnSync("gpgv", ["--keyring", keyring, inRelease], { encoding: "utf8" });
+      expect(v.status, v.stderr).toBe(0);
+    }
+  }, 120_000);
+
+  it("a build that keeps failing once stale is retried with exponential backoff, not every check", async () => {
+    let now = Date.now();
+    const errors: unknown[] = [];
+    const repo = repository("backoff", { now: () => now, log: { ...quiet, error: (o: unknown) => errors.push(o) } });
+    await fileOf(repo, "dists/stable/InRelease");
+    // make every later build fail: the builds directory cannot be created
+    const builds = path.join(tmp, "backoff/data/apt/builds");
+    fs.rmSync(builds, { recursive: true, force: true });
+    fs.writeFileSync(builds, "not a directory");
+    now += 4 * 24 * 3600_000; // stale
+    for (let i = 0; i < 60; i++) {
+      await repo.lookup("dists/stable/InRelease");
+      now += 2_000;
+    }
+    // 2 minutes of requests every 2 s: tries at 0, 2, 6, 14, 30, 62 s, ... — not 60
+    expect(errors.length).toBeGreaterThan(1);
+    expect(errors.length).toBeLessThanOrEqual(7);
   }, 60_000);
 
   it("keeps its key across restarts (a new repository object on the same data directory)", async () => {
@@ -129,7 +191,11 @@ describe("apt repository", () => {
     const home = path.join(tmp, "operator-gnupg");
     fs.mkdirSync(home, { mode: 0o700 });
     const env = { ...process.env, GNUPGHOME: home };
-    execFileSync("gpg", ["--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Operator <op@example.invalid>", "ed25519", "sign", "never"], { env, stdio: "ignore" });
+    execFileSync(
+      "gpg",
+      ["--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Operator <op@example.invalid>", "ed25519", "sign", "never"],
+      { env, stdio: "ignore" },
+    );
     const keyFile = path.join(tmp, "operator.asc");
     fs.writeFileSync(keyFile, execFileSync("gpg", ["--batch", "--armor", "--export-secret-keys"], { env }));
     const operatorPublic = execFileSync("gpg", ["--batch", "--export"], { env });

@@ -3,6 +3,7 @@
 // replaces the old one whole, so no request sees a half-written index.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { Logger } from "../log";
 import { buildAptIndex } from "./apt-index";
@@ -84,7 +85,11 @@ export function missingToolsMessage(missing: MissingTools): string {
 export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
   const aptDir = path.join(opts.dataDir, "apt");
   const poolDir = path.join(aptDir, "pool");
-  const buildsDir = path.join(aptDir, "builds");
+  // Each instance builds under its own directory: two control planes sharing MESH_DATA_DIR (decision
+  // 0045) must not remove each other's live build. Another instance's directory is removed only once
+  // it has not changed for longer than a signature lasts (its InRelease has expired: nothing serves it).
+  const buildsRoot = path.join(aptDir, "builds");
+  const buildsDir = path.join(buildsRoot, `${process.pid}-${randomBytes(4).toString("hex")}`);
   const checkIntervalMs = opts.checkIntervalMs ?? 2_000;
   const validForMs = opts.validForMs ?? 7 * 24 * 3600_000;
   const now = opts.now ?? Date.now;
@@ -94,11 +99,42 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
   let checkedAt = -Infinity;
   let building: Promise<Snapshot | null> | null = null;
   let key: AptSigningKey | null = null;
-  let failed: { fingerprint: string; message: string } | null = null;
+  let failed: { fingerprint: string; message: string; retryAt: number; delayMs: number } | null = null;
+  const maxRetryDelayMs = 10 * 60_000;
   let missing: MissingTools = missingAptTools(opts.pathEnv);
 
+  /**
+   * Signs from this instance's own copy of the shared GNUPGHOME: another instance sharing MESH_DATA_DIR
+   * stops its gpg-agent after each signing, which must not kill this one's mid-sign.
+   */
+  async function privateSigningHome(shared: AptSigningKey): Promise<AptSigningKey> {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-apt-gpg-"));
+    fs.chmodSync(home, 0o700);
+    fs.cpSync(shared.gnupgHome, home, { recursive: true, filter: (src) => !fs.lstatSync(src).isSocket() && !path.basename(src).startsWith(".#lk") });
+    return { ...shared, gnupgHome: home };
+  }
+
+  /** Other instances' directories (and .tmp-* left by a crash) untouched for longer than a signature lasts. */
+  function removeDeadInstances() {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(buildsRoot);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const dir = path.join(buildsRoot, name);
+      if (dir === buildsDir) continue;
+      try {
+        if (now() - fs.statSync(dir).mtimeMs > validForMs) fs.rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // removed meanwhile by another instance
+      }
+    }
+  }
+
   async function build(fingerprint: string, debs: PoolDeb[]): Promise<Snapshot> {
-    key ??= await openAptSigningKey({ gnupgHome: path.join(aptDir, "gnupg"), keyFile: opts.signingKeyFile });
+    key ??= await privateSigningHome(await openAptSigningKey({ gnupgHome: path.join(aptDir, "gnupg"), keyFile: opts.signingKeyFile }));
     fs.mkdirSync(buildsDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(buildsDir, `.tmp-${randomBytes(6).toString("hex")}`);
     fs.mkdirSync(tmp, { mode: 0o755 });
@@ -125,7 +161,7 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
     }
     for (const name of names) {
       const dir = path.join(buildsDir, name);
-      if (!keep.includes(dir) && !name.startsWith(".tmp-")) fs.rmSync(dir, { recursive: true, force: true });
+      if (!keep.includes(dir)) fs.rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -136,16 +172,23 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
     const stale = snapshot && now() - snapshot.builtAt > validForMs / 2;
     if (snapshot && snapshot.fingerprint === listing.fingerprint && !stale) return snapshot;
     // The same set failed before: not again until it changes (a bad .deb must not cost a build per request).
-    if (failed?.fingerprint === listing.fingerprint && !stale) return snapshot;
+    // Once stale it is retried, but backing off (an unauthenticated request must not cost a build every 2 s).
+    if (failed?.fingerprint === listing.fingerprint && (!stale || now() < failed.retryAt)) return snapshot;
     try {
       const previous = snapshot;
       snapshot = await build(listing.fingerprint, listing.debs);
       failed = null;
       removeOldBuilds([snapshot.dir, ...(previous ? [previous.dir] : [])]);
+      removeDeadInstances();
       opts.log.info({ debs: listing.debs.length, skipped: listing.skipped.length, dir: snapshot.dir }, "apt repository built");
-      if (listing.skipped.length > 0) opts.log.warn({ skipped: listing.skipped }, "apt repository: .deb files not named <package>_<version>_<arch>.deb were left out (rename them with dpkg-name)");
+      if (listing.skipped.length > 0)
+        opts.log.warn(
+          { skipped: listing.skipped },
+          "apt repository: .deb files not named <package>_<version>_<arch>.deb were left out (rename them with dpkg-name)",
+        );
     } catch (err) {
-      failed = { fingerprint: listing.fingerprint, message: (err as Error).message };
+      const delayMs = failed?.fingerprint === listing.fingerprint ? Math.min(failed.delayMs * 2, maxRetryDelayMs) : Math.max(checkIntervalMs, 2_000);
+      failed = { fingerprint: listing.fingerprint, message: (err as Error).message, retryAt: now() + delayMs, delayMs };
       opts.log.error({ err }, "apt repository build failed");
     }
     return snapshot;
@@ -191,6 +234,11 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
       if (building) await Promise.race([building.catch(() => {}), new Promise((r) => setTimeout(r, waitMs).unref())]);
       const home = path.join(aptDir, "gnupg");
       if (fs.existsSync(home)) await stopGpgAgent(home);
+      if (key) {
+        await stopGpgAgent(key.gnupgHome);
+        fs.rmSync(key.gnupgHome, { recursive: true, force: true });
+        key = null;
+      }
     },
     status() {
       const listing = listPool(sources());

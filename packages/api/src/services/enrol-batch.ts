@@ -40,7 +40,12 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
   const db = items[0]!.deps.db;
   let tokens: Map<string, TokenRow>;
   try {
-    tokens = await timed("enrol: read tokens", () => readTokens(db, items.map((i) => i.tokenId)));
+    tokens = await timed("enrol: read tokens", () =>
+      readTokens(
+        db,
+        items.map((i) => i.tokenId),
+      ),
+    );
   } catch (error) {
     for (const item of items) out.set(item, { error });
     return out;
@@ -89,17 +94,34 @@ export async function enrolBatch(items: EnrolItem[]): Promise<Map<EnrolItem, Enr
       group = group.filter((i) => !short.has(i.token.id));
     }
   }
-  // One by one, in arrival order: each gets the answer it would have had alone.
+  // Each in its own transaction, as it would have been alone: up to LATER_CONCURRENCY at once, in
+  // arrival order within a machine's enrolments (the second finds the node the first made).
   later = later.sort((a, b) => a.index - b.index);
+  const chains = new Map<string, Admitted[]>();
   for (const item of later) {
-    try {
-      out.set(item.source, { node: await enrolOne(item.deps, item.request, item.meta, item.token) });
-    } catch (error) {
-      out.set(item.source, { error });
-    }
+    const machineId = item.request.profile.machineId;
+    const chain = chains.get(machineId);
+    if (chain) chain.push(item);
+    else chains.set(machineId, [item]);
   }
+  const queue = [...chains.values()];
+  const worker = async () => {
+    for (let chain = queue.shift(); chain; chain = queue.shift()) {
+      for (const item of chain) {
+        try {
+          out.set(item.source, { node: await enrolOne(item.deps, item.request, item.meta, item.token) });
+        } catch (error) {
+          out.set(item.source, { error });
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LATER_CONCURRENCY, queue.length) }, worker));
   return out;
 }
+
+/** How many deferred enrolments run at once (each its own transaction, a pool connection each). */
+const LATER_CONCURRENCY = 8;
 
 /**
  * A batch failure that one of its enrolments may have caused, which going one by one sorts out: a
@@ -135,7 +157,12 @@ async function commitGroup(db: Db, group: Admitted[]): Promise<{ made: Map<Admit
   return db.transaction(async (tx) => {
     await timed("enrol: compiler lock", () => lockCompilerShared(tx));
     const roles = await timed("enrol: roles", () => loadRoles(tx));
-    const live = await timed("enrol: live nodes", () => liveMachines(tx, group.map((i) => i.request.profile.machineId)));
+    const live = await timed("enrol: live nodes", () =>
+      liveMachines(
+        tx,
+        group.map((i) => i.request.profile.machineId),
+      ),
+    );
     const deferred: Admitted[] = [];
     const fresh: Array<{ item: Admitted; planned: PlannedNode; input: FirstDeclarationInput }> = [];
     for (const item of group) {
@@ -146,7 +173,13 @@ async function commitGroup(db: Db, group: Admitted[]): Promise<{ made: Map<Admit
       const { request, meta, token } = item;
       const actor = `token:${token.id}`;
       const input: FirstDeclarationInput = {
-        values: { ...enrolledFields(request, meta, token), name: newNodeName(request), state: "disconnected", labels: token.labels, machineId: request.profile.machineId },
+        values: {
+          ...enrolledFields(request, meta, token),
+          name: newNodeName(request),
+          state: "disconnected",
+          labels: token.labels,
+          machineId: request.profile.machineId,
+        },
         roles,
         actor,
         grants: item.deps.grants,

@@ -1,7 +1,8 @@
 // A .deb-installed host upgrades through a `package` resource naming itself (decision 0007):
-// real dpkg in a sandbox root, apt from a repository (a local one built here; the control
-// plane's /apt once it serves one: see APT_SOURCE), the installed run loop as the supervisor,
-// and fake `systemctl`/`deb-systemd-invoke`/`deb-systemd-helper` on PATH that record every call.
+// real dpkg in a sandbox root, apt from the signed repository of the very control plane the host
+// is enrolled with (its /apt, the .debs in its data directory's apt/pool, the sandbox's sources line
+// naming the key downloaded from /apt/mesh.gpg with signed-by=), the installed run loop as the
+// supervisor, and fake `systemctl`/`deb-systemd-invoke`/`deb-systemd-helper` on PATH that record every call.
 // The package never asks the service manager to restart the host; the host notices its binary
 // was replaced, reports and exits 0, and the run loop starts N+1. A broken N+2 comes back to N+1
 // through the installation's rollback step, with dpkg's record put back and the failure reported.
@@ -10,8 +11,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlane, engines } from "../harness/control-plane";
+import { type ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { startAptRepository, type AptRepositoryServer } from "../harness/apt-repository";
 import { buildArtifacts, type Artifacts } from "../harness/packaging";
 import { waitFor } from "../harness/wait";
 
@@ -26,9 +28,6 @@ const sh = (cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] =
   return { code: r.status, stdout: String(r.stdout ?? ""), stderr: String(r.stderr ?? "") };
 };
 
-/** Where the sandbox's apt finds mesh-host: one sources.list line. After task D this is the control plane's signed /apt. */
-const APT_SOURCE = (repo: string) => process.env.MESH_TEST_APT_SOURCE ?? `deb [trusted=yes] file:${repo} ./`;
-
 /** Fake service-manager programs: each call is one line in `log`, and nothing else happens. */
 function recordingServiceManager(log: string): string {
   const dir = path.join(tmp, "fake-bin");
@@ -39,7 +38,7 @@ function recordingServiceManager(log: string): string {
   return dir;
 }
 
-/** A .deb like `deb` but of `version`, whose binary exits at once (a release that cannot start). */
+/** A .deb like `deb` but of `version`, whose binary exits at once (a release that cannot start); named as the repository's pool wants. */
 function brokenDeb(deb: string, version: string): string {
   const dir = path.join(tmp, `broken-${version}`);
   expect(sh("dpkg-deb", ["-R", deb, dir]).code).toBe(0);
@@ -49,7 +48,8 @@ function brokenDeb(deb: string, version: string): string {
   // The md5sums must describe the files, or `dpkg -V` would blame the repack.
   const md5 = sh("sh", ["-c", "find usr lib -type f -print0 | sort -z | xargs -0 md5sum"], { cwd: dir });
   fs.writeFileSync(path.join(dir, "DEBIAN/md5sums"), md5.stdout);
-  const out = path.join(tmp, `mesh-host_${version}_broken.deb`);
+  const out = path.join(tmp, "broken", `mesh-host_${version}_${sh("dpkg", ["--print-architecture"]).stdout.trim()}.deb`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
   const built = sh("dpkg-deb", ["--root-owner-group", "-Zgzip", "--build", dir, out]);
   expect(built.code, built.stderr).toBe(0);
   return out;
@@ -57,7 +57,16 @@ function brokenDeb(deb: string, version: string): string {
 
 /** A dpkg database in `root` that knows the libraries mesh-host depends on (installed for real outside it). */
 function dpkgSandbox(root: string): void {
-  for (const d of ["var/lib/dpkg/info", "var/lib/dpkg/updates", "var/log", "etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial"]) {
+  for (const d of [
+    "var/lib/dpkg/info",
+    "var/lib/dpkg/updates",
+    "var/log",
+    "etc/apt/sources.list.d",
+    "etc/apt/apt.conf.d",
+    "etc/apt/preferences.d",
+    "var/lib/apt/lists/partial",
+    "var/cache/apt/archives/partial",
+  ]) {
     fs.mkdirSync(path.join(root, d), { recursive: true });
   }
   const arch = sh("dpkg", ["--print-architecture"]).stdout.trim();
@@ -67,10 +76,12 @@ function dpkgSandbox(root: string): void {
   });
   fs.writeFileSync(path.join(root, "var/lib/dpkg/status"), stubs.join("\n"));
   // Their (empty) file lists and md5sums, or `dpkg --audit` would ask for them to be reinstalled.
-  for (const name of ["libc6", "libgcc-s1", "libstdc++6"]) for (const ext of ["list", "md5sums"]) fs.writeFileSync(path.join(root, `var/lib/dpkg/info/${name}.${ext}`), "");
+  for (const name of ["libc6", "libgcc-s1", "libstdc++6"])
+    for (const ext of ["list", "md5sums"]) fs.writeFileSync(path.join(root, `var/lib/dpkg/info/${name}.${ext}`), "");
 }
 
 describe("the host's own package", () => {
+  let repo: AptRepositoryServer;
   let cp: ControlPlane;
   let n: Artifacts;
   let n1: Artifacts;
@@ -86,26 +97,30 @@ describe("the host's own package", () => {
   const dpkg = (...args: string[]) => sh("dpkg", [`--root=${root}`, ...args]);
   const node = () => client().query("node.get", { id: nodeId });
   const declare = (version: string) =>
-    client().mutate("role.upsert", { name: "host-package", selector: { labels: { install: "deb" } }, resources: [{ type: "package", id: "mesh-host", name: "mesh-host", version }] });
+    client().mutate("role.upsert", {
+      name: "host-package",
+      selector: { labels: { install: "deb" } },
+      resources: [{ type: "package", id: "mesh-host", name: "mesh-host", version }],
+    });
 
   beforeAll(async () => {
     n = buildArtifacts(N, path.join(tmp, "n"));
     n1 = buildArtifacts(N1, path.join(tmp, "n1"));
     broken = brokenDeb(n1.deb, BROKEN);
-    // The repository: every version, as the control plane's /apt will hold them.
-    const repo = path.join(tmp, "repo");
-    fs.mkdirSync(repo);
-    for (const deb of [n.deb, n1.deb, broken]) fs.copyFileSync(deb, path.join(repo, path.basename(deb)));
-    const index = sh("dpkg-scanpackages", ["--multiversion", "."], { cwd: repo });
-    expect(index.code, index.stderr).toBe(0);
-    fs.writeFileSync(path.join(repo, "Packages"), index.stdout);
+    // The control plane the host enrols with serves every version from its signed /apt (the .debs
+    // copied into its data directory's apt/pool, as an operator adds a release).
+    repo = await startAptRepository({ debs: [n.deb, n1.deb, broken], engine: engines()[0]! });
+    cp = repo.cp;
 
     dpkgSandbox(root);
-    fs.writeFileSync(path.join(root, "etc/apt/sources.list.d/mesh.list"), `${APT_SOURCE(repo)}\n`);
+    // As the Add machines page says: the key from /apt/mesh.gpg in a keyring, a sources line naming it (no [trusted=yes]).
+    const keyring = path.join(root, "usr/share/keyrings/mesh.gpg");
+    fs.mkdirSync(path.dirname(keyring), { recursive: true });
+    fs.writeFileSync(keyring, Buffer.from(await (await fetch(`${repo.url}/mesh.gpg`)).arrayBuffer()));
+    fs.writeFileSync(path.join(root, "etc/apt/sources.list.d/mesh.list"), `deb [signed-by=${keyring}] ${repo.url} stable main\n`);
     const installed = dpkg("--force-script-chrootless", `--log=${root}/var/log/dpkg.log`, "-i", n.deb);
     expect(installed.code, installed.stderr).toBe(0);
 
-    cp = await ControlPlane.start({ engine: engines()[0]! });
     const { token } = await client().mutate("token.create", { labels: { install: "deb" } });
     const enrol = sh(bin, ["enrol", cp.url, "--token", token, "--insecure", "--state-dir", state, "--root", root]);
     expect(enrol.code, enrol.stderr).toBe(0);
@@ -137,7 +152,7 @@ describe("the host's own package", () => {
       await new Promise((r) => setTimeout(r, 3000));
       if (loop.exitCode === null) loop.kill("SIGKILL");
     }
-    await cp?.dispose();
+    await repo?.dispose();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -158,10 +173,16 @@ describe("the host's own package", () => {
     // N noticed its binary was replaced, reported, and left with 0; the loop started N+1 (whose trial passed).
     expect(loopOutput).toMatch(/host binary replaced on disk; exiting after this report/);
     expect(loopOutput).toMatch(/mesh-host exited with status 0; restarting/);
+    // The control plane acknowledged that report, and N knew it (the ack may come while it looks at the new binary).
+    expect(loopOutput).not.toMatch(/no ack for the report after the upgrade/);
     // The trial ends when the link is accepted, which may be told after the first report.
     await waitFor("N+1 keeping its upgrade", () => /upgrade kept: the control plane was reached/.test(loopOutput), 30_000);
     expect(sh(bin, ["version"]).stdout.trim()).toBe(N1);
     expect(sh("dpkg-query", [`--admindir=${root}/var/lib/dpkg`, "-W", "-f=${Status} ${Version}", "mesh-host"]).stdout).toBe(`install ok installed ${N1}`);
+    // apt took it from the control plane's /apt, whose InRelease it verified with the key (it keeps no unverified one).
+    const lists = fs.readdirSync(path.join(root, "var/lib/apt/lists"));
+    const site = new URL(repo.url);
+    expect(lists).toContain(`${site.hostname}:${site.port}${site.pathname.replaceAll("/", "_")}_dists_stable_InRelease`);
     const verify = dpkg("-V", "mesh-host");
     expect(verify.stdout + verify.stderr).toBe("");
     expect(verify.code).toBe(0);
@@ -182,6 +203,8 @@ describe("the host's own package", () => {
     const error = (await node()).errors.find((e: any) => e.id === "mesh-host");
     expect(error.message).toMatch(/rolled back to 8\.0\.1: the new binary exited before it reached the control plane.*not tried again/);
     expect(loopOutput).toMatch(/broken build: exits at once/);
+    // N+1 put dpkg's record back: with apt from the control plane's repository, or the .deb apt kept when it fetched it from there.
+    expect(loopOutput).toMatch(/mesh-host restored to 8\.0\.1 (with apt-get|from \S+\/var\/cache\/apt\/archives\/mesh-host_8\.0\.1_)/);
     expect(sh(bin, ["version"]).stdout.trim()).toBe(N1);
     expect(sh("dpkg-query", [`--admindir=${root}/var/lib/dpkg`, "-W", "-f=${Status} ${Version}", "mesh-host"]).stdout).toBe(`install ok installed ${N1}`);
     const verify = dpkg("-V", "mesh-host");
@@ -201,18 +224,36 @@ describe("the host's own package", () => {
     const run = (sequence: string[][]) => {
       fs.writeFileSync(log, "");
       const steps = sequence.map(([script, ...args]) => `"${scripts}/${script}" ${args.join(" ")} || exit $?`).join("\n");
-      const r = sh("unshare", ["-m", "--propagation", "private", "sh", "-c", `set -e\nmount -t tmpfs none /run\nmkdir -p /run/systemd/system\nmount -t tmpfs none /var/lib\nunset DPKG_ROOT\n${steps}`], {
-        env: { ...process.env, PATH: `${fakeBin}:${process.env.PATH}` },
-      });
+      const r = sh(
+        "unshare",
+        [
+          "-m",
+          "--propagation",
+          "private",
+          "sh",
+          "-c",
+          `set -e\nmount -t tmpfs none /run\nmkdir -p /run/systemd/system\nmount -t tmpfs none /var/lib\nunset DPKG_ROOT\n${steps}`,
+        ],
+        {
+          env: { ...process.env, PATH: `${fakeBin}:${process.env.PATH}` },
+        },
+      );
       expect(r.code, r.stderr).toBe(0);
       return fs.readFileSync(log, "utf8").split("\n").filter(Boolean);
     };
     // dpkg's order on upgrade: old prerm upgrade, new postrm... (old postrm upgrade), new postinst configure OLD.
-    const upgrade = run([["prerm", "upgrade", N1], ["postrm", "upgrade", N1], ["postinst", "configure", N]]);
+    const upgrade = run([
+      ["prerm", "upgrade", N1],
+      ["postrm", "upgrade", N1],
+      ["postinst", "configure", N],
+    ]);
     expect(upgrade).toEqual(["systemctl --system daemon-reload"]);
     const install = run([["postinst", "configure"]]);
     expect(install).toEqual(["systemctl --system daemon-reload", "deb-systemd-helper enable mesh-host.service", "deb-systemd-invoke start mesh-host.service"]);
-    const remove = run([["prerm", "remove"], ["postrm", "remove"]]);
+    const remove = run([
+      ["prerm", "remove"],
+      ["postrm", "remove"],
+    ]);
     expect(remove).toEqual(["deb-systemd-invoke stop mesh-host.service", "systemctl --system daemon-reload"]);
   });
 });

@@ -1,6 +1,6 @@
 // Issue 13's node-page and keyboard items in headless Chromium against a real control plane: the node
 // page names the roles that match the node and which role each declared resource came from, shows
-// sizes in human units, scrolls its declaration table as a focusable region on a phone; focus lands on
+// sizes in human units and how the host was installed, scrolls its declaration table as a focusable region on a phone; focus lands on
 // the install command after "Issue token" and in the field after the labels "Edit", and Escape cancels
 // the editor back to Edit; a viewer is offered no "Add machines"; a dark system theme gives a dark page
 // with nothing serious for axe-core. The node is a hand-made enrolment (harness/link.ts): what is
@@ -27,15 +27,29 @@ describe("the node page and keyboard focus in headless Chromium", () => {
     cp = await ControlPlane.start({ engine: engines()[0]! });
     browser = await launchBrowser();
     const admin = api(cp.url);
-    await admin.mutate("role.upsert", { name: "base", resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "managed by mesh\n", mode: "0644" }] });
+    await admin.mutate("role.upsert", {
+      name: "base",
+      resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "managed by mesh\n", mode: "0644" }],
+    });
     await admin.mutate("role.upsert", {
       name: "web",
       selector: { labels: { tier: "web" } },
-      resources: [{ type: "file", id: "app-conf", path: "/srv/app/a-path-long-enough-to-scroll-sideways-on-a-phone/app.conf", content: "port=8080\n", mode: "0644" }],
+      resources: [
+        { type: "file", id: "app-conf", path: "/srv/app/a-path-long-enough-to-scroll-sideways-on-a-phone/app.conf", content: "port=8080\n", mode: "0644" },
+      ],
     });
-    await admin.mutate("role.upsert", { name: "db", selector: { labels: { tier: "db" } }, resources: [{ type: "package", id: "postgres", name: "postgresql" }] });
+    await admin.mutate("role.upsert", {
+      name: "db",
+      selector: { labels: { tier: "db" } },
+      resources: [{ type: "package", id: "postgres", name: "postgresql" }],
+    });
     const { token } = await admin.mutate("token.create", { labels: { tier: "web" } });
-    const r = await enrolRaw(cp.url, { token, publicKey: keyPair().publicKey, profile: { ...profile("0123456789abcdef"), memoryBytes: MEMORY, diskBytes: DISK }, inventory });
+    const r = await enrolRaw(cp.url, {
+      token,
+      publicKey: keyPair().publicKey,
+      profile: { ...profile("0123456789abcdef"), memoryBytes: MEMORY, diskBytes: DISK, hostInstall: "deb" },
+      inventory,
+    });
     expect(r.status).toBe(201);
     nodeId = r.body.nodeId;
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -57,7 +71,8 @@ describe("the node page and keyboard focus in headless Chromium", () => {
     const roles = page.getByTestId("node-roles").getByRole("link");
     expect(await roles.allTextContents()).toEqual(["base", "web"]);
     expect(await roles.first().getAttribute("href")).toBe("/roles#role-base");
-    const roleOf = async (id: string) => (await page.getByTestId("declared-resource").filter({ hasText: id }).getByTestId("resource-role").textContent())?.trim();
+    const roleOf = async (id: string) =>
+      (await page.getByTestId("declared-resource").filter({ hasText: id }).getByTestId("resource-role").textContent())?.trim();
     expect(await roleOf("motd")).toBe("base");
     expect(await roleOf("app-conf")).toBe("web");
     // The link lands on the role in the list.
@@ -74,6 +89,13 @@ describe("the node page and keyboard focus in headless Chromium", () => {
     expect(text).toContain("250 GiB");
     expect(text).not.toContain(String(MEMORY));
     expect(await profileList.getByText("15.6 GiB").getAttribute("title")).toBe(`${MEMORY.toLocaleString("en-GB")} bytes`);
+  });
+
+  it("says how the host was installed and so how it is upgraded (the profile's hostInstall)", async () => {
+    await openNode();
+    expect((await page.getByTestId("profile").getByTestId("host-install").textContent())?.trim()).toBe(
+      "deb: the mesh-host package: upgraded by a package resource (apt, from the mesh's repository)",
+    );
   });
 
   it("scrolls the declaration table sideways on a phone as a named region the keyboard reaches", async () => {

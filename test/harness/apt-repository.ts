@@ -5,7 +5,7 @@ import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ControlPlane } from "./control-plane";
+import { ControlPlane, type Engine } from "./control-plane";
 import { waitFor } from "./wait";
 
 /** A real (tiny) .deb with one file: for repository tests that need no mesh-host build. */
@@ -15,7 +15,10 @@ export function makeDeb(dir: string, name: string, version: string, arch: string
     fs.mkdirSync(path.join(root, "DEBIAN"));
     fs.mkdirSync(path.join(root, "usr/share/doc", name), { recursive: true });
     fs.writeFileSync(path.join(root, "usr/share/doc", name, "note"), `${name} ${version}\n`);
-    fs.writeFileSync(path.join(root, "DEBIAN/control"), `Package: ${name}\nVersion: ${version}\nArchitecture: ${arch}\nMaintainer: Mesh <packages@mesh.invalid>\nDescription: test package\n for the apt repository tests\n`);
+    fs.writeFileSync(
+      path.join(root, "DEBIAN/control"),
+      `Package: ${name}\nVersion: ${version}\nArchitecture: ${arch}\nMaintainer: Mesh <packages@mesh.invalid>\nDescription: test package\n for the apt repository tests\n`,
+    );
     fs.mkdirSync(dir, { recursive: true });
     const deb = path.join(dir, `${name}_${version}_${arch}.deb`);
     execFileSync("dpkg-deb", ["--root-owner-group", "--build", root, deb], { stdio: "ignore" });
@@ -39,10 +42,18 @@ export interface AptRepositoryServer {
 }
 
 /**
- * Starts a control plane (PGlite, in a fresh data directory) whose apt repository holds `debs`.
+ * Starts a control plane (PGlite by default, or a fresh Postgres database; either with a fresh data
+ * directory) whose apt repository holds `debs`: hosts may enrol with it too.
  * Resolves once /apt/dists/stable/InRelease answers 200 and the key is downloaded.
  */
-export async function startAptRepository(opts: { debs: string[]; env?: Record<string, string>; dataDir?: string }): Promise<AptRepositoryServer> {
+export async function startAptRepository(opts: {
+  debs: string[];
+  env?: Record<string, string>;
+  dataDir?: string;
+  engine?: Engine;
+}): Promise<AptRepositoryServer> {
+  const engine = opts.engine ?? "pglite";
+  const made = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "mesh-apt-cp-"));
   const poolDir = path.join(dataDir, "apt", "pool");
   fs.mkdirSync(poolDir, { recursive: true });
@@ -50,13 +61,18 @@ export async function startAptRepository(opts: { debs: string[]; env?: Record<st
   // An empty artifacts directory: only the given .debs, never the checkout's infra/dist.
   const artifacts = path.join(dataDir, "no-artifacts");
   fs.mkdirSync(artifacts, { recursive: true });
-  const cp = await ControlPlane.start({ engine: "pglite", dataDir, env: { MESH_ARTIFACTS_DIR: artifacts, ...opts.env } });
+  const cp = await ControlPlane.start({ engine, dataDir, env: { MESH_ARTIFACTS_DIR: artifacts, ...opts.env } });
   const url = `${cp.url}/apt`;
   await waitFor("the apt repository", async () => (await fetch(`${url}/dists/stable/InRelease`)).status === 200, 60_000, 250);
   const keyPath = path.join(dataDir, "downloaded-mesh.gpg");
   fs.writeFileSync(keyPath, Buffer.from(await (await fetch(`${url}/mesh.gpg`)).arrayBuffer()));
   fs.chmodSync(keyPath, 0o644);
-  return { cp, url, keyPath, sourceLine: `deb [signed-by=${keyPath}] ${url} stable main`, poolDir, dispose: () => cp.dispose() };
+  const dispose = async () => {
+    await cp.dispose();
+    // PGlite's data directory goes with the control plane; with Postgres, the one made here goes now.
+    if (made) fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { cp, url, keyPath, sourceLine: `deb [signed-by=${keyPath}] ${url} stable main`, poolDir, dispose };
 }
 
 export interface AptSandbox {
@@ -76,7 +92,15 @@ export interface AptSandbox {
  * with `"Dir::State::status"` pointed at that root's dpkg status, for installing into a dpkg sandbox).
  */
 export function aptSandbox(dir: string, sourceLine: string, extra: Record<string, string | string[]> = {}): AptSandbox {
-  for (const d of ["etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/trusted.gpg.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/lib/dpkg"]) {
+  for (const d of [
+    "etc/apt/sources.list.d",
+    "etc/apt/apt.conf.d",
+    "etc/apt/preferences.d",
+    "etc/apt/trusted.gpg.d",
+    "var/lib/apt/lists/partial",
+    "var/cache/apt/archives/partial",
+    "var/lib/dpkg",
+  ]) {
     fs.mkdirSync(path.join(dir, d), { recursive: true });
   }
   fs.writeFileSync(path.join(dir, "var/lib/dpkg/status"), "");
@@ -103,7 +127,12 @@ export function aptSandbox(dir: string, sourceLine: string, extra: Record<string
   };
   const conf = path.join(dir, "apt.conf");
   const value = (v: string | string[]) => (Array.isArray(v) ? `{ ${v.map((x) => `${JSON.stringify(x)};`).join(" ")} }` : JSON.stringify(v));
-  fs.writeFileSync(conf, Object.entries(settings).map(([k, v]) => `${k} ${value(v)};\n`).join(""));
+  fs.writeFileSync(
+    conf,
+    Object.entries(settings)
+      .map(([k, v]) => `${k} ${value(v)};\n`)
+      .join(""),
+  );
   const env = { APT_CONFIG: conf };
   return {
     dir,
@@ -111,10 +140,15 @@ export function aptSandbox(dir: string, sourceLine: string, extra: Record<string
     confDir: path.join(dir, "etc/apt/apt.conf.d"),
     run(program, args) {
       return new Promise((resolve) => {
-        execFile(program, args, { encoding: "utf8", timeout: 120_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env, LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive" } }, (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0;
-          resolve({ code, stdout, stderr });
-        });
+        execFile(
+          program,
+          args,
+          { encoding: "utf8", timeout: 120_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env, LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive" } },
+          (err, stdout, stderr) => {
+            const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0;
+            resolve({ code, stdout, stderr });
+          },
+        );
       });
     },
   };

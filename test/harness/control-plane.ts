@@ -18,6 +18,7 @@ export interface ControlPlaneOptions {
   engine: Engine;
   /** Reuse a database (restarts): a URL for postgres, a directory for pglite. */
   databaseUrl?: string;
+  /** MESH_DATA_DIR: pglite's database, and with either engine the data kept beside it (the apt repository's key and pool). Given with postgres, the caller removes it. */
   dataDir?: string;
   port?: number;
   env?: Record<string, string>;
@@ -71,7 +72,7 @@ export class ControlPlane {
     delete env.DATABASE_URL;
     delete env.MESH_DATA_DIR;
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;
-    else env.MESH_DATA_DIR = this.options.dataDir!;
+    if (this.options.dataDir) env.MESH_DATA_DIR = this.options.dataDir;
     this.output = "";
     const argv = [process.execPath, ...(this.options.nodeArgs ?? []), "--import", "tsx", "src/server.ts"];
     // prlimit execs the command: the child's pid is the control plane's.
@@ -81,7 +82,10 @@ export class ControlPlane {
     child.stdout!.on("data", (d) => (this.output += d));
     child.stderr!.on("data", (d) => (this.output += d));
     const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`control plane exited with ${code}:\n${this.output}`))));
-    const m = await Promise.race([waitFor("control plane to listen", () => /Mesh control plane on (https?):\/\/localhost:(\d+)/.exec(this.output), 90_000), exited]);
+    const m = await Promise.race([
+      waitFor("control plane to listen", () => /Mesh control plane on (https?):\/\/localhost:(\d+)/.exec(this.output), 90_000),
+      exited,
+    ]);
     this.port = Number(m[2]);
     this.url = `${m[1]}://127.0.0.1:${this.port}`;
   }

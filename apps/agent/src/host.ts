@@ -83,6 +83,11 @@ export class Host {
   /** Resolves after a self-upgrade was reported: the daemon exits 0 and the supervisor starts the new binary. */
   readonly upgraded = new Promise<void>((resolve) => (this.onUpgradedDone = resolve));
   private ackWaiter: { seq: number; resolve: () => void } | null = null;
+  /**
+   * The newest report sequence the control plane acknowledged in this run (an ack answers it and every
+   * one before it): the ack of the report after an upgrade may come before the host knows it is leaving.
+   */
+  private ackedThrough = -1;
   /** Reports kept until the control plane says it stored them (opened by start). */
   private outbox: ReportOutbox | null = null;
   /** Reconcile now, from the link or the local socket: served by the next run. */
@@ -144,6 +149,7 @@ export class Host {
         },
         onAck: (seq, storeGeneration) => {
           this.outbox?.acknowledge(seq).catch((err) => this.log.warn({ seq, reason: reasonOf(err) }, "could not drop acknowledged reports"));
+          this.ackedThrough = Math.max(this.ackedThrough, seq);
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
           if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
           if (this.generations.acknowledged(seq, storeGeneration, this.lostSeq)) {
@@ -178,7 +184,10 @@ export class Host {
         "identity damaged: reconciling the held declaration without a link; re-enrol to recover (`mesh-host enrol URL --token T` keeps the store)",
       );
     } else {
-      this.log.info({ hostVersion: this.opts.hostVersion, declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity?.controlPlaneUrl }, "host starting");
+      this.log.info(
+        { hostVersion: this.opts.hostVersion, declarationVersion: this.held?.version ?? 0, controlPlane: this.opts.identity?.controlPlaneUrl },
+        "host starting",
+      );
     }
     this.loop.start();
     this.link?.start();
@@ -233,7 +242,8 @@ export class Host {
     await this.loop.stop();
     this.requests.abandon("the node was retired");
     await this.statusWrites;
-    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY, ACCEPTED_KEY]) await this.opts.store.remove(key);
+    for (const key of [KEYS.identity, KEYS.privateKey, KEYS.declaration, KEYS.status, KEYS.reportOutbox, OWNERSHIP_KEY, ACCEPTED_KEY])
+      await this.opts.store.remove(key);
     this.onRetiredDone?.();
   }
 
@@ -287,8 +297,12 @@ export class Host {
       await saveHeldDeclaration(this.opts.store, declaration);
     } catch (err) {
       const reason = reasonOf(err);
-      if (!this.stateErrors.has("declaration")) this.log.error({ version: declaration.version, reason }, "cannot keep the new declaration in the state dir; the held one stays in force, retrying");
-      this.stateErrors.set("declaration", `state dir: cannot keep declaration v${declaration.version} (${reason}); v${this.held?.version ?? 0} stays in force until it is kept`);
+      if (!this.stateErrors.has("declaration"))
+        this.log.error({ version: declaration.version, reason }, "cannot keep the new declaration in the state dir; the held one stays in force, retrying");
+      this.stateErrors.set(
+        "declaration",
+        `state dir: cannot keep declaration v${declaration.version} (${reason}); v${this.held?.version ?? 0} stays in force until it is kept`,
+      );
       return false;
     }
     if (this.pending === declaration) this.pending = null;
@@ -305,10 +319,13 @@ export class Host {
     this.retryTimer = null;
     if (this.stopped) return;
     if (this.stateErrors.size === 0 && this.lastResult !== "failed") return void this.retryBackoff.reset();
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      this.loop.trigger("retry");
-    }, Math.max(200, this.retryBackoff.next()));
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = null;
+        this.loop.trigger("retry");
+      },
+      Math.max(200, this.retryBackoff.next()),
+    );
     this.retryTimer.unref();
   }
 
@@ -338,11 +355,25 @@ export class Host {
     let changed: string[] | null = null;
     try {
       const outcome = await reconcile(
-        { store: this.opts.store, root: this.opts.root, log: this.log, enrolled: true, controlPlane: this.controlPlane, selfUpgrade: this.opts.selfUpgrade ?? null },
+        {
+          store: this.opts.store,
+          root: this.opts.root,
+          log: this.log,
+          enrolled: true,
+          controlPlane: this.controlPlane,
+          selfUpgrade: this.opts.selfUpgrade ?? null,
+        },
         {
           declaration: this.held,
           extraErrors: [
-            ...(rejected ? [{ id: null, message: `declaration${rejected.version !== undefined ? ` v${rejected.version}` : ""} rejected: ${rejected.reason}`.slice(0, 1024) }] : []),
+            ...(rejected
+              ? [
+                  {
+                    id: null,
+                    message: `declaration${rejected.version !== undefined ? ` v${rejected.version}` : ""} rejected: ${rejected.reason}`.slice(0, 1024),
+                  },
+                ]
+              : []),
             ...this.stateErrorList(),
             ...(asked ? requestProblems(asked, this.held).map((message) => ({ id: null, message: message.slice(0, LIMITS.message) })) : []),
           ],
@@ -406,7 +437,10 @@ export class Host {
       declarationVersion: last?.declarationVersion ?? 0,
       owned: last?.owned ?? [],
       drift: last?.drift ?? [],
-      errors: [{ id: null, message: `reconcile failed (owned and drift are as last observed): ${reason}`.slice(0, LIMITS.message) }, ...this.stateErrorList()].slice(0, LIMITS.reportErrors),
+      errors: [
+        { id: null, message: `reconcile failed (owned and drift are as last observed): ${reason}`.slice(0, LIMITS.message) },
+        ...this.stateErrorList(),
+      ].slice(0, LIMITS.reportErrors),
       skipped: [],
       storeLost: last?.storeLost ?? false,
       ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
@@ -422,13 +456,19 @@ export class Host {
   private async sendReport(report: Report): Promise<{ item: OutboxSend; sent: boolean }> {
     const item = await this.outbox!.add(report);
     let sent = false;
-    if (this.link) for (const waiting of this.outbox!.pending()) sent = this.link.send({ ...waiting, report: this.generations.forSending(waiting.report, this.connected, waiting.sequence) });
+    if (this.link)
+      for (const waiting of this.outbox!.pending())
+        sent = this.link.send({ ...waiting, report: this.generations.forSending(waiting.report, this.connected, waiting.sequence) });
     return { item, sent };
   }
 
-  /** The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits. */
+  /**
+   * The report that followed the upgrade is sent; once acknowledged (or after a short wait), the daemon exits.
+   * Its ack may have come already: noticing a package's new binary (dpkg-query, hashing it for the trial)
+   * takes longer than the control plane takes to store a report.
+   */
   private async exitForUpgrade(seq: number | null): Promise<void> {
-    if (seq !== null) {
+    if (seq !== null && this.ackedThrough < seq) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           this.log.warn({ seq, waitedMs: UPGRADE_ACK_WAIT_MS }, "no ack for the report after the upgrade; exiting anyway");

@@ -3,8 +3,9 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { Host } from "../host";
 import pino from "pino";
-import { silentLogger } from "../log";
+import { silentLogger, type Logger } from "../log";
 import { Root } from "../resources/root";
+import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Store } from "../store/store";
 import { Backoff } from "./backoff";
 
@@ -20,6 +21,8 @@ export interface TestHostOptions {
   linkTimeoutMs?: number;
   revokedRetryMs?: number;
   driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
+  selfUpgrade?: SelfUpgrade;
+  log?: Logger;
 }
 
 export function testHost(o: TestHostOptions): Host {
@@ -39,9 +42,10 @@ export function testHost(o: TestHostOptions): Host {
     intervalMs: o.intervalMs ?? 60_000,
     linkTimeoutMs: o.linkTimeoutMs ?? 45_000,
     hostVersion: "test",
-    log: process.env.MESH_TEST_LOG ? pino({ level: "info" }) : silentLogger(),
+    log: o.log ?? (process.env.MESH_TEST_LOG ? pino({ level: "info" }) : silentLogger()),
     backoff: new Backoff({ baseMs: 20, capMs: 100 }),
     revokedRetryMs: o.revokedRetryMs ?? 50,
     driftWatch: o.driftWatch ?? { quietMs: 50, maxDelayMs: 200 },
+    selfUpgrade: o.selfUpgrade ?? null,
   });
 }

@@ -17,7 +17,8 @@ const unameArch = { amd64: "x86_64", arm64: "aarch64" }[debArch] ?? debArch;
 const work = path.join(out, `.work-${version}`);
 
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
-const unit = (bindir, libdir) => fs.readFileSync(path.join(repo, "infra/systemd/mesh-host.service"), "utf8").replaceAll("@BINDIR@", bindir).replaceAll("@LIBDIR@", libdir);
+const unit = (bindir, libdir) =>
+  fs.readFileSync(path.join(repo, "infra/systemd/mesh-host.service"), "utf8").replaceAll("@BINDIR@", bindir).replaceAll("@LIBDIR@", libdir);
 const rollback = fs.readFileSync(path.join(here, "mesh-host-rollback.sh"));
 const runLoop = fs.readFileSync(path.join(here, "mesh-host-run-loop.sh"));
 
@@ -32,12 +33,19 @@ if (!process.env.MESH_HOST_BUNDLE) {
 
 // 2. Node's single executable application: node itself, stripped, with the bundle injected.
 const binary = path.join(work, "mesh-host");
-fs.writeFileSync(path.join(work, "sea-config.json"), JSON.stringify({ main: bundle, output: path.join(work, "sea.blob"), disableExperimentalSEAWarning: true, useCodeCache: true }));
+fs.writeFileSync(
+  path.join(work, "sea-config.json"),
+  JSON.stringify({ main: bundle, output: path.join(work, "sea.blob"), disableExperimentalSEAWarning: true, useCodeCache: true }),
+);
 run(process.execPath, ["--experimental-sea-config", path.join(work, "sea-config.json")], { stdio: "ignore" });
 fs.copyFileSync(process.execPath, binary);
 fs.chmodSync(binary, 0o755);
 run("strip", [binary]);
-run(path.join(repo, "node_modules/.bin/postject"), [binary, "NODE_SEA_BLOB", path.join(work, "sea.blob"), "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"], { stdio: "ignore" });
+run(
+  path.join(repo, "node_modules/.bin/postject"),
+  [binary, "NODE_SEA_BLOB", path.join(work, "sea.blob"), "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"],
+  { stdio: "ignore" },
+);
 
 // 3. The tarball: binary, unit, rollback script, run loop (no systemd), install.sh (sh + tar + coreutils only).
 const tarName = `mesh-host-${version}-linux-${unameArch}`;
@@ -68,12 +76,19 @@ put("usr/bin/mesh-host", fs.readFileSync(binary), 0o755);
 put("lib/systemd/system/mesh-host.service", unit("/usr/bin", "/usr/lib/mesh-host"), 0o644);
 put("usr/lib/mesh-host/mesh-host-rollback", rollback, 0o755);
 put("usr/lib/mesh-host/mesh-host-run-loop", runLoop, 0o755);
-put("usr/share/doc/mesh-host/copyright", "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: mesh-host\n\nFiles: *\nCopyright: 2026 The Mesh authors\nLicense: proprietary\n Copyright 2026 The Mesh authors. All rights reserved.\n", 0o644);
+put(
+  "usr/share/doc/mesh-host/copyright",
+  "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: mesh-host\n\nFiles: *\nCopyright: 2026 The Mesh authors\nLicense: proprietary\n Copyright 2026 The Mesh authors. All rights reserved.\n",
+  0o644,
+);
 put("usr/share/lintian/overrides/mesh-host", fs.readFileSync(path.join(here, "deb/lintian-overrides")), 0o644);
 put("usr/share/man/man1/mesh-host.1.gz", zlib.gzipSync(fs.readFileSync(path.join(here, "deb/mesh-host.1")), { level: 9 }), 0o644);
 put(
   "usr/share/doc/mesh-host/changelog.gz",
-  zlib.gzipSync(`mesh-host (${version}) stable; urgency=medium\n\n  * Release ${version}.\n\n -- Mesh <packages@mesh.invalid>  ${new Date(0).toUTCString().replace("GMT", "+0000")}\n`, { level: 9 }),
+  zlib.gzipSync(
+    `mesh-host (${version}) stable; urgency=medium\n\n  * Release ${version}.\n\n -- Mesh <packages@mesh.invalid>  ${new Date(0).toUTCString().replace("GMT", "+0000")}\n`,
+    { level: 9 },
+  ),
   0o644,
 );
 const installedKb = Math.ceil(fs.statSync(binary).size / 1024) + 8;
@@ -106,4 +121,15 @@ fs.copyFileSync(binary, path.join(out, `mesh-host-${version}-linux-${unameArch}`
 fs.rmSync(work, { recursive: true, force: true });
 const size = (p) => fs.statSync(p).size;
 const gz = zlib.gzipSync(fs.readFileSync(path.join(out, `mesh-host-${version}-linux-${unameArch}`))).length;
-console.log(JSON.stringify({ version, binary: path.join(out, `mesh-host-${version}-linux-${unameArch}`), binaryBytes: size(path.join(out, `mesh-host-${version}-linux-${unameArch}`)), binaryGzipBytes: gz, tarball, tarballBytes: size(tarball), deb, debBytes: size(deb) }));
+console.log(
+  JSON.stringify({
+    version,
+    binary: path.join(out, `mesh-host-${version}-linux-${unameArch}`),
+    binaryBytes: size(path.join(out, `mesh-host-${version}-linux-${unameArch}`)),
+    binaryGzipBytes: gz,
+    tarball,
+    tarballBytes: size(tarball),
+    deb,
+    debBytes: size(deb),
+  }),
+);

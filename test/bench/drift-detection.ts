@@ -23,7 +23,14 @@ async function main() {
     if (r.code !== 0) throw new Error(r.stderr);
     host.run(300, { MESH_LOG_LEVEL: "info" });
     const nodeId = (await client.query("node.list")).items[0].id;
-    const burst = Array.from({ length: BURST }, (_, i) => ({ type: "file", id: `b${i}`, path: `/srv/burst/f${i}.conf`, content: `n=${i}\n`, mode: "0644", onDrift: "report" }));
+    const burst = Array.from({ length: BURST }, (_, i) => ({
+      type: "file",
+      id: `b${i}`,
+      path: `/srv/burst/f${i}.conf`,
+      content: `n=${i}\n`,
+      mode: "0644",
+      onDrift: "report",
+    }));
     await client.mutate("role.upsert", {
       name: "drift",
       selector: { labels: { bench: "drift" } },
@@ -46,12 +53,20 @@ async function main() {
       const wall = Date.now();
       const t0 = performance.now();
       fs.writeFileSync(host.file("/etc/watched.conf"), edited ? `edited ${i}\n` : "declared\n");
-      await waitFor("drift in the API", async () => {
-        const n = await client.query("node.get", { id: nodeId });
-        return n.drift.some((d: any) => d.id === "watched") === edited;
-      }, 30_000, 20);
+      await waitFor(
+        "drift in the API",
+        async () => {
+          const n = await client.query("node.get", { id: nodeId });
+          return n.drift.some((d: any) => d.id === "watched") === edited;
+        },
+        30_000,
+        20,
+      );
       times.push(performance.now() - t0);
-      const line = host.output.slice(from).split("\n").find((l) => l.includes('"msg":"reconciled"'));
+      const line = host.output
+        .slice(from)
+        .split("\n")
+        .find((l) => l.includes('"msg":"reconciled"'));
       if (line) hostShare.push(JSON.parse(line).time - wall);
       await sleep(300);
     }
@@ -70,9 +85,16 @@ async function main() {
     const burstReconciles = reconciles() - before;
 
     console.log(`engine: ${engine}; host timer 300 s (every figure below is the watch)`);
-    console.log(`edit -> drift (or its end) visible in node.get: median ${at(0.5)} ms, p90 ${at(0.9)} ms, min ${times[0]!.toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms (n=${ROUNDS})`);
-    console.log(`of which edit -> the host's reconcile done (its log line): median ${hostShare[Math.floor(hostShare.length / 2)] ?? "?"} ms, max ${hostShare.at(-1) ?? "?"} ms (the rest: report over the link, stored, read by node.get)`);
-    if (BURST > 0) console.log(`burst: ${BURST} owned files rewritten in ${written.toFixed(0)} ms -> all ${BURST} drifted visible in node.get after ${visible.toFixed(0)} ms; reconciles run for the burst: ${burstReconciles}`);
+    console.log(
+      `edit -> drift (or its end) visible in node.get: median ${at(0.5)} ms, p90 ${at(0.9)} ms, min ${times[0]!.toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms (n=${ROUNDS})`,
+    );
+    console.log(
+      `of which edit -> the host's reconcile done (its log line): median ${hostShare[Math.floor(hostShare.length / 2)] ?? "?"} ms, max ${hostShare.at(-1) ?? "?"} ms (the rest: report over the link, stored, read by node.get)`,
+    );
+    if (BURST > 0)
+      console.log(
+        `burst: ${BURST} owned files rewritten in ${written.toFixed(0)} ms -> all ${BURST} drifted visible in node.get after ${visible.toFixed(0)} ms; reconciles run for the burst: ${burstReconciles}`,
+      );
   } finally {
     await host.stop();
     host.dispose();

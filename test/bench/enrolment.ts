@@ -24,7 +24,9 @@ async function main() {
     await client.mutate("role.upsert", { name: "bench", resources: [{ type: "directory", id: "d", path: "/srv/bench" }] });
     const report = (label: string, n: number, wallMs: number, lat: number[]) => {
       lat.sort((a, b) => a - b);
-      console.log(`${label}: ${n} enrolments in ${(wallMs / 1000).toFixed(2)} s = ${(n / (wallMs / 1000)).toFixed(1)}/s; latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`);
+      console.log(
+        `${label}: ${n} enrolments in ${(wallMs / 1000).toFixed(2)} s = ${(n / (wallMs / 1000)).toFixed(1)}/s; latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`,
+      );
     };
     // How many transactions made the nodes (on Postgres): a transaction's now() is its start, shared
     // by every node it inserts, so distinct created_at = transactions (group commit batches them).
@@ -45,9 +47,11 @@ async function main() {
       const before = await made();
       const lat: number[] = [];
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: c }, async () => {
-        for (let token = pool.pop(); token; token = pool.pop()) lat.push(await enrolOnce(cp.url, token));
-      }));
+      await Promise.all(
+        Array.from({ length: c }, async () => {
+          for (let token = pool.pop(); token; token = pool.pop()) lat.push(await enrolOnce(cp.url, token));
+        }),
+      );
       report(`concurrency ${c} (${engine})`, count, performance.now() - t0, lat);
       if (stats) {
         const after = await made();

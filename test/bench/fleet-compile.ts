@@ -32,7 +32,20 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function seed(url: string, n: number) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const profile = { hostname: "x", os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64", cpus: 2, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", hostVersion: "0.1.0" };
+  const profile = {
+    hostname: "x",
+    os: "debian",
+    osRelease: "Debian 12",
+    osVersionId: "12",
+    kernel: "6.1",
+    arch: "x86_64",
+    cpus: 2,
+    memoryBytes: 1,
+    diskBytes: 1,
+    initSystem: "systemd",
+    packageManager: "dpkg",
+    hostVersion: "0.1.0",
+  };
   const inventory = { packages: [], units: [], ports: [], mounts: [], truncated: false };
   // Mostly live nodes (a role change compiles enrolled and disconnected ones), each holding a declaration.
   await sql`
@@ -61,11 +74,18 @@ async function oldUpsertRole(deps: Deps, input: RoleInput): Promise<number> {
     await tx
       .insert(rolesTable)
       .values({ name: role.name, selector: role.selector, resources: role.resources, grants: role.grants })
-      .onConflictDoUpdate({ target: rolesTable.name, set: { selector: role.selector, resources: role.resources, grants: role.grants, updatedAt: dsql`now()` } });
+      .onConflictDoUpdate({
+        target: rolesTable.name,
+        set: { selector: role.selector, resources: role.resources, grants: role.grants, updatedAt: dsql`now()` },
+      });
     await recordEvent(tx, { actor: "bench", action: "role.upsert", data: { name: role.name, resources: role.resources.length } });
     await lockCompiler(tx);
     const roles = await loadRoles(tx);
-    const ids = await tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, [...COMPILABLE_STATES])).orderBy(nodes.id);
+    const ids = await tx
+      .select({ id: nodes.id })
+      .from(nodes)
+      .where(inArray(nodes.state, [...COMPILABLE_STATES]))
+      .orderBy(nodes.id);
     let changed = 0;
     for (const { id } of ids) if ((await recompileNode(tx, id, { actor: "bench", roles })).changed) changed++;
     return changed;
@@ -145,7 +165,15 @@ for (const n of SIZES) {
   const old = WITH_OLD ? await measure(n, "old") : { ms: [NaN], changed: fresh.changed, unchangedMs: NaN };
   if (old.changed !== fresh.changed) throw new Error(`old changed ${old.changed} nodes, new ${fresh.changed}`);
   const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms` + (xs.length > 1 ? ` (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})` : "");
-  rows.push([n.toLocaleString("en"), String(fresh.changed), fmt(old.ms), fmt(fresh.ms), `${(median(old.ms) / median(fresh.ms)).toFixed(0)}×`, `${old.unchangedMs!.toFixed(0)} ms`, `${fresh.unchangedMs!.toFixed(0)} ms`]);
+  rows.push([
+    n.toLocaleString("en"),
+    String(fresh.changed),
+    fmt(old.ms),
+    fmt(fresh.ms),
+    `${(median(old.ms) / median(fresh.ms)).toFixed(0)}×`,
+    `${old.unchangedMs!.toFixed(0)} ms`,
+    `${fresh.unchangedMs!.toFixed(0)} ms`,
+  ]);
   console.error(`done ${n}`);
 }
 const header = ["nodes", "changed", "old: upsert (2 KB to all)", "new: upsert (2 KB to all)", "speed-up", "old: same role again", "new: same role again"];
@@ -155,7 +183,9 @@ for (const r of rows) console.log(`| ${r.join(" | ")} |`);
 
 if (WITH_FOLD) {
   const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
-  console.log(`\nrole.upsert of a 2 KB file to every node: the conflict check apart (its own read and compiles) or folded into the compile's (median of ${RUNS_FOLD}, alternated):\n`);
+  console.log(
+    `\nrole.upsert of a 2 KB file to every node: the conflict check apart (its own read and compiles) or folded into the compile's (median of ${RUNS_FOLD}, alternated):\n`,
+  );
   console.log(`| nodes | check apart (two reads) | check folded (one read) |\n| --- | --- | --- |`);
   for (const n of SIZES) {
     const { apart, folded } = await measureFold(n);

@@ -11,7 +11,8 @@ import { launchBrowser, logIn } from "../harness/browser";
 const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const RUNS = 7;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fmt = (all: number[]) => ((xs) => `${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`)(all.filter((x) => Number.isFinite(x)));
+const fmt = (all: number[]) =>
+  ((xs) => `${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`)(all.filter((x) => Number.isFinite(x)));
 
 // A string, not a function: tsx would wrap named functions in a helper the page lacks.
 const SEARCH_TIMING = `(async () => {
@@ -35,7 +36,21 @@ const SEARCH_TIMING = `(async () => {
 
 async function seed(url: string) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const profile = { hostname: "x", os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64", cpus: 2, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId: "0", hostVersion: "0.1.0" };
+  const profile = {
+    hostname: "x",
+    os: "debian",
+    osRelease: "Debian 12",
+    osVersionId: "12",
+    kernel: "6.1",
+    arch: "x86_64",
+    cpus: 2,
+    memoryBytes: 1,
+    diskBytes: 1,
+    initSystem: "systemd",
+    packageManager: "dpkg",
+    machineId: "0",
+    hostVersion: "0.1.0",
+  };
   const inventory = { packages: [], units: [], ports: [], mounts: [], truncated: false };
   const t0 = performance.now();
   // One statement: states, labels, drift and last-seen spread the way a real fleet's are.

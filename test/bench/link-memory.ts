@@ -55,7 +55,9 @@ async function main() {
   const per = (a: number, b: number) => ((b - a) / LINKS / 1024).toFixed(2);
   console.log(`| links | RSS per link | heap per link | external per link | RSS before → after |`);
   console.log(`| --- | --- | --- | --- | --- |`);
-  console.log(`| ${LINKS.toLocaleString("en")} | ${per(before.rss, after.rss)} KiB | ${per(before.heap, after.heap)} KiB | ${per(before.external, after.external)} KiB | ${(before.rss / 2 ** 20).toFixed(0)} → ${(after.rss / 2 ** 20).toFixed(0)} MiB |`);
+  console.log(
+    `| ${LINKS.toLocaleString("en")} | ${per(before.rss, after.rss)} KiB | ${per(before.heap, after.heap)} KiB | ${per(before.external, after.external)} KiB | ${(before.rss / 2 ** 20).toFixed(0)} → ${(after.rss / 2 ** 20).toFixed(0)} MiB |`,
+  );
   await fleet.stop();
   await gateway.close();
   await served.close();

@@ -37,7 +37,7 @@ async function main() {
   const body = (round: number): Resource[] => [{ type: "file", id: "motd", path: "/etc/motd", content: `${round}:`.padEnd(BODY_BYTES, "x") } as Resource];
   await db.execute(sql`insert into nodes (name, public_key, machine_id, profile, inventory, state)
     select 'n' || i, 'key' || i, 'machine' || i, '{}'::jsonb, '{}'::jsonb, 'enrolled' from generate_series(1, ${LINKS}) i`);
-  const ids = ((await db.execute(sql`select id from nodes order by name`)) as unknown as { rows?: { id: string }[] } & { id: string }[]);
+  const ids = (await db.execute(sql`select id from nodes order by name`)) as unknown as { rows?: { id: string }[] } & { id: string }[];
   const nodeIds = (ids.rows ?? ids).map((r) => r.id);
   let version = 0;
   const declareAll = async () => {
@@ -143,15 +143,23 @@ async function main() {
   const queryTimes: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     const q0 = performance.now();
-    const rows = await currentDeclarations(deps.db, links.map((l) => l.nodeId));
-    await loadBodies(deps.db, rows.map((r) => r.hash));
+    const rows = await currentDeclarations(
+      deps.db,
+      links.map((l) => l.nodeId),
+    );
+    await loadBodies(
+      deps.db,
+      rows.map((r) => r.hash),
+    );
     queryTimes.push(performance.now() - q0);
   }
   console.log(`push of a ${BODY_BYTES}-byte body to ${LINKS} links, ${engine}, median of ${RUNS} runs (clients in the same process)`);
   console.log("way  | notification -> last frame written | -> last frame received | RSS delta (peak) | heap+external held when written");
   for (const way of ["old", "new"] as const) {
     const r = results[way]!;
-    console.log(`${way}  | ${median(r.written).toFixed(0)} ms | ${median(r.all).toFixed(0)} ms | ${mib(median(r.rss))} MiB | ${mib(median(r.held))} MiB   (written: ${r.written.map((x) => x.toFixed(0)).join(", ")})`);
+    console.log(
+      `${way}  | ${median(r.written).toFixed(0)} ms | ${median(r.all).toFixed(0)} ms | ${mib(median(r.rss))} MiB | ${mib(median(r.held))} MiB   (written: ${r.written.map((x) => x.toFixed(0)).join(", ")})`,
+    );
   }
   console.log(`new way's two queries (versions of ${LINKS} nodes, then bodies): ${median(queryTimes).toFixed(0)} ms`);
   for (const l of links) l.ws.terminate();

@@ -23,7 +23,8 @@ function declaration(version: number, tag = "") {
   const resources: unknown[] = [];
   for (let d = 0; d < 20; d++) {
     resources.push({ type: "directory", id: `d${d}`, path: `/srv/d${d}`, mode: "0755" });
-    for (let f = 0; f < N / 20; f++) resources.push({ type: "file", id: `d${d}-f${f}`, path: `/srv/d${d}/f${f}.conf`, content: `setting ${d}.${f} = on${tag}\n`.repeat(8), mode: "0644" });
+    for (let f = 0; f < N / 20; f++)
+      resources.push({ type: "file", id: `d${d}-f${f}`, path: `/srv/d${d}/f${f}.conf`, content: `setting ${d}.${f} = on${tag}\n`.repeat(8), mode: "0644" });
   }
   resources.unshift({ type: "directory", id: "srv", path: "/srv", mode: "0755" });
   return Declaration.parse({ version, resources });
@@ -112,10 +113,24 @@ async function idleRss() {
       fs.writeFileSync(path.join(state, "identity.json"), JSON.stringify(identity), { mode: 0o600 });
       fs.writeFileSync(path.join(state, "store.json"), JSON.stringify({ format: 2, records: [] }));
     }
-    const child = spawn(process.execPath, [...(process.env.MESH_BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), HOST_BIN, "run", "--root", path.join(base, "root"), "--state-dir", state, "--interval", "300"], {
-      env: { ...process.env, MESH_LOG_LEVEL: "warn" },
-      stdio: "ignore",
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        ...(process.env.MESH_BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+        HOST_BIN,
+        "run",
+        "--root",
+        path.join(base, "root"),
+        "--state-dir",
+        state,
+        "--interval",
+        "300",
+      ],
+      {
+        env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+        stdio: "ignore",
+      },
+    );
     if (cp) {
       const linked = cp;
       await waitFor("the report of 1,000 files", () => linked.reports.some((r) => r.owned.length === N + 21), 120_000);
@@ -139,7 +154,9 @@ async function main() {
   console.log(`no-op reconcile of ${r.files} files: ${r.noop.toFixed(0)} ms (in process, median of 7; goal <= 200 ms)`);
   console.log(`full apply of ${r.files} files: ${r.fullApply.toFixed(0)} ms; full update of all of them: ${r.fullUpdate.toFixed(0)} ms`);
   console.log(`mesh-host apply --file (new process): first ${cli.apply.toFixed(0)} ms, no-op ${cli.noop.toFixed(0)} ms`);
-  console.log(`store.json: ${(r.storeBytes / 1024).toFixed(0)} KB for ${r.resources} resources = ${(r.storeBytes / r.resources).toFixed(0)} bytes per resource`);
+  console.log(
+    `store.json: ${(r.storeBytes / 1024).toFixed(0)} KB for ${r.resources} resources = ${(r.storeBytes / r.resources).toFixed(0)} bytes per resource`,
+  );
   console.log(
     `host idle RSS (mesh-host run; goal <= 60 MB): hosted ${rss.hosted!.toFixed(0)} MB, enrolled with the control plane unreachable ${rss.enrolled!.toFixed(0)} MB, ` +
       `linked after reconciling ${r.files} files ${rss.linked!.toFixed(0)} MB`,

@@ -42,10 +42,15 @@ for (const unit of units) {
   const before = status(rootDir, unit).main.pid;
   const killed = performance.now();
   process.kill(before, "SIGKILL");
-  await waitFor("the restart", () => {
-    const s = status(rootDir, unit);
-    return s.state === "active" && s.main && s.main.pid !== before;
-  }, 10_000, 1);
+  await waitFor(
+    "the restart",
+    () => {
+      const s = status(rootDir, unit);
+      return s.state === "active" && s.main && s.main.pid !== before;
+    },
+    10_000,
+    1,
+  );
   back.push(performance.now() - killed);
 }
 
@@ -59,6 +64,10 @@ fs.rmSync(rootDir, { recursive: true, force: true });
 console.log(`services: ${N} supervised by mesh-host supervise (node ${process.version}, ${os.cpus().length} cores)`);
 console.log(`  start all (one reconcile):   ${startMs.toFixed(0)} ms (${(startMs / N).toFixed(0)} ms per service)`);
 console.log(`  no-op reconcile:             ${noopMs.toFixed(1)} ms`);
-console.log(`  supervisor RSS:              median ${(median(rss) / 1024).toFixed(1)} MB (min ${(Math.min(...rss) / 1024).toFixed(1)}, max ${(Math.max(...rss) / 1024).toFixed(1)})`);
-console.log(`  killed -> running again:     median ${median(back).toFixed(0)} ms of ${back.length} (min ${Math.min(...back).toFixed(0)}, max ${Math.max(...back).toFixed(0)})`);
+console.log(
+  `  supervisor RSS:              median ${(median(rss) / 1024).toFixed(1)} MB (min ${(Math.min(...rss) / 1024).toFixed(1)}, max ${(Math.max(...rss) / 1024).toFixed(1)})`,
+);
+console.log(
+  `  killed -> running again:     median ${median(back).toFixed(0)} ms of ${back.length} (min ${Math.min(...back).toFixed(0)}, max ${Math.max(...back).toFixed(0)})`,
+);
 console.log(`  stop all (one reconcile):    ${stopMs.toFixed(0)} ms`);

@@ -31,8 +31,17 @@ async function main() {
     for (let i = 0; i < 20; i++) {
       const content = `round ${i}\n`;
       const t0 = performance.now();
-      await client.mutate("role.upsert", { name: "bench", selector: { labels: { bench: "yes" } }, resources: [{ type: "file", id: "f", path: "/bench.txt", content }] });
-      await waitFor("file on every host", () => hosts.every((h) => fs.existsSync(h.file("/bench.txt")) && fs.readFileSync(h.file("/bench.txt"), "utf8") === content), 20_000, 2);
+      await client.mutate("role.upsert", {
+        name: "bench",
+        selector: { labels: { bench: "yes" } },
+        resources: [{ type: "file", id: "f", path: "/bench.txt", content }],
+      });
+      await waitFor(
+        "file on every host",
+        () => hosts.every((h) => fs.existsSync(h.file("/bench.txt")) && fs.readFileSync(h.file("/bench.txt"), "utf8") === content),
+        20_000,
+        2,
+      );
       timings.push(performance.now() - t0);
     }
     await sleep(3000);
@@ -43,7 +52,9 @@ async function main() {
     console.log(`control plane RSS idle: ${mb(idle)}`);
     console.log(`control plane RSS with 3 hosts: ${mb(withHosts)}`);
     console.log(`host RSS idle: ${hostRss.map(mb).join(", ")}`);
-    console.log(`role.upsert -> file present on all 3 hosts: median ${timings[10]!.toFixed(0)} ms, min ${timings[0]!.toFixed(0)} ms, max ${timings[19]!.toFixed(0)} ms (n=20)`);
+    console.log(
+      `role.upsert -> file present on all 3 hosts: median ${timings[10]!.toFixed(0)} ms, min ${timings[0]!.toFixed(0)} ms, max ${timings[19]!.toFixed(0)} ms (n=20)`,
+    );
   } finally {
     for (const h of hosts) {
       await h.stop();

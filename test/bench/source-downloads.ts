@@ -21,7 +21,7 @@ const bin = process.argv[2] ?? HOST_BIN;
 
 // Seeded choice of cut connections: the same 20 % for every host measured.
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+const rand = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
 const cuts = new Map<string, boolean>();
 const contents = Array.from({ length: FILES }, () => randomBytes(SIZE));
 const slow = serveSlowly(contents, {
@@ -42,12 +42,21 @@ const base = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-bench-sources-"));
 const root = path.join(base, "root");
 fs.mkdirSync(path.join(root, "srv"), { recursive: true });
 const decl = path.join(base, "decl.json");
-const resources = contents.map((c, i) => ({ type: "file", id: `f${i}`, path: `/srv/f${i}`, mode: "0644", source: { url: `${url}/f/${i}`, sha256: createHash("sha256").update(c).digest("hex") } }));
+const resources = contents.map((c, i) => ({
+  type: "file",
+  id: `f${i}`,
+  path: `/srv/f${i}`,
+  mode: "0644",
+  source: { url: `${url}/f/${i}`, sha256: createHash("sha256").update(c).digest("hex") },
+}));
 fs.writeFileSync(decl, JSON.stringify({ version: 1, resources }));
 
 const apply = () =>
   new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, [bin, "apply", "--file", decl, "--state-dir", path.join(base, "state"), "--root", root], { env: { ...process.env, MESH_LOG_LEVEL: "silent" }, stdio: "ignore" });
+    const child = spawn(process.execPath, [bin, "apply", "--file", decl, "--state-dir", path.join(base, "state"), "--root", root], {
+      env: { ...process.env, MESH_LOG_LEVEL: "silent" },
+      stdio: "ignore",
+    });
     child.on("close", resolve);
   });
 
@@ -61,7 +70,16 @@ while (code !== 0 && passes < 20) {
 const seconds = (Date.now() - started) / 1000;
 const right = contents.every((c, i) => fs.existsSync(path.join(root, "srv", `f${i}`)) && fs.readFileSync(path.join(root, "srv", `f${i}`)).equals(c));
 console.log(
-  JSON.stringify({ files: FILES, host: bin, seconds: Number(seconds.toFixed(1)), passes, allFilesRight: right, requests: slow.requests.length, resumed: slow.requests.filter((r) => r.from > 0).length, maxInFlight: slow.maxInFlight }),
+  JSON.stringify({
+    files: FILES,
+    host: bin,
+    seconds: Number(seconds.toFixed(1)),
+    passes,
+    allFilesRight: right,
+    requests: slow.requests.length,
+    resumed: slow.requests.filter((r) => r.from > 0).length,
+    maxInFlight: slow.maxInFlight,
+  }),
 );
 server.close();
 fs.rmSync(base, { recursive: true, force: true });

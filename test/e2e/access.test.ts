@@ -19,11 +19,15 @@ const ATTACKER = "127.0.0.2";
 function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
-    const req = http.request(url, { method: "POST", localAddress, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(data), ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
-    });
+    const req = http.request(
+      url,
+      { method: "POST", localAddress, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(data), ...headers } },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
+      },
+    );
     req.on("error", reject);
     req.end(data);
   });
@@ -35,9 +39,14 @@ describe(`accounts and limits (${engine})`, () => {
   const login = (from: string, name: string, password: string) => postFrom(from, `${cp.url}/api/auth/login`, { name, password });
   /** A tRPC call with a session cookie, as the dashboard makes it. */
   const withCookie = async (cookie: string, proc: string, input?: unknown) => {
-    const res = input === undefined
-      ? await fetch(`${cp.url}/api/trpc/${proc}`, { headers: { cookie } })
-      : await fetch(`${cp.url}/api/trpc/${proc}`, { method: "POST", headers: { cookie, origin: cp.url, "content-type": "application/json" }, body: JSON.stringify(input) });
+    const res =
+      input === undefined
+        ? await fetch(`${cp.url}/api/trpc/${proc}`, { headers: { cookie } })
+        : await fetch(`${cp.url}/api/trpc/${proc}`, {
+            method: "POST",
+            headers: { cookie, origin: cp.url, "content-type": "application/json" },
+            body: JSON.stringify(input),
+          });
     return { status: res.status, body: (await res.json()) as any };
   };
 
@@ -64,7 +73,13 @@ describe(`accounts and limits (${engine})`, () => {
   it("cannot block a token whose id is known from another address", async () => {
     const { token } = await api(cp.url).mutate("token.create", {});
     const id = token.split(".")[0];
-    const attempt = () => postFrom(ATTACKER, `${cp.url}/api/enrol`, { token: `${id}.${"x".repeat(24)}`, publicKey: keyPair().publicKey, profile: profile("a".repeat(32)), inventory });
+    const attempt = () =>
+      postFrom(ATTACKER, `${cp.url}/api/enrol`, {
+        token: `${id}.${"x".repeat(24)}`,
+        publicKey: keyPair().publicKey,
+        profile: profile("a".repeat(32)),
+        inventory,
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await attempt()).status);
     expect(statuses.slice(0, 11)).toEqual(Array(11).fill(401));

@@ -66,7 +66,10 @@ describe("act now in headless Chromium", () => {
 
     await page.goto(`${cp.url}/nodes/${old.host.nodeId}`);
     await page.getByRole("button", { name: "Reconcile now" }).click();
-    await page.getByTestId("reconcile-answer").getByText(/0 of 1 node asked to reconcile now; 1 with a mesh-host too old/).waitFor();
+    await page
+      .getByTestId("reconcile-answer")
+      .getByText(/0 of 1 node asked to reconcile now; 1 with a mesh-host too old/)
+      .waitFor();
     await new Promise((r) => setTimeout(r, 500));
     expect(old.reconciles).toEqual([]);
     expect(old.ws.readyState).toBe(old.ws.OPEN);

@@ -60,7 +60,12 @@ describe("apt repository", () => {
     expect(update.code, update.stdout + update.stderr).toBe(0);
     expect(update.stderr).not.toMatch(/^(W|E):/m);
     // only the sandbox's sources: nothing of this machine's /etc/apt was read
-    expect(update.stdout.split("\n").filter((l) => /^(Get|Hit|Ign|Err):/.test(l)).every((l) => l.includes(repo.url))).toBe(true);
+    expect(
+      update.stdout
+        .split("\n")
+        .filter((l) => /^(Get|Hit|Ign|Err):/.test(l))
+        .every((l) => l.includes(repo.url)),
+    ).toBe(true);
     const policy = await apt.run("apt-cache", ["policy", "mesh-host"]);
     expect(policy.code, policy.stderr).toBe(0);
     expect(policy.stdout).toMatch(/Candidate: 1\.0\.1/);
@@ -100,7 +105,12 @@ describe("apt repository", () => {
 
   it("a .deb copied into the data directory's apt/pool is indexed within seconds", async () => {
     makeDeb(repo.poolDir, "mesh-host", "1.0.2", arch);
-    await waitFor("1.0.2 in the index", async () => (await (await fetch(`${repo.url}/dists/stable/main/binary-${arch}/Packages`)).text()).includes("Version: 1.0.2"), 30_000, 250);
+    await waitFor(
+      "1.0.2 in the index",
+      async () => (await (await fetch(`${repo.url}/dists/stable/main/binary-${arch}/Packages`)).text()).includes("Version: 1.0.2"),
+      30_000,
+      250,
+    );
     const apt = aptSandbox(path.join(tmp, "later"), repo.sourceLine);
     expect((await apt.run("apt-get", ["update"])).code).toBe(0);
     expect((await apt.run("apt-cache", ["policy", "mesh-host"])).stdout).toMatch(/Candidate: 1\.0\.2/);
@@ -151,7 +161,12 @@ describe("apt repository", () => {
 function commandOnPage(html: string, label: string): string {
   const m = new RegExp(`aria-label="${label}"[^>]*>([^<]*)</code>`).exec(html);
   if (!m) throw new Error(`no "${label}" on the page`);
-  return m[1]!.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  return m[1]!
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 }
 
 describe("apt repository over TLS with a self-signed certificate (the pinned path the page describes)", () => {
@@ -174,7 +189,9 @@ describe("apt repository over TLS with a self-signed certificate (the pinned pat
     const keyring = path.join(tmp, "tls-mesh.gpg");
     const apt = aptSandbox(dir, `deb [signed-by=${keyring}] ${repo.url} stable main`);
     // Step 1 as the page gives it (curl pinned to the control plane's key), into the sandbox's keyring path.
-    const key = spawnSync("sh", ["-c", commandOnPage(html, "Trust the repository&#x27;s key command").replace("/usr/share/keyrings/mesh.gpg", keyring)], { encoding: "utf8" });
+    const key = spawnSync("sh", ["-c", commandOnPage(html, "Trust the repository&#x27;s key command").replace("/usr/share/keyrings/mesh.gpg", keyring)], {
+      encoding: "utf8",
+    });
     expect(key.status, key.stderr).toBe(0);
     expect(fs.readFileSync(keyring).equals(fs.readFileSync(repo.keyPath))).toBe(true);
     // Without step 3, apt will not talk to a certificate it cannot check.

@@ -19,7 +19,8 @@ describe(`audit page (${engine})`, () => {
   beforeAll(async () => {
     cp = await ControlPlane.start({ engine });
     const admin = api(cp.url);
-    for (const name of ["audit-a", "audit-b"]) await admin.mutate("role.upsert", { name, resources: [{ type: "file", id: "f", path: `/etc/${name}`, content: "x\n" }] });
+    for (const name of ["audit-a", "audit-b"])
+      await admin.mutate("role.upsert", { name, resources: [{ type: "file", id: "f", path: `/etc/${name}`, content: "x\n" }] });
     await admin.mutate("token.create", {});
     browser = await launchBrowser();
     page = await (await browser.newContext({ acceptDownloads: true })).newPage();
@@ -79,7 +80,10 @@ describe(`audit page (${engine})`, () => {
     await hydrated(page);
     await expect.poll(() => page.getByTestId("event-row").count(), { timeout: 20_000 }).toBe(3);
     // The newest row is the second save of audit-a; its button's name turns to "Hide …" once open.
-    const show = page.getByTestId("event-row").first().getByRole("button", { name: /the change to audit-a$/ });
+    const show = page
+      .getByTestId("event-row")
+      .first()
+      .getByRole("button", { name: /the change to audit-a$/ });
     expect(await show.innerText()).toBe("Show the change to audit-a");
     await show.click();
     const diff = page.getByTestId("role-diff");
@@ -102,7 +106,14 @@ describe(`audit page (${engine})`, () => {
     expect(await field.inputValue()).toBe("");
     expect(await page.locator("#revokeOfflineAfter-help").innerText()).toContain("Nothing happens to the machine");
     await field.fill("4");
-    await expect.poll(() => page.getByTestId("revokeOfflineAfter-errors").innerText().catch(() => "")).toContain("at least 5 minutes");
+    await expect
+      .poll(() =>
+        page
+          .getByTestId("revokeOfflineAfter-errors")
+          .innerText()
+          .catch(() => ""),
+      )
+      .toContain("at least 5 minutes");
     await field.fill("12h");
     await page.getByTestId("role-plan").waitFor();
     await page.getByRole("button", { name: "Save and push" }).click();

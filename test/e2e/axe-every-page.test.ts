@@ -104,7 +104,9 @@ describe(`axe-core on every page (${engine})`, () => {
         ["/", present('[data-health="conflicted"]')],
         ["/?health=failing&labels=tier%3Dweb", present('[data-health="failing"]')],
         ["/?labels=%3Dbad", present('[data-testid="invalid-filter"]')],
-        ...(["drifted", "failing", "conflicted", "stale", "healthy"] as const).map((kind) => [`/nodes/${ids[kind]}`, present(`[data-testid="node-health"][data-health="${kind}"]`)] as [string, (p: Page) => Promise<unknown>]),
+        ...(["drifted", "failing", "conflicted", "stale", "healthy"] as const).map(
+          (kind) => [`/nodes/${ids[kind]}`, present(`[data-testid="node-health"][data-health="${kind}"]`)] as [string, (p: Page) => Promise<unknown>],
+        ),
         ["/roles", present('[data-testid="role-row"]')],
         ["/roles/edit", present('[data-testid="role-form"][data-ready="true"]')],
         ["/roles/edit?name=web", present('[data-testid="role-form"][data-ready="true"]')],
@@ -142,7 +144,8 @@ describe(`axe-core on every page (${engine})`, () => {
       for (const path of ["/", `/nodes/${ids.drifted}`, "/roles", "/machines", "/access", "/roles/edit", "/alerts", "/audit", "/account"]) {
         await visit(vpage, path);
         // A page only admins use says so to a viewer, never "Not found".
-        if (["/access", "/roles/edit", "/alerts"].includes(path)) expect(await vpage.getByRole("heading", { level: 1 }).textContent(), path).toBe("Admins only");
+        if (["/access", "/roles/edit", "/alerts"].includes(path))
+          expect(await vpage.getByRole("heading", { level: 1 }).textContent(), path).toBe("Admins only");
         results[`${at} viewer ${path}`] = await findings(vpage);
       }
       await viewer.close();

@@ -125,7 +125,9 @@ describe(`bad input (${engine})`, () => {
 
   describe("roles", () => {
     const expectRefused = async (role: unknown, field: RegExp) => {
-      const err = await client().mutate("role.upsert", role).catch((e) => e);
+      const err = await client()
+        .mutate("role.upsert", role)
+        .catch((e) => e);
       expect(err).toBeInstanceOf(ApiError);
       expect(err.status).toBe(400);
       const issues = err.body.error.data.zodIssues as Array<{ path: string }>;

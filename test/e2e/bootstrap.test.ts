@@ -82,7 +82,10 @@ describe("first node bootstrap", () => {
     const started = Date.now();
     const r = host.cli(["bootstrap", "--bundle", file], HOST_ENV, 180_000);
     console.log(`bootstrap (${engines()[0]}): bundle applied, control plane started and healthy, token taken, enrolled in ${Date.now() - started} ms`);
-    expect(r.code, `${r.stdout}\n${r.stderr}\n${fs.existsSync(host.file(`var/log/mesh-host/${UNIT}.log`)) ? fs.readFileSync(host.file(`var/log/mesh-host/${UNIT}.log`), "utf8").slice(-3000) : ""}`).toBe(0);
+    expect(
+      r.code,
+      `${r.stdout}\n${r.stderr}\n${fs.existsSync(host.file(`var/log/mesh-host/${UNIT}.log`)) ? fs.readFileSync(host.file(`var/log/mesh-host/${UNIT}.log`), "utf8").slice(-3000) : ""}`,
+    ).toBe(0);
   }, 240_000);
   afterAll(async () => {
     await host.stop();
@@ -137,17 +140,26 @@ describe("first node bootstrap", () => {
   it("accepts a bootstrap secret only once", async () => {
     const secret = "ab".repeat(32);
     fs.writeFileSync(host.file(secretFile), `${secret}\n`, { mode: 0o600 });
-    const post = () => fetch(`${url}/api/bootstrap/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ secret }) });
+    const post = () =>
+      fetch(`${url}/api/bootstrap/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ secret }) });
     expect((await post()).status).toBe(201);
     const again = await post();
     expect(again.status).toBe(401);
     expect((await again.json()).message).toMatch(/already used/);
-    const wrong = await fetch(`${url}/api/bootstrap/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ secret: "cd".repeat(32) }) });
+    const wrong = await fetch(`${url}/api/bootstrap/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ secret: "cd".repeat(32) }),
+    });
     expect(wrong.status).toBe(401);
   });
 
   it("refuses a forwarded request even from loopback", async () => {
-    const res = await fetch(`${url}/api/bootstrap/token`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": "203.0.113.9" }, body: JSON.stringify({ secret: "ef".repeat(32) }) });
+    const res = await fetch(`${url}/api/bootstrap/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-forwarded-for": "203.0.113.9" },
+      body: JSON.stringify({ secret: "ef".repeat(32) }),
+    });
     expect(res.status).toBe(403);
   });
 });

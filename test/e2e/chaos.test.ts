@@ -9,14 +9,22 @@ describe("chaos: kill -9 during apply", () => {
     const stats = await runChaos(Number(process.env.MESH_CHAOS_KILLS ?? 28), { seed });
     console.log(
       `chaos (seed ${seed}): ${stats.recovered}/${stats.kills} kills recovered (${stats.randomKills} at random instants; at fail points: ` +
-        `${Object.entries(stats.failpointKills).map(([k, v]) => `${k} ${v}`).join(", ")}), ` +
+        `${Object.entries(stats.failpointKills)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")}), ` +
         `${stats.orphans} orphans, ${stats.lostRecords} lost records, ${(stats.ms / 1000).toFixed(1)} s`,
     );
     expect(stats.problems.slice(0, 10)).toEqual([]);
     expect(stats.kills).toBeGreaterThanOrEqual(25);
-    expect(Object.keys(stats.failpointKills).sort()).toEqual(
-      ["applied-before-record", "intent-written", "intents-resolved", "record-written", "remove-before-record", "snapshot-written", "temp-written"],
-    );
+    expect(Object.keys(stats.failpointKills).sort()).toEqual([
+      "applied-before-record",
+      "intent-written",
+      "intents-resolved",
+      "record-written",
+      "remove-before-record",
+      "snapshot-written",
+      "temp-written",
+    ]);
     expect(stats.orphans).toBe(0);
     expect(stats.lostRecords).toBe(0);
     // ~25 s on two idle cores; room for a busy machine.

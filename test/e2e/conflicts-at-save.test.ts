@@ -11,7 +11,8 @@ import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
 import { seriousViolations } from "../harness/axe";
 
-const axeFindings = async (page: import("playwright-core").Page) => (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+const axeFindings = async (page: import("playwright-core").Page) =>
+  (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
 
 const engine = engines()[0]!;
 
@@ -55,7 +56,11 @@ describe(`conflicts caught at save (${engine})`, () => {
 
   it("refuses a conflicting role save over the API, naming the conflict", async () => {
     const err = await api(cp.url)
-      .mutate("role.upsert", { name: "web", selector: { labels: { tier: "web" } }, resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "web\n" }] })
+      .mutate("role.upsert", {
+        name: "web",
+        selector: { labels: { tier: "web" } },
+        resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "web\n" }],
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(409);
@@ -112,7 +117,14 @@ describe(`conflicts caught at save (${engine})`, () => {
     await page.getByRole("button", { name: "Edit labels" }).click();
     const input = page.getByLabel("Labels (key=value, comma separated)");
     await input.fill("tier=web, zone=a");
-    await waitFor("plan shows web gained", async () => ((await page.getByTestId("labels-plan-roles").textContent().catch(() => "")) ?? "").includes("gains web"));
+    await waitFor("plan shows web gained", async () =>
+      (
+        (await page
+          .getByTestId("labels-plan-roles")
+          .textContent()
+          .catch(() => "")) ?? ""
+      ).includes("gains web"),
+    );
     expect(await page.getByTestId("labels-plan-conflicts").textContent()).toContain("motd (roles base and web)");
     await page.getByRole("button", { name: "Save labels" }).click();
     const refusal = page.getByTestId("conflict-refusal");
@@ -121,7 +133,10 @@ describe(`conflicts caught at save (${engine})`, () => {
     expect((await api(cp.url).query("node.get", { id: dbNode.id })).labels).toEqual({ tier: "db" });
     expect(await axeFindings(page)).toEqual([]);
     await refusal.getByRole("button", { name: /Save anyway/ }).click();
-    await waitFor("labels saved", async () => JSON.stringify((await api(cp.url).query("node.get", { id: dbNode.id })).labels) === JSON.stringify({ tier: "web", zone: "a" }));
+    await waitFor(
+      "labels saved",
+      async () => JSON.stringify((await api(cp.url).query("node.get", { id: dbNode.id })).labels) === JSON.stringify({ tier: "web", zone: "a" }),
+    );
     await page.close();
   });
 
@@ -129,7 +144,9 @@ describe(`conflicts caught at save (${engine})`, () => {
     const page = await admin.newPage();
     await page.goto(`${cp.url}/roles/edit?name=base`);
     await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
-    await page.getByLabel("Resources", { exact: false }).fill(JSON.stringify([{ type: "file", id: "motd", path: "/etc/motd", content: "base\nmore\n" }], null, 2));
+    await page
+      .getByLabel("Resources", { exact: false })
+      .fill(JSON.stringify([{ type: "file", id: "motd", path: "/etc/motd", content: "base\nmore\n" }], null, 2));
     await page.getByTestId("plan-update").first().waitFor();
     await page.getByText("content diff").first().click();
     const diff = (await page.getByTestId("content-diff").first().textContent())!;

@@ -94,7 +94,11 @@ describe(`dashboard pages (${engine})`, () => {
     await page.getByRole("button", { name: "Save and push" }).click();
     await page.waitForURL(/\/roles$/);
     await page.getByTestId("role-row").filter({ hasText: "web" }).waitFor();
-    await waitFor("file applied on the host", () => fs.existsSync(hostA.file("/srv/site/index.html")) && fs.readFileSync(hostA.file("/srv/site/index.html"), "utf8") === "<h1>hello</h1>\n", 20_000);
+    await waitFor(
+      "file applied on the host",
+      () => fs.existsSync(hostA.file("/srv/site/index.html")) && fs.readFileSync(hostA.file("/srv/site/index.html"), "utf8") === "<h1>hello</h1>\n",
+      20_000,
+    );
 
     // The node page shows each declared resource applied.
     await page.goto(`${cp.url}/nodes/${nodeA}`);
@@ -122,7 +126,10 @@ describe(`dashboard pages (${engine})`, () => {
     const dialog = page.getByRole("dialog");
     await dialog.waitFor();
     await dialog.getByRole("button", { name: "Retire node" }).click();
-    await page.getByTestId("node-state").filter({ hasText: /retiring|retired/ }).waitFor({ timeout: 10_000 });
+    await page
+      .getByTestId("node-state")
+      .filter({ hasText: /retiring|retired/ })
+      .waitFor({ timeout: 10_000 });
     await page.getByTestId("node-state").filter({ hasText: "retired" }).waitFor({ timeout: 30_000 });
     expect(fs.existsSync(hostA.file("/srv/site/index.html"))).toBe(false);
     await page.close();

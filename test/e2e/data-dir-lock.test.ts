@@ -17,7 +17,14 @@ const SERVER = ["--import", "tsx", "src/server.ts"];
 const IN_PID_NAMESPACE = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "--"];
 
 function serverEnv(dataDir: string, port = 0): Record<string, string> {
-  const env = { ...process.env, MESH_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", MESH_ADMIN_PASSWORD: "e2e-admin-password" } as Record<string, string>;
+  const env = {
+    ...process.env,
+    MESH_DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    NODE_ENV: "production",
+    MESH_ADMIN_PASSWORD: "e2e-admin-password",
+  } as Record<string, string>;
   delete env.DATABASE_URL;
   return env;
 }
@@ -92,9 +99,13 @@ describe("embedded data directory", () => {
       await gone;
     }
     // Killed with -9: nothing of its own ran, the kernel drops the lock as the process goes.
-    await waitFor("the lock freed", () => {
-      lockDataDir(dataDir)();
-      return true;
-    }, 30_000);
+    await waitFor(
+      "the lock freed",
+      () => {
+        lockDataDir(dataDir)();
+        return true;
+      },
+      30_000,
+    );
   });
 });

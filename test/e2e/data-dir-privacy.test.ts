@@ -71,7 +71,12 @@ describe("the embedded data directory's modes", () => {
     // Owned by root, run as nobody: the control plane cannot chmod it.
     const env = { ...process.env, MESH_DATA_DIR: dataDir, PORT: "0", NODE_ENV: "production", HOME: os.tmpdir() } as Record<string, string>;
     delete env.DATABASE_URL;
-    const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", "tsx", "src/server.ts"], { cwd: WEB_DIR, env, encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", "tsx", "src/server.ts"], {
+      cwd: WEB_DIR,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(r.stderr).toMatch(/the data directory .* is open to other users and cannot be made private \(.* is 0755 and belongs to uid 0\)/);
     expect(r.status).toBe(1);
   });

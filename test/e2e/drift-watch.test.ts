@@ -40,10 +40,15 @@ describe.each(engines().slice(0, 1))("drift watch on %s", (engine) => {
   it("a hand edit of an onDrift report file is visible through the API within seconds", async () => {
     const t0 = Date.now();
     fs.writeFileSync(host.file("/etc/app.conf"), "port=9999\n");
-    const node = await waitFor("drift in the API", async () => {
-      const n = await client().query("node.get", { id: nodeId });
-      return n.drift.some((d: any) => d.id === "app-conf") ? n : null;
-    }, 10_000, 50);
+    const node = await waitFor(
+      "drift in the API",
+      async () => {
+        const n = await client().query("node.get", { id: nodeId });
+        return n.drift.some((d: any) => d.id === "app-conf") ? n : null;
+      },
+      10_000,
+      50,
+    );
     console.log(`edit -> drift visible in node.get: ${Date.now() - t0} ms`);
     expect(node.drift.find((d: any) => d.id === "app-conf")).toMatchObject({ corrected: false, description: expect.stringMatching(/content/) });
     expect(fs.readFileSync(host.file("/etc/app.conf"), "utf8")).toBe("port=9999\n");
@@ -52,10 +57,15 @@ describe.each(engines().slice(0, 1))("drift watch on %s", (engine) => {
   it("onDrift correct: a hand edit is corrected within seconds and the correction reported", async () => {
     fs.writeFileSync(host.file("/etc/motd"), "defaced\n");
     await waitFor("motd corrected", () => fs.readFileSync(host.file("/etc/motd"), "utf8") === "managed by mesh\n", 10_000, 20);
-    await waitFor("the correction in the events", async () => {
-      const n = await client().query("node.get", { id: nodeId });
-      return n.events.some((e: any) => e.action === "node.drift" && e.data.entries.some((d: any) => d.id === "motd" && d.corrected));
-    }, 10_000, 100);
+    await waitFor(
+      "the correction in the events",
+      async () => {
+        const n = await client().query("node.get", { id: nodeId });
+        return n.events.some((e: any) => e.action === "node.drift" && e.data.entries.some((d: any) => d.id === "motd" && d.corrected));
+      },
+      10_000,
+      100,
+    );
   });
 
   it("mesh-host reconcile asks the running daemon and prints that reconcile's result", async () => {

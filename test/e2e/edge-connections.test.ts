@@ -67,7 +67,9 @@ describe(`connection limits (${engine})`, () => {
     const total = 3000;
     for (let sent = 0; sent < total; ) {
       const batch = Math.min(PER_ADDRESS - 5, total - sent);
-      const clients = await Promise.all(Array.from({ length: batch }, (_, i) => rawClient(cp.port, "127.0.0.2", upgrade(i % 2 ? "/_next/hmr" : `/ws-${sent + i}`))));
+      const clients = await Promise.all(
+        Array.from({ length: batch }, (_, i) => rawClient(cp.port, "127.0.0.2", upgrade(i % 2 ? "/_next/hmr" : `/ws-${sent + i}`))),
+      );
       await Promise.all(clients.map((c) => c.closed));
       for (const c of clients) statuses.set(statusOf(c.received()), (statuses.get(statusOf(c.received())) ?? 0) + 1);
       sent += batch;

@@ -28,16 +28,27 @@ function rawRequest(
   return new Promise((resolve, reject) => {
     let sentBytes = 0;
     let answered = false;
-    const req = http.request({ agent: false, host: url.hostname, port: url.port, method: opts.method ?? "GET", path: opts.path, headers: opts.headers, localAddress: opts.localAddress }, (res) => {
-      answered = true;
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        resolve({ status: res.statusCode!, headers: res.headers, text, sentBytes });
-        req.destroy();
-      });
-    });
+    const req = http.request(
+      {
+        agent: false,
+        host: url.hostname,
+        port: url.port,
+        method: opts.method ?? "GET",
+        path: opts.path,
+        headers: opts.headers,
+        localAddress: opts.localAddress,
+      },
+      (res) => {
+        answered = true;
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (text += d));
+        res.on("end", () => {
+          resolve({ status: res.statusCode!, headers: res.headers, text, sentBytes });
+          req.destroy();
+        });
+      },
+    );
     req.on("error", (err: NodeJS.ErrnoException) => {
       if (answered) return;
       // The server answered and closed while we were still sending: the kernel may reset the
@@ -66,18 +77,26 @@ function signedGet(base: string, host: FakeHost, pathname: string) {
   const time = new Date().toISOString();
   const empty = createHash("sha256").digest("hex");
   const signature = sign(null, Buffer.from(httpSignatureMessage("GET", pathname, time, empty)), host.privateKey).toString("base64");
-  return fetch(`${base}${pathname}`, { headers: { [HTTP_SIGNATURE_HEADERS.node]: host.nodeId, [HTTP_SIGNATURE_HEADERS.time]: time, [HTTP_SIGNATURE_HEADERS.signature]: signature } });
+  return fetch(`${base}${pathname}`, {
+    headers: { [HTTP_SIGNATURE_HEADERS.node]: host.nodeId, [HTTP_SIGNATURE_HEADERS.time]: time, [HTTP_SIGNATURE_HEADERS.signature]: signature },
+  });
 }
 
 async function upload(base: string, data: Buffer): Promise<{ sha256: string; url: string }> {
-  const res = await fetch(`${base}/api/files`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/octet-stream" }, body: new Uint8Array(data) });
+  const res = await fetch(`${base}/api/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/octet-stream" },
+    body: new Uint8Array(data),
+  });
   expect(res.status).toBe(201);
   return (await res.json()) as { sha256: string; url: string };
 }
 
 /** What sh makes of a command line we print: its words, one per line. */
 function wordsOf(command: string): string[] {
-  return execFileSync("sh", ["-c", `printf '%s\\n' ${command}`], { encoding: "utf8" }).split("\n").slice(0, -1);
+  return execFileSync("sh", ["-c", `printf '%s\\n' ${command}`], { encoding: "utf8" })
+    .split("\n")
+    .slice(0, -1);
 }
 
 /** The printed enrol command's two halves: the words feeding the token on stdin, and the enrol command's words. */
@@ -141,7 +160,12 @@ describe(`the HTTP edge (${engine})`, () => {
     });
 
     it.each(entryPoints)("%s: a declared Content-Length over the limit gets 413 before any byte is read", async (_name, pathname, headers, declared) => {
-      const r = await rawRequest(cp.url, { method: "POST", path: pathname, headers: { ...headers, "content-length": String(declared) }, body: Buffer.alloc(0) }).catch(() => null);
+      const r = await rawRequest(cp.url, {
+        method: "POST",
+        path: pathname,
+        headers: { ...headers, "content-length": String(declared) },
+        body: Buffer.alloc(0),
+      }).catch(() => null);
       // The server answers without waiting for the gigabyte it was promised.
       expect(r?.status).toBe(413);
     });
@@ -194,7 +218,11 @@ describe(`the HTTP edge (${engine})`, () => {
     it("refuses a cross-origin file upload made with a session cookie (a sibling: every mutation checks the Origin)", async () => {
       const cookie = (await fetch(`${cp.url}/api/auth/login`, form({ origin: cp.url }))).headers.get("set-cookie")!.split(";")[0]!;
       const upload = (origin?: string) =>
-        fetch(`${cp.url}/api/files`, { method: "POST", headers: { cookie, "content-type": "application/octet-stream", ...(origin ? { origin } : {}) }, body: "x" });
+        fetch(`${cp.url}/api/files`, {
+          method: "POST",
+          headers: { cookie, "content-type": "application/octet-stream", ...(origin ? { origin } : {}) },
+          body: "x",
+        });
       expect((await upload("http://evil.example")).status).toBe(403);
       expect((await upload()).status).toBe(403);
       expect((await upload(cp.url)).status).toBe(201);
@@ -253,19 +281,34 @@ describe(`the HTTP edge (${engine})`, () => {
       expect(script.text).not.toContain("evil.example");
       expect(script.text).toContain(`public_url=${cp.url}\n`);
       expect(script.headers["strict-transport-security"]).toBeUndefined();
-      const created = await fetch(`${cp.url}/api/trpc/token.create`, { method: "POST", headers: { ...headers, authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" }, body: "{}" });
+      const created = await fetch(`${cp.url}/api/trpc/token.create`, {
+        method: "POST",
+        headers: { ...headers, authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" },
+        body: "{}",
+      });
       const { command, installCommand } = ((await created.json()) as any).result.data;
       expect(command).not.toContain("evil.example");
       expect(installCommand).not.toContain("evil.example");
-      expect(enrolWordsOf(command)).toEqual({ feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)], enrol: ["mesh-host", "enrol", cp.url, "--token", "-", "--insecure"] });
+      expect(enrolWordsOf(command)).toEqual({
+        feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)],
+        enrol: ["mesh-host", "enrol", cp.url, "--token", "-", "--insecure"],
+      });
     });
 
     it("believes X-Forwarded-Host from a trusted proxy (MESH_TRUSTED_PROXIES), validated like a Host", async () => {
-      const viaProxy = await rawRequest(cp.url, { path: "/download/install.sh", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "https" } });
+      const viaProxy = await rawRequest(cp.url, {
+        path: "/download/install.sh",
+        localAddress: "127.0.0.2",
+        headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "https" },
+      });
       expect(viaProxy.text).toContain("public_url=https://mesh.example:8443\n");
       // The proxy terminated TLS: HSTS follows the validated origin's scheme, like the Secure cookie (review 12).
       expect(viaProxy.headers["strict-transport-security"]).toMatch(/max-age=\d+/);
-      const plainViaProxy = await rawRequest(cp.url, { path: "/login", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "http" } });
+      const plainViaProxy = await rawRequest(cp.url, {
+        path: "/login",
+        localAddress: "127.0.0.2",
+        headers: { "x-forwarded-host": "mesh.example:8443", "x-forwarded-proto": "http" },
+      });
       expect(plainViaProxy.headers["strict-transport-security"]).toBeUndefined();
       const bad = await rawRequest(cp.url, { path: "/download/install.sh", localAddress: "127.0.0.2", headers: { "x-forwarded-host": "x';id;'" } });
       expect(bad.status).toBe(400);
@@ -282,7 +325,9 @@ describe(`the HTTP edge (${engine})`, () => {
         selector: { labels: { team: "b" } },
         resources: [{ type: "file", id: "secret", path: "/etc/b-secret", source: { url: secret.url, sha256: secret.sha256 }, mode: "0600" }],
       });
-      await waitFor("b's declaration to name the file", async () => JSON.stringify((await api(cp.url).query("node.get", { id: b.nodeId })).declaration ?? {}).includes(secret.sha256));
+      await waitFor("b's declaration to name the file", async () =>
+        JSON.stringify((await api(cp.url).query("node.get", { id: b.nodeId })).declaration ?? {}).includes(secret.sha256),
+      );
       const refused = await signedGet(cp.url, a, secret.url);
       expect(refused.status).toBe(403);
       expect(((await refused.json()) as any).message).toMatch(/not a source in your node's declaration/);
@@ -305,7 +350,9 @@ describe(`the HTTP edge (${engine})`, () => {
       await expectRefusedNaming(api(cp.url).mutate("role.upsert", { name: "we\u0000b", resources: [] }), "name");
       await expectRefusedNaming(api(cp.url).mutate("token.create", { labels: { tier: "w\u0000eb" } }), "labels.tier");
       // A lone surrogate is text Postgres cannot store either (it was a 500).
-      const err = await api(cp.url).mutate("token.create", { labels: { tier: "w\ud800" } }).catch((e) => e);
+      const err = await api(cp.url)
+        .mutate("token.create", { labels: { tier: "w\ud800" } })
+        .catch((e) => e);
       expect(err.status).toBe(400);
       expect(err.body.error.message).toMatch(/labels\.tier: is not valid Unicode/);
       expect(cp.output).not.toMatch(/tRPC procedure failed/);
@@ -313,7 +360,12 @@ describe(`the HTTP edge (${engine})`, () => {
 
     it("refuses a NUL in an enrolment's profile, naming the field, and uses no token", async () => {
       const { token } = await api(cp.url).mutate("token.create", {});
-      const r = await enrolRaw(cp.url, { token, publicKey: keyPair().publicKey, profile: { ...profile("n".repeat(32)), hostname: "evil\u0000host" }, inventory });
+      const r = await enrolRaw(cp.url, {
+        token,
+        publicKey: keyPair().publicKey,
+        profile: { ...profile("n".repeat(32)), hostname: "evil\u0000host" },
+        inventory,
+      });
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ error: "BAD_INPUT", message: expect.stringContaining("profile.hostname: contains a NUL character") });
       expect((await enrolRaw(cp.url, { token, publicKey: keyPair().publicKey, profile: profile("n".repeat(32)), inventory })).status).toBe(201);
@@ -334,7 +386,9 @@ describe(`the HTTP edge (${engine})`, () => {
       const sql = postgres(cp.databaseUrl!, { max: 1, onnotice: () => {} });
       try {
         await sql`ALTER TABLE events RENAME TO events_hidden_by_test`;
-        const err = (await api(cp.url).query("event.list").catch((e) => e)) as ApiError;
+        const err = (await api(cp.url)
+          .query("event.list")
+          .catch((e) => e)) as ApiError;
         expect(err.status).toBe(500);
         const message = err.body.error.message as string;
         const id = /internal error \(id ([0-9a-f]{12})\)/.exec(message)?.[1];
@@ -365,7 +419,11 @@ describe(`behind a TLS-terminating proxy: MESH_PUBLIC_URL is https (${engine})`,
   });
 
   it("sends HSTS and marks the session cookie Secure", async () => {
-    const res = await fetch(`${cp.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "admin", password: ADMIN_PASSWORD }) });
+    const res = await fetch(`${cp.url}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "admin", password: ADMIN_PASSWORD }),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("set-cookie")).toMatch(/; Secure/);
     expect(res.headers.get("strict-transport-security")).toMatch(/max-age=\d+/);
@@ -379,7 +437,10 @@ describe(`behind a TLS-terminating proxy: MESH_PUBLIC_URL is https (${engine})`,
     expect(execFileSync("sh", ["-c", `${assignment}\nprintf %s "$public_url"`], { encoding: "utf8" })).toBe(publicUrl);
     expect(fs.existsSync("/tmp/mesh-pwned")).toBe(false);
     const { command, installCommand } = await api(cp.url).mutate("token.create", {});
-    expect(enrolWordsOf(command)).toEqual({ feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)], enrol: ["mesh-host", "enrol", publicUrl, "--token", "-", "--insecure"] });
+    expect(enrolWordsOf(command)).toEqual({
+      feed: ["printf", "%s\\n", expect.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{24}$/)],
+      enrol: ["mesh-host", "enrol", publicUrl, "--token", "-", "--insecure"],
+    });
     expect(wordsOf(installCommand.replace(/ \| sh$/, ""))).toEqual(["curl", "-fsSL", `${publicUrl}/download/install.sh`]);
     expect(fs.existsSync("/tmp/mesh-pwned")).toBe(false);
   });

@@ -20,7 +20,11 @@ describe.runIf(hasPostgres)("database deadlines", () => {
   let database: Database;
   const heard: string[] = [];
 
-  const failure = async (query: Promise<unknown>) => query.then(() => null, (err: unknown) => err);
+  const failure = async (query: Promise<unknown>) =>
+    query.then(
+      () => null,
+      (err: unknown) => err,
+    );
   const deadlines = { connectTimeoutMs: 1000, statementTimeoutMs: 500 };
 
   // A pool of its own behind a proxy of its own, for a test that needs every connection healthy at its start.

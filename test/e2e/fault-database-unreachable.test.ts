@@ -25,10 +25,20 @@ describe("the database unreachable", () => {
   let host: FakeHost;
 
   const listNodes = () => fetch(`${cp.url}/api/trpc/node.list`, { headers: { authorization: `Bearer ${ADMIN_API_KEY}` } });
-  const createToken = () => fetch(`${cp.url}/api/trpc/token.create`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" }, body: "{}" });
-  const login = () => fetch(`${cp.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ password: ADMIN_PASSWORD }) });
+  const createToken = () =>
+    fetch(`${cp.url}/api/trpc/token.create`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/json" },
+      body: "{}",
+    });
+  const login = () =>
+    fetch(`${cp.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ password: ADMIN_PASSWORD }) });
   const enrol = (token: string) =>
-    fetch(`${cp.url}/api/enrol`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, publicKey: keyPair().publicKey, profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory }) });
+    fetch(`${cp.url}/api/enrol`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token, publicKey: keyPair().publicKey, profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory }),
+    });
 
   /** A 503 that says when to come back and carries no SQL. */
   async function expectUnavailable(res: Response) {
@@ -55,7 +65,11 @@ describe("the database unreachable", () => {
     pg = await PrivatePostgres.start();
     proxy = await TcpProxy.forUrl(pg.url).listen();
     // Short deadlines so the test is quick; what is asserted does not depend on them.
-    cp = await ControlPlane.start({ engine: "postgres", databaseUrl: proxy.rewrite(pg.url), env: { MESH_DB_CONNECT_TIMEOUT_MS: "2000", MESH_DB_STATEMENT_TIMEOUT_MS: "2000" } });
+    cp = await ControlPlane.start({
+      engine: "postgres",
+      databaseUrl: proxy.rewrite(pg.url),
+      env: { MESH_DB_CONNECT_TIMEOUT_MS: "2000", MESH_DB_STATEMENT_TIMEOUT_MS: "2000" },
+    });
     const { token } = await api(cp.url).mutate("token.create", {});
     host = await enrolFake(cp.url, token);
     browser = await launchBrowser();
@@ -92,7 +106,12 @@ describe("the database unreachable", () => {
       expect((await enrol(token)).status).toBe(201);
       expect((await login()).status).toBe(200);
       // A background loop that met the dead connection ended its turn and goes on: the gateway beats again.
-      await waitFor("the gateway's heartbeat after the outage", async () => (await direct<{ n: number }[]>`select count(*)::int as n from gateways where heartbeat_at > ${passedAt}`)[0]!.n > 0, 60_000, 500);
+      await waitFor(
+        "the gateway's heartbeat after the outage",
+        async () => (await direct<{ n: number }[]>`select count(*)::int as n from gateways where heartbeat_at > ${passedAt}`)[0]!.n > 0,
+        60_000,
+        500,
+      );
     } finally {
       await direct.end();
     }

@@ -100,7 +100,11 @@ describe(`a host's own state under faults (${engine})`, () => {
       const s = host.status();
       return s.state === "damaged" && s.lastReconcileAt && s;
     });
-    expect(status).toMatchObject({ identityProblem: "identity.json is not JSON", owned: 1, recovery: expect.stringMatching(/mesh-host enrol .*--token T.*store is kept/) });
+    expect(status).toMatchObject({
+      identityProblem: "identity.json is not JSON",
+      owned: 1,
+      recovery: expect.stringMatching(/mesh-host enrol .*--token T.*store is kept/),
+    });
     // It keeps reconciling its last declaration: drift on what it owns is corrected.
     fs.writeFileSync(host.file("/etc/damaged.conf"), "changed by hand\n");
     await waitFor("drift corrected without a link", () => fs.readFileSync(host.file("/etc/damaged.conf"), "utf8") === "damaged\n");

@@ -33,10 +33,14 @@ describe("reports across a database outage", () => {
     nodeId = (await client().query("node.list")).items[0].id;
     host.run(1);
     await client().mutate("role.upsert", { name: "base", selector: {}, resources: [motd, conf] });
-    await waitFor("files applied and reported", async () => {
-      const n = await client().query("node.get", { id: nodeId });
-      return n.owned.length === 2 && n.appliedVersion === n.declaredVersion && n.state === "enrolled";
-    }, 60_000);
+    await waitFor(
+      "files applied and reported",
+      async () => {
+        const n = await client().query("node.get", { id: nodeId });
+        return n.owned.length === 2 && n.appliedVersion === n.declaredVersion && n.state === "enrolled";
+      },
+      60_000,
+    );
   });
   afterAll(async () => {
     await host?.stop();

@@ -98,7 +98,11 @@ describe("two instances through a database outage", () => {
       },
       30_000,
     );
-    const byGateway = (id: string) => rows.filter((n) => n.gateway_id === id).map((n) => n.id).sort();
+    const byGateway = (id: string) =>
+      rows
+        .filter((n) => n.gateway_id === id)
+        .map((n) => n.id)
+        .sort();
     expect(byGateway(gatewayIdOf(all))).toEqual(onAll.map((h) => h.nodeId).sort());
     expect(byGateway(gatewayIdOf(gateway))).toEqual(onGateway.map((h) => h.nodeId).sort());
   });
@@ -111,11 +115,15 @@ describe("two instances through a database outage", () => {
     const back = await waitFor("the database back", () => dbNow().catch(() => null), 30_000);
     // Past a full stale window after both instances beat again: a sweep on recovery would have happened by then.
     const ids = new Set([...onAll, ...onGateway].map((h) => h.nodeId));
-    const bad = await watchNodes(ids, async () => {
-      const beats = await sql<{ id: string; heartbeat_at: Date }[]>`select id, heartbeat_at from gateways`;
-      const beatBack = [gatewayIdOf(all), gatewayIdOf(gateway)].every((g) => beats.some((b) => b.id === g && b.heartbeat_at > back));
-      return beatBack && (await dbNow()).getTime() > back.getTime() + 2 * STALE_MS;
-    }, "both instances beating for two stale windows");
+    const bad = await watchNodes(
+      ids,
+      async () => {
+        const beats = await sql<{ id: string; heartbeat_at: Date }[]>`select id, heartbeat_at from gateways`;
+        const beatBack = [gatewayIdOf(all), gatewayIdOf(gateway)].every((g) => beats.some((b) => b.id === g && b.heartbeat_at > back));
+        return beatBack && (await dbNow()).getTime() > back.getTime() + 2 * STALE_MS;
+      },
+      "both instances beating for two stale windows",
+    );
     expect(bad).toEqual([]);
     const gone = await sql`select node_id, action, data from events where id > ${last}::bigint and action = 'node.disconnect'`;
     expect(gone).toEqual([]);
@@ -132,11 +140,15 @@ describe("two instances through a database outage", () => {
     await waitFor("the database back", () => dbNow().catch(() => null), 30_000);
     const survivors = new Set(onAll.map((h) => h.nodeId));
     let swept: NodeRow[] = [];
-    const bad = await watchNodes(survivors, async () => {
-      const rows = await nodeRows();
-      swept = rows.filter((n) => onGateway.some((h) => h.nodeId === n.id));
-      return swept.every((n) => n.state === "disconnected" && n.gateway_id === null);
-    }, "the dead instance's nodes released");
+    const bad = await watchNodes(
+      survivors,
+      async () => {
+        const rows = await nodeRows();
+        swept = rows.filter((n) => onGateway.some((h) => h.nodeId === n.id));
+        return swept.every((n) => n.state === "disconnected" && n.gateway_id === null);
+      },
+      "the dead instance's nodes released",
+    );
     expect(bad).toEqual([]);
     expect(swept).toHaveLength(HOSTS_EACH);
     expect(await sql`select id from gateways where id = ${deadId}`).toEqual([]);

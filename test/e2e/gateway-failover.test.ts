@@ -112,7 +112,12 @@ describe.skipIf(!process.env.DATABASE_URL).each(buses)("a gateway killed with -9
 
   afterAll(async () => {
     if (process.env.MESH_E2E_KEEP_LOGS) {
-      for (const [name, cp] of [["web", web], ["gw0", gateways[0]], ["gw1", gateways[1]]] as const) if (cp) fs.writeFileSync(`/tmp/failover-${bus}-${name}.log`, cp.output);
+      for (const [name, cp] of [
+        ["web", web],
+        ["gw0", gateways[0]],
+        ["gw1", gateways[1]],
+      ] as const)
+        if (cp) fs.writeFileSync(`/tmp/failover-${bus}-${name}.log`, cp.output);
       hosts.forEach((h, i) => fs.writeFileSync(`/tmp/failover-${bus}-host${i}.log`, h.output));
     }
     await Promise.all(hosts.map((h) => h.stop()));

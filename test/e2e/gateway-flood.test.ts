@@ -19,7 +19,14 @@ function reportFrame(seq: number, tag: string, drifts: number) {
     report: {
       declarationVersion: 0,
       owned: [],
-      drift: Array.from({ length: drifts }, (_, i) => ({ id: `r${i}`, type: "file", declared: sha(i), observed: sha(i + 1), description: `${tag} ${"x".repeat(110)}`, corrected: false })),
+      drift: Array.from({ length: drifts }, (_, i) => ({
+        id: `r${i}`,
+        type: "file",
+        declared: sha(i),
+        observed: sha(i + 1),
+        description: `${tag} ${"x".repeat(110)}`,
+        corrected: false,
+      })),
       errors: [],
       skipped: [],
       storeLost: false,
@@ -102,7 +109,9 @@ describe(`a host flooding its link (${engine})`, () => {
       clearInterval(sampler);
     }
     const grewMb = (peak - baseline) / 1024;
-    console.log(`control plane RSS: baseline ${Math.round(baseline / 1024)} MB, peak ${Math.round(peak / 1024)} MB (+${Math.round(grewMb)} MB) over ${frames} frames of ${Math.round(size / 1024)} KB`);
+    console.log(
+      `control plane RSS: baseline ${Math.round(baseline / 1024)} MB, peak ${Math.round(peak / 1024)} MB (+${Math.round(grewMb)} MB) over ${frames} frames of ${Math.round(size / 1024)} KB`,
+    );
     // Bounded means not holding the flood: well under what was sent (the peak also holds GC slack; the old gateway
     // queued every frame and never finished).
     const sentMb = (frames * size) / (1 << 20);
@@ -126,11 +135,16 @@ describe(`a host flooding its link (${engine})`, () => {
     const host = await enrolFake(cp.url, token);
     const ws = await connectFake(cp.url, host);
     const frames = 100;
-    for (let i = 1; i <= frames; i++) ws.send(JSON.stringify({ type: "facts", profile: { ...profile("f".repeat(32)), memoryBytes: 1_000_000 + i }, inventory }));
-    const node = await waitFor("the last facts applied", async () => {
-      const n = await client().query("node.get", { id: host.nodeId });
-      return n.profile.memoryBytes === 1_000_000 + frames ? n : null;
-    }, 60_000);
+    for (let i = 1; i <= frames; i++)
+      ws.send(JSON.stringify({ type: "facts", profile: { ...profile("f".repeat(32)), memoryBytes: 1_000_000 + i }, inventory }));
+    const node = await waitFor(
+      "the last facts applied",
+      async () => {
+        const n = await client().query("node.get", { id: host.nodeId });
+        return n.profile.memoryBytes === 1_000_000 + frames ? n : null;
+      },
+      60_000,
+    );
     expect(node.profile.memoryBytes).toBe(1_000_000 + frames);
     const applied = await client().query("event.list", { nodeId: host.nodeId, action: "node.facts", limit: 200 });
     // Each frame used to be its own write and recompile; now the first goes at once and the rest as one when its window opens.

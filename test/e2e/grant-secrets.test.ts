@@ -54,8 +54,17 @@ withPostgres(`grant secrets (${engine})`, () => {
     expect(host.enrol(cp.url, token.token).code).toBe(0);
     nodeId = host.status().nodeId;
     host.run(1);
-    await client().mutate("role.upsert", { name: "shop", selector: { labels: { app: "shop" } }, resources: [shopDir], grants: [{ id: "shop-db", provider: "postgres", path: CREDENTIAL_FILE }] });
-    const content = await waitFor("the credential file", () => fs.existsSync(host.file(CREDENTIAL_FILE)) && fs.readFileSync(host.file(CREDENTIAL_FILE), "utf8"), 60_000);
+    await client().mutate("role.upsert", {
+      name: "shop",
+      selector: { labels: { app: "shop" } },
+      resources: [shopDir],
+      grants: [{ id: "shop-db", provider: "postgres", path: CREDENTIAL_FILE }],
+    });
+    const content = await waitFor(
+      "the credential file",
+      () => fs.existsSync(host.file(CREDENTIAL_FILE)) && fs.readFileSync(host.file(CREDENTIAL_FILE), "utf8"),
+      60_000,
+    );
     expect((fs.statSync(host.file(CREDENTIAL_FILE)).mode & 0o777).toString(8)).toBe("600");
     url = /^DATABASE_URL=(.*)$/m.exec(content)![1]!;
     password = decodeURIComponent(new URL(url).password);
@@ -78,7 +87,16 @@ withPostgres(`grant secrets (${engine})`, () => {
       responses.push(JSON.stringify(await c.query("event.list", { limit: 200 })));
       responses.push(JSON.stringify(await c.query("role.list")));
     }
-    responses.push(JSON.stringify(await client().mutate("role.plan", { name: "shop", selector: {}, resources: [shopDir], grants: [{ id: "shop-db", provider: "postgres", path: CREDENTIAL_FILE }] })));
+    responses.push(
+      JSON.stringify(
+        await client().mutate("role.plan", {
+          name: "shop",
+          selector: {},
+          resources: [shopDir],
+          grants: [{ id: "shop-db", provider: "postgres", path: CREDENTIAL_FILE }],
+        }),
+      ),
+    );
     const viaSession = await fetch(`${cp.url}/api/trpc/node.get?input=${encodeURIComponent(JSON.stringify({ id: nodeId }))}`, { headers: { cookie } });
     expect(viaSession.status).toBe(200);
     responses.push(await viaSession.text());
@@ -112,12 +130,20 @@ withPostgres(`grant secrets (${engine})`, () => {
 
   it("keeps the same credential when an unrelated role changes", async () => {
     const before = await client().query("node.get", { id: nodeId });
-    await client().mutate("role.upsert", { name: "other", selector: { labels: { app: "other" } }, resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "hi\n" }] });
+    await client().mutate("role.upsert", {
+      name: "other",
+      selector: { labels: { app: "other" } },
+      resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "hi\n" }],
+    });
     await client().mutate("role.upsert", { name: "everyone", resources: [{ type: "directory", id: "srv", path: "/srv" }] });
-    await waitFor("the new declaration applied", async () => {
-      const n = await client().query("node.get", { id: nodeId });
-      return n.declaredVersion > before.declaredVersion && n.appliedVersion === n.declaredVersion && fs.existsSync(host.file("/srv"));
-    }, 60_000);
+    await waitFor(
+      "the new declaration applied",
+      async () => {
+        const n = await client().query("node.get", { id: nodeId });
+        return n.declaredVersion > before.declaredVersion && n.appliedVersion === n.declaredVersion && fs.existsSync(host.file("/srv"));
+      },
+      60_000,
+    );
     expect(fs.readFileSync(host.file(CREDENTIAL_FILE), "utf8")).toBe(`DATABASE_URL=${url}\n`);
     const issued = await client().query("event.list", { action: "grant.issue", nodeId });
     expect(issued.items).toHaveLength(1);

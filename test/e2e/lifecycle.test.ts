@@ -100,7 +100,11 @@ describe(`node lifecycle (${engine})`, () => {
     await host.stop();
     fs.writeFileSync(path.join(host.root, "etc/machine-id"), `${"ef".repeat(16)}\n`);
     host.run(1);
-    await waitFor("facts refused", async () => (await client().query("node.get", { id: nodeId })).events.some((e: any) => e.action === "node.facts-refused"), 20_000);
+    await waitFor(
+      "facts refused",
+      async () => (await client().query("node.get", { id: nodeId })).events.some((e: any) => e.action === "node.facts-refused"),
+      20_000,
+    );
     expect(host.output).toMatch(/facts sent/);
     const node = await client().query("node.get", { id: nodeId });
     expect(node.profile.machineId).toBe("cd".repeat(16));
@@ -165,8 +169,11 @@ twoInstances("revoke across two control-plane instances (postgres)", () => {
     const nodeId = host.status().nodeId as string;
     host.run(1);
     await waitFor("applied", () => fs.existsSync(host.file("/etc/life/a.conf")));
-    await waitFor("both instances agree it is enrolled", async () =>
-      (await api(a.url).query("node.get", { id: nodeId })).state === "enrolled" && (await api(b.url).query("node.get", { id: nodeId })).state === "enrolled");
+    await waitFor(
+      "both instances agree it is enrolled",
+      async () =>
+        (await api(a.url).query("node.get", { id: nodeId })).state === "enrolled" && (await api(b.url).query("node.get", { id: nodeId })).state === "enrolled",
+    );
 
     const t0 = Date.now();
     await api(b.url).mutate("node.revoke", { id: nodeId });

@@ -107,13 +107,24 @@ describe(`node identity (${engine})`, () => {
     real = await node(nodeId);
     expect(real.claims).toEqual([]);
     expect(real.events.map((e: any) => e.action)).toEqual(expect.arrayContaining(["node.replacement-claimed", "node.replacement-rejected"]));
-    await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, { nodeId, ...attacker }) })).rejects.toMatchObject({ status: 401, body: expect.stringMatching(/rejected/) });
+    await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, { nodeId, ...attacker }) })).rejects.toMatchObject({
+      status: 401,
+      body: expect.stringMatching(/rejected/),
+    });
     expect((await node(nodeId)).state).toBe("enrolled");
   });
 
   it("facts a host asserts cannot buy it grants: a granted role may not select on them, identity facts stay pinned, and every role they move it into is audited", async () => {
-    const granted = { name: "by-fact", selector: { profile: { cpus: { gte: 64 } } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/db.env" }] };
-    await expect(client().mutate("role.upsert", granted)).rejects.toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/may use only labels/) } } });
+    const granted = {
+      name: "by-fact",
+      selector: { profile: { cpus: { gte: 64 } } },
+      resources: [],
+      grants: [{ id: "db", provider: "postgres", path: "/etc/db.env" }],
+    };
+    await expect(client().mutate("role.upsert", granted)).rejects.toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/may use only labels/) } },
+    });
     await client().mutate("role.upsert", { ...granted, grants: [], resources: [{ type: "directory", id: "big", path: "/big" }] });
     const { token } = await client().mutate("token.create", {});
     const machineId = "5e".repeat(16);
@@ -139,12 +150,21 @@ describe(`node identity (${engine})`, () => {
     const fresh = keyPair();
     const time = new Date().toISOString();
     const signature = sign(null, Buffer.from(replacementProofMessage(old.nodeId, fresh.publicKey, tokenIdOf(again), time)), old.privateKey).toString("base64");
-    const r = await enrolRaw(cp.url, { token: again, publicKey: fresh.publicKey, profile: profile(machineId), inventory, replaces: { nodeId: old.nodeId, time, signature } });
+    const r = await enrolRaw(cp.url, {
+      token: again,
+      publicKey: fresh.publicKey,
+      profile: profile(machineId),
+      inventory,
+      replaces: { nodeId: old.nodeId, time, signature },
+    });
     expect(r.status).toBe(201);
     expect(r.body.nodeId).not.toBe(old.nodeId);
     expect(r.body.labels).toEqual({});
     expect(await node(old.nodeId)).toMatchObject({ state: "revoked" });
-    await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, old) })).rejects.toMatchObject({ status: 401, body: expect.stringMatching(/node is revoked/) });
+    await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, old) })).rejects.toMatchObject({
+      status: 401,
+      body: expect.stringMatching(/node is revoked/),
+    });
   });
 
   it("re-enrolling with the old key still in the state dir replaces the key silently, and the old key is refused", async () => {

@@ -43,7 +43,10 @@ describe(`open-file limit (${engine})`, () => {
     const flood: Array<{ socket: net.Socket; received: () => string }> = [];
     for (let i = 0; i < 200; i++) flood.push(await hold(cp.port, "127.0.0.2"));
     await waitFor("refusals to be answered", () => flood.filter((c) => c.received().startsWith("HTTP/1.1 503")).length >= 200 - budget - 8 || null);
-    await waitFor("the refusal to be logged", () => /"refused":\d+,"open":\d+,"budget":\d+,"msg":"open-file limit reached: new connections refused with 503/.test(cp.output) || null);
+    await waitFor(
+      "the refusal to be logged",
+      () => /"refused":\d+,"open":\d+,"budget":\d+,"msg":"open-file limit reached: new connections refused with 503/.test(cp.output) || null,
+    );
     // Refused, not reset: the caller is told.
     expect((await fetch(`${cp.url}/api/agent/challenge`)).status).toBe(503);
     for (const c of flood) c.socket.destroy();

@@ -44,7 +44,10 @@ describe("alerts in the dashboard", () => {
   beforeAll(async () => {
     ok = await receiver(204);
     broken = await receiver(500);
-    cp = await ControlPlane.start({ engine: process.env.DATABASE_URL ? "postgres" : "pglite", env: { MESH_ALERT_INTERVAL_MS: "200", MESH_ALERT_RETRY_BASE_MS: "300" } });
+    cp = await ControlPlane.start({
+      engine: process.env.DATABASE_URL ? "postgres" : "pglite",
+      env: { MESH_ALERT_INTERVAL_MS: "200", MESH_ALERT_RETRY_BASE_MS: "300" },
+    });
     browser = await launchBrowser();
     page = await browser.newPage();
     await logIn(page, cp.url);
@@ -84,7 +87,13 @@ describe("alerts in the dashboard", () => {
     expect(body.nodes[0].id).toBe(host.nodeId);
 
     const log = page.getByRole("region", { name: "Delivery log of on-call" });
-    await expect(log.getByTestId("delivery-attempt").first().textContent({ timeout: 15_000 }).then((t) => t)).resolves.toMatch(/enrolled.*delivered \(204\)/);
+    await expect(
+      log
+        .getByTestId("delivery-attempt")
+        .first()
+        .textContent({ timeout: 15_000 })
+        .then((t) => t),
+    ).resolves.toMatch(/enrolled.*delivered \(204\)/);
     expect((await seriousViolations(page)).findings).toEqual([]);
     // And at phone width.
     await page.setViewportSize({ width: 390, height: 844 });

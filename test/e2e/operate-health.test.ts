@@ -20,7 +20,11 @@ describe("health endpoints", () => {
   beforeAll(async () => {
     pg = await PrivatePostgres.start();
     proxy = await TcpProxy.forUrl(pg.url).listen();
-    cp = await ControlPlane.start({ engine: "postgres", databaseUrl: proxy.rewrite(pg.url), env: { MESH_DB_CONNECT_TIMEOUT_MS: "2000", MESH_DB_STATEMENT_TIMEOUT_MS: "2000" } });
+    cp = await ControlPlane.start({
+      engine: "postgres",
+      databaseUrl: proxy.rewrite(pg.url),
+      env: { MESH_DB_CONNECT_TIMEOUT_MS: "2000", MESH_DB_STATEMENT_TIMEOUT_MS: "2000" },
+    });
   });
   afterAll(async () => {
     proxy?.setMode("pass");

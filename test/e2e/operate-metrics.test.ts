@@ -28,7 +28,10 @@ describe("metrics", () => {
   beforeAll(async () => {
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
-    cp = await ControlPlane.start({ engine: process.env.DATABASE_URL ? "postgres" : "pglite", env: { MESH_METRICS_TOKEN: TOKEN, MESH_METRICS_ADDRESS: `127.0.0.1:${port}` } });
+    cp = await ControlPlane.start({
+      engine: process.env.DATABASE_URL ? "postgres" : "pglite",
+      env: { MESH_METRICS_TOKEN: TOKEN, MESH_METRICS_ADDRESS: `127.0.0.1:${port}` },
+    });
   });
   afterAll(async () => {
     ws?.close();
@@ -46,8 +49,22 @@ describe("metrics", () => {
 
   it("moves as a host enrols, links and reports", async () => {
     const before = await scrape(`${cp.url}/metrics`, TOKEN);
-    for (const name of ["mesh_links_held", "mesh_nodes", "mesh_enrolments_total", "mesh_link_frames_sent_total", "mesh_reports_stored_total", "mesh_reports_unchanged_total", "mesh_reconcile_errors_reported_total", "mesh_bus_gaps_total", "process_cpu_user_seconds_total", "nodejs_heap_size_used_bytes"]) {
-      expect(before.some((f) => f.name === name), name).toBe(true);
+    for (const name of [
+      "mesh_links_held",
+      "mesh_nodes",
+      "mesh_enrolments_total",
+      "mesh_link_frames_sent_total",
+      "mesh_reports_stored_total",
+      "mesh_reports_unchanged_total",
+      "mesh_reconcile_errors_reported_total",
+      "mesh_bus_gaps_total",
+      "process_cpu_user_seconds_total",
+      "nodejs_heap_size_used_bytes",
+    ]) {
+      expect(
+        before.some((f) => f.name === name),
+        name,
+      ).toBe(true);
     }
     expect(sample(before, "mesh_links_held")).toBe(0);
     const enrolled = sample(before, "mesh_enrolments_total", { result: "enrolled" });
@@ -58,7 +75,8 @@ describe("metrics", () => {
     expect(sample(afterEnrol, "mesh_enrolments_total", { result: "enrolled" })).toBe(enrolled + 1);
 
     ws = await connectFake(cp.url, host);
-    const declared = (await new Promise<{ declaration: { version: number } }>((resolve) => ws!.once("message", (d) => resolve(JSON.parse(String(d)))))).declaration;
+    const declared = (await new Promise<{ declaration: { version: number } }>((resolve) => ws!.once("message", (d) => resolve(JSON.parse(String(d))))))
+      .declaration;
     const linked = await waitFor("links 1 and the node enrolled", async () => {
       const s = await scrape(metricsUrl, TOKEN);
       return sample(s, "mesh_links_held") === 1 && sample(s, "mesh_nodes", { state: "enrolled" }) === 1 ? s : null;
@@ -67,7 +85,15 @@ describe("metrics", () => {
 
     const stored = sample(linked, "mesh_reports_stored_total");
     const errors = sample(linked, "mesh_reconcile_errors_reported_total");
-    const report = { declarationVersion: declared.version, owned: [], drift: [], errors: [{ id: "f", message: "permission denied" }], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const report = {
+      declarationVersion: declared.version,
+      owned: [],
+      drift: [],
+      errors: [{ id: "f", message: "permission denied" }],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    };
     ws.send(JSON.stringify({ type: "report", seq: 1, report }));
     const after = await waitFor("the report counted", async () => {
       const s = await scrape(metricsUrl, TOKEN);

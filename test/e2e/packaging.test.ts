@@ -31,7 +31,9 @@ function minimalPath(): string {
   const dir = path.join(tmp, "minimal-bin");
   if (fs.existsSync(dir)) return dir;
   fs.mkdirSync(dir, { recursive: true });
-  const coreutils = execFileSync("dpkg", ["-L", "coreutils"], { encoding: "utf8" }).split("\n").filter((p) => /^\/(usr\/)?bin\/[^/]+$/.test(p));
+  const coreutils = execFileSync("dpkg", ["-L", "coreutils"], { encoding: "utf8" })
+    .split("\n")
+    .filter((p) => /^\/(usr\/)?bin\/[^/]+$/.test(p));
   for (const p of [...coreutils, "/bin/sh", "/bin/tar"]) {
     const target = fs.existsSync(p) ? p : p.replace(/^\/bin/, "/usr/bin");
     if (fs.existsSync(target)) fs.symlinkSync(target, path.join(dir, path.basename(p)));
@@ -48,7 +50,8 @@ function dpkgSandbox(name: string): string {
 }
 
 // The sandbox has no libc registered with its dpkg, so dependencies are forced there.
-const dpkgInstall = (root: string, deb: string) => sh("dpkg", [`--root=${root}`, "--force-depends", "--force-script-chrootless", `--log=${root}/var/log/dpkg.log`, "-i", deb]);
+const dpkgInstall = (root: string, deb: string) =>
+  sh("dpkg", [`--root=${root}`, "--force-depends", "--force-script-chrootless", `--log=${root}/var/log/dpkg.log`, "-i", deb]);
 
 describe("packaging", () => {
   let n: Artifacts;
@@ -59,9 +62,15 @@ describe("packaging", () => {
     // N is this checkout's version (the one the control plane serves); N+1 sorts after it for dpkg.
     n = buildArtifacts(HOST_VERSION, path.join(tmp, "n"));
     n1 = buildArtifacts(`${HOST_VERSION}.1`, path.join(tmp, "n1"));
-    console.log(`binary ${(n.binaryBytes / 1e6).toFixed(1)} MB (${(n.binaryGzipBytes / 1e6).toFixed(1)} MB gzipped), tarball ${(n.tarballBytes / 1e6).toFixed(1)} MB, .deb ${(n.debBytes / 1e6).toFixed(1)} MB`);
+    console.log(
+      `binary ${(n.binaryBytes / 1e6).toFixed(1)} MB (${(n.binaryGzipBytes / 1e6).toFixed(1)} MB gzipped), tarball ${(n.tarballBytes / 1e6).toFixed(1)} MB, .deb ${(n.debBytes / 1e6).toFixed(1)} MB`,
+    );
     cp = await ControlPlane.start({ engine: engines()[0]!, env: { MESH_ARTIFACTS_DIR: path.join(tmp, "n") } });
-    await api(cp.url).mutate("role.upsert", { name: "pkg", selector: { labels: { pkg: "yes" } }, resources: [{ type: "file", id: "hello", path: "/etc/hello.conf", content: "from the installed binary\n", mode: "0640" }] });
+    await api(cp.url).mutate("role.upsert", {
+      name: "pkg",
+      selector: { labels: { pkg: "yes" } },
+      resources: [{ type: "file", id: "hello", path: "/etc/hello.conf", content: "from the installed binary\n", mode: "0640" }],
+    });
   }, 600_000);
   afterAll(async () => {
     await cp?.dispose();
@@ -103,7 +112,9 @@ describe("packaging", () => {
     // installed, told no mesh yet: hosted
     const status = sh(path.join(root, "usr/local/bin/mesh-host"), ["status", "--json", "--state-dir", path.join(root, "var/lib/mesh-host"), "--root", root]);
     expect(JSON.parse(status.stdout).state).toBe("hosted");
-    expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain("ExecStopPost=/usr/local/lib/mesh-host/mesh-host-rollback /var/lib/mesh-host /usr/local/bin/mesh-host");
+    expect(fs.readFileSync(path.join(root, "etc/systemd/system/mesh-host.service"), "utf8")).toContain(
+      "ExecStopPost=/usr/local/lib/mesh-host/mesh-host-rollback /var/lib/mesh-host /usr/local/bin/mesh-host",
+    );
     expect(fs.statSync(path.join(root, "usr/local/lib/mesh-host/mesh-host-rollback")).mode & 0o777).toBe(0o755);
     await enrolAndApply(path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host"), root);
   });
@@ -118,22 +129,36 @@ describe("packaging", () => {
     const installed = sh(`${bin}/sh`, [path.join(unpacked, "install.sh"), "--root", root], { env: { PATH: bin } });
     expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stdout).toContain("start the host with '/usr/local/lib/mesh-host/mesh-host-run-loop /usr/local/bin/mesh-host'");
-    const loop = spawn(`${bin}/sh`, [path.join(root, "usr/local/lib/mesh-host/mesh-host-run-loop"), path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host")], {
-      env: { PATH: bin, MESH_ROOT: root },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const loop = spawn(
+      `${bin}/sh`,
+      [path.join(root, "usr/local/lib/mesh-host/mesh-host-run-loop"), path.join(root, "usr/local/bin/mesh-host"), path.join(root, "var/lib/mesh-host")],
+      {
+        env: { PATH: bin, MESH_ROOT: root },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     loop.stdout!.on("data", (d) => (output += d));
     loop.stderr!.on("data", (d) => (output += d));
     const exited = new Promise<number | null>((r) => loop.once("exit", (code) => r(code)));
     const hostPid = () => {
       const r = sh("pgrep", ["-P", String(loop.pid)]);
-      return r.stdout.split("\n").map(Number).find((pid) => pid > 0 && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("run"));
+      return r.stdout
+        .split("\n")
+        .map(Number)
+        .find((pid) => pid > 0 && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("run"));
     };
     try {
       const first = await waitFor("the host under the loop", hostPid, 10_000);
       process.kill(first, "SIGKILL");
-      const second = await waitFor("the host started again", () => { const p = hostPid(); return p && p !== first ? p : null; }, 10_000);
+      const second = await waitFor(
+        "the host started again",
+        () => {
+          const p = hostPid();
+          return p && p !== first ? p : null;
+        },
+        10_000,
+      );
       expect(output).toMatch(/mesh-host exited with status 137; restarting in 2 s/);
       loop.kill("SIGTERM");
       expect(await exited).toBe(0);
@@ -218,7 +243,12 @@ describe("packaging", () => {
     const status = JSON.parse(fs.readFileSync(path.join(root, "run/mesh-host/services/sleeper.service.json"), "utf8"));
     expect(status.state).toBe("active");
     // The supervisor is the single binary itself: nothing else is needed to run a service.
-    expect(fs.readFileSync(`/proc/${status.supervisor.pid}/cmdline`, "utf8").split("\0").slice(0, 4)).toEqual([n.binary, "supervise", "--unit", "sleeper.service"]);
+    expect(fs.readFileSync(`/proc/${status.supervisor.pid}/cmdline`, "utf8").split("\0").slice(0, 4)).toEqual([
+      n.binary,
+      "supervise",
+      "--unit",
+      "sleeper.service",
+    ]);
     const down = sh(n.binary, ["apply", "--file", decl([]), ...flags], { env });
     expect(down.code, down.stderr).toBe(0);
     // Gone, or a zombie waiting for whatever PID 1 is here to reap it.
@@ -242,7 +272,14 @@ describe("packaging", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mesh-host`;
-      const resource = { type: "host", id: "mesh-host", version: n1.version, sha256, source: { url, sha256 }, signature: sign(null, Buffer.from(hostReleaseMessage(n1.version, sha256)), key).toString("base64") };
+      const resource = {
+        type: "host",
+        id: "mesh-host",
+        version: n1.version,
+        sha256,
+        source: { url, sha256 },
+        signature: sign(null, Buffer.from(hostReleaseMessage(n1.version, sha256)), key).toString("base64"),
+      };
       const decl = path.join(dir, "decl.json");
       fs.writeFileSync(decl, JSON.stringify({ version: 1, resources: [resource] }));
       // Run asynchronously: the test's own server must keep answering while the binary downloads.

@@ -48,7 +48,10 @@ function declare(version: number, resources: unknown[]): string {
 }
 
 function apply(file: string) {
-  const r = spawnSync(process.execPath, [HOST_BIN, "apply", "--file", file, "--state-dir", state, "--root", root], { encoding: "utf8", env: { ...process.env, MESH_LOG_LEVEL: "warn" } });
+  const r = spawnSync(process.execPath, [HOST_BIN, "apply", "--file", file, "--state-dir", state, "--root", root], {
+    encoding: "utf8",
+    env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+  });
   return { code: r.status, out: r.stdout + r.stderr };
 }
 
@@ -96,7 +99,9 @@ describe.skipIf(!runsAsRoot)("a local user cannot turn the host's root against r
     asNobody(`ln -s ${protectedDir} ${path.join(root, "home/u/.config")}`);
     const r = apply(declare(2, [...home, { type: "file", id: "app-conf", path: "/home/u/.config/app.conf", content: "x\n", mode: "0644" }]));
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/app-conf: \/home\/u\/\.config\/app\.conf: \/home\/u\/\.config is a symlink in a directory owned by uid 65534; not followed \(an unsafe path transition/);
+    expect(r.out).toMatch(
+      /app-conf: \/home\/u\/\.config\/app\.conf: \/home\/u\/\.config is a symlink in a directory owned by uid 65534; not followed \(an unsafe path transition/,
+    );
     expect(fs.readdirSync(protectedDir)).toEqual([]);
   });
 

@@ -47,7 +47,9 @@ describe(`role versions in headless Chromium (${engine})`, () => {
       await page.getByLabel("Name").fill("motd");
       await page.getByLabel("Selector", { exact: false }).fill(JSON.stringify({ labels: { tier: "web" } }));
     }
-    await page.getByRole("textbox", { name: "Resources (JSON array)" }).fill(JSON.stringify([{ type: "file", id: "motd", path: "/etc/motd", content, mode: "0644" }], null, 2));
+    await page
+      .getByRole("textbox", { name: "Resources (JSON array)" })
+      .fill(JSON.stringify([{ type: "file", id: "motd", path: "/etc/motd", content, mode: "0644" }], null, 2));
     await page.getByLabel("Message", { exact: false }).fill(message);
     await page.getByTestId("role-plan").waitFor();
     await page.getByRole("button", { name: "Save and push" }).click();
@@ -125,7 +127,9 @@ describe(`role versions in headless Chromium (${engine})`, () => {
     expect(third).toMatch(/v3.*current/);
     expect(third).toContain("roll back to v1");
     // The editor above reloads with the content the role holds now.
-    await waitFor("the editor has the old content", async () => (await page.getByRole("textbox", { name: "Resources (JSON array)" }).inputValue()).includes("first\\n"));
+    await waitFor("the editor has the old content", async () =>
+      (await page.getByRole("textbox", { name: "Resources (JSON array)" }).inputValue()).includes("first\\n"),
+    );
     await waitFor("the host has the old content back", () => motd() === "first\n", 30_000);
     const v3 = await api(cp.url).query("role.version", { name: "motd", version: 3 });
     expect(v3.resources).toEqual((await api(cp.url).query("role.version", { name: "motd", version: 1 })).resources);

@@ -161,7 +161,11 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
     await waitFor("the canary has v2's content back", () => motd(canary) === "second\n", 60_000);
     expect(motds()).toEqual(["second\n", "second\n", "second\n"]);
     // The rolled-back rollout and its rollback are listed; the versions list the new one.
-    await waitFor("the rolled-back rollout listed", async () => (await page.locator('[data-testid="rollout-row"][data-state="rolled-back"]').count()) === 1, 15_000);
+    await waitFor(
+      "the rolled-back rollout listed",
+      async () => (await page.locator('[data-testid="rollout-row"][data-state="rolled-back"]').count()) === 1,
+      15_000,
+    );
     await waitFor("a fourth version", async () => (await page.getByTestId("role-version").count()) === 4, 15_000);
     expect(await page.getByTestId("role-version").nth(0).textContent()).toMatch(/v4.*current/);
     const v4 = await api(cp.url).query("role.version", { name: "motd", version: 4 });

@@ -70,14 +70,29 @@ async function enrolHosts(url: string, n: number, tag: string, labels: Record<st
     out.push({ host, nodeId: host.status().nodeId as string });
     host.run(1);
   }
-  await waitFor("every host enrolled and linked", async () => (await Promise.all(out.map((h) => api(url).query("node.get", { id: h.nodeId })))).every((n) => n.state === "enrolled"), SLOW);
+  await waitFor(
+    "every host enrolled and linked",
+    async () => (await Promise.all(out.map((h) => api(url).query("node.get", { id: h.nodeId })))).every((n) => n.state === "enrolled"),
+    SLOW,
+  );
   return out;
 }
 
 const conf = (h: Enrolled) => (fs.existsSync(h.host.file(CONF)) ? fs.readFileSync(h.host.file(CONF), "utf8") : null);
 const mtime = (h: Enrolled) => fs.statSync(h.host.file(CONF)).mtimeMs;
-const appRole = (content: string, extra: unknown[] = []) => ({ name: "app", selector: { labels: LABELS }, resources: [{ type: "file", id: "conf", path: CONF, content }, ...extra] });
-const staged = (extra: Record<string, unknown> = {}) => ({ mode: "staged", canary: { count: 2 }, waves: { size: 2 }, haltAtFailurePercent: 0, waveTimeoutSeconds: 120, ...extra });
+const appRole = (content: string, extra: unknown[] = []) => ({
+  name: "app",
+  selector: { labels: LABELS },
+  resources: [{ type: "file", id: "conf", path: CONF, content }, ...extra],
+});
+const staged = (extra: Record<string, unknown> = {}) => ({
+  mode: "staged",
+  canary: { count: 2 },
+  waves: { size: 2 },
+  haltAtFailurePercent: 0,
+  waveTimeoutSeconds: 120,
+  ...extra,
+});
 
 /** Each wave's rollout.wave events (wave -> how many), and the other rollout.* actions in order. */
 function historyOf(r: any) {
@@ -130,13 +145,19 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
   let hook: Awaited<ReturnType<typeof receiver>>;
   let hosts: Enrolled[] = [];
   const client = () => api(cp.url);
-  const rolloutNodes = (id: string) => sql<RolloutNodeRow[]>`select node_id, wave, released_at, declared_version, outcome from rollout_nodes where rollout_id = ${id} order by wave, node_id`;
+  const rolloutNodes = (id: string) =>
+    sql<RolloutNodeRow[]>`select node_id, wave, released_at, declared_version, outcome from rollout_nodes where rollout_id = ${id} order by wave, node_id`;
   const get = (id: string) => client().query("rollout.get", { id });
   const untilState = (id: string, state: string, what: string) =>
-    waitFor(what, async () => {
-      const r = await get(id);
-      return r.state === state ? r : null;
-    }, SLOW, 200);
+    waitFor(
+      what,
+      async () => {
+        const r = await get(id);
+        return r.state === state ? r : null;
+      },
+      SLOW,
+      200,
+    );
   const byNode = (id: string) => hosts.find((h) => h.nodeId === id)!;
 
   beforeAll(async () => {
@@ -169,7 +190,11 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
     expect(hosts.map(conf)).toEqual(Array(6).fill("v2\n"));
     expect(done.waveCounts).toEqual([0, 1, 2].map((wave) => ({ wave, nodes: 2, applied: 2, failed: 0, timedOut: 0, pending: 0 })));
     const { waves, actions } = historyOf(done);
-    expect(waves).toEqual([[0, 1], [1, 1], [2, 1]]);
+    expect(waves).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ]);
     expect(actions).toEqual(["rollout.start", "rollout.wave", "rollout.wave", "rollout.wave", "rollout.complete"]);
 
     // Per host, when its file changed (the host's own write); per wave, when it had all reported (rollout.wave).
@@ -177,7 +202,11 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
     const waveOf = new Map(rows.map((r) => [r.node_id, r.wave]));
     const changed = (wave: number) => hosts.filter((h) => waveOf.get(h.nodeId) === wave).map(mtime);
     const reportedAt = (wave: number) => Date.parse(done.history.find((e: any) => e.action === "rollout.wave" && e.data.wave === wave).at);
-    const timeline = [0, 1, 2].map((w) => ({ wave: w, changed: changed(w).map((t) => new Date(t).toISOString().slice(11, 23)), reported: new Date(reportedAt(w)).toISOString().slice(11, 23) }));
+    const timeline = [0, 1, 2].map((w) => ({
+      wave: w,
+      changed: changed(w).map((t) => new Date(t).toISOString().slice(11, 23)),
+      reported: new Date(reportedAt(w)).toISOString().slice(11, 23),
+    }));
     console.log(`3 waves over 6 hosts (soak 1 s): ${JSON.stringify(timeline)}`);
     for (const wave of [1, 2]) {
       expect(changed(wave)).toHaveLength(2);
@@ -196,7 +225,10 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
   it("halts a change whose canary fails (a file under a missing parent): the other hosts keep the old file, and a signed rollout-halted alert goes out", async () => {
     const { secret } = await client().mutate("alert.create", { name: "rollouts", url: hook.url, events: ["rollout-halted"] });
     const before = new Map(hosts.map((h) => [h.nodeId, mtime(h)]));
-    const saved = await client().mutate("role.upsert", { ...appRole("v3\n", [{ type: "file", id: "extra", path: MISSING_PARENT, content: "x\n" }]), rollout: staged() });
+    const saved = await client().mutate("role.upsert", {
+      ...appRole("v3\n", [{ type: "file", id: "extra", path: MISSING_PARENT, content: "x\n" }]),
+      rollout: staged(),
+    });
     const id = saved.rollout.id as string;
     halted = await untilState(id, "halted", "the rollout halted");
     expect(halted.currentWave).toBe(0);
@@ -233,7 +265,9 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
 
   it("rolls the halted rollout back: the canary gets the previous file back, the hosts never reached never change", async () => {
     expect(halted?.state).toBe("halted");
-    const declaredBefore = new Map(await Promise.all(hosts.map(async (h) => [h.nodeId, (await client().query("node.get", { id: h.nodeId })).declaredVersion] as const)));
+    const declaredBefore = new Map(
+      await Promise.all(hosts.map(async (h) => [h.nodeId, (await client().query("node.get", { id: h.nodeId })).declaredVersion] as const)),
+    );
     const r = await client().mutate("rollout.rollback", { id: halted.id });
     expect(r.rolledBack).toBe(halted.id);
     // Only the two released nodes, in the same (one) wave.
@@ -257,10 +291,15 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
     const saved = await client().mutate("role.upsert", { ...appRole("v4\n"), rollout: staged({ soakSeconds: 2 }) });
     const id = saved.rollout.id as string;
     // Mid-rollout: wave 1 released (and, on a slow poll, perhaps 2), the last wave still to judge.
-    await waitFor("wave 1 released", async () => {
-      const r = await get(id);
-      return r.state === "running" && r.currentWave >= 1;
-    }, SLOW, 50);
+    await waitFor(
+      "wave 1 released",
+      async () => {
+        const r = await get(id);
+        return r.state === "running" && r.currentWave >= 1;
+      },
+      SLOW,
+      50,
+    );
     await cp.kill("SIGKILL");
     const killedAt = Date.now();
     await cp.boot();
@@ -269,10 +308,16 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
     // Where the time goes: the boot, the dead instance's lease running out, then the hosts' reconnect backoff (up to 30 s).
     const taken = loggedAt(cp.output, "rollout lease taken");
     const s = (t: number) => `${((t - killedAt) / 1000).toFixed(1)} s`;
-    console.log(`restart mid-rollout (lease ${ROLLOUT_ENV.MESH_ROLLOUT_LEASE_MS} ms): listening ${s(bootedAt)}, lease taken ${taken ? s(taken) : "?"}, completed ${s(Date.now())} after the SIGKILL`);
+    console.log(
+      `restart mid-rollout (lease ${ROLLOUT_ENV.MESH_ROLLOUT_LEASE_MS} ms): listening ${s(bootedAt)}, lease taken ${taken ? s(taken) : "?"}, completed ${s(Date.now())} after the SIGKILL`,
+    );
     await waitFor("every host on v4", () => hosts.every((h) => conf(h) === "v4\n"), SLOW);
     const { waves, actions } = historyOf(done);
-    expect(waves).toEqual([[0, 1], [1, 1], [2, 1]]);
+    expect(waves).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ]);
     expect(actions.filter((a) => a === "rollout.complete")).toHaveLength(1);
     const rows = await rolloutNodes(id);
     expect(rows.every((r) => r.released_at && r.outcome === "applied")).toBe(true);
@@ -336,17 +381,29 @@ postgresOnly("two control planes on one database run a rollout on one instance a
     await a.kill("SIGKILL");
     const killedAt = Date.now();
 
-    const done = await waitFor("the rollout completed on B", async () => {
-      const r = await get(id);
-      return r.state === "completed" ? r : null;
-    }, SLOW, 200);
-    console.log(`takeover: B completed the rollout ${((Date.now() - killedAt) / 1000).toFixed(1)} s after A was killed (lease ${ROLLOUT_ENV.MESH_ROLLOUT_LEASE_MS} ms)`);
+    const done = await waitFor(
+      "the rollout completed on B",
+      async () => {
+        const r = await get(id);
+        return r.state === "completed" ? r : null;
+      },
+      SLOW,
+      200,
+    );
+    console.log(
+      `takeover: B completed the rollout ${((Date.now() - killedAt) / 1000).toFixed(1)} s after A was killed (lease ${ROLLOUT_ENV.MESH_ROLLOUT_LEASE_MS} ms)`,
+    );
     expect(b.output).toContain("rollout lease taken");
     await waitFor("every host on v2", () => hosts.every((h) => conf(h) === "v2\n"), SLOW);
 
     // Each wave judged once and released once, between the two instances.
     const { waves, actions } = historyOf(done);
-    expect(waves).toEqual([[0, 1], [1, 1], [2, 1], [3, 1]]);
+    expect(waves).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ]);
     expect(actions.filter((x) => x === "rollout.complete")).toHaveLength(1);
     // A's output is complete by now (its last lines may arrive after its exit event).
     const stepsOfA = stepsIn(a.output).filter((l) => l.rollout === id);
@@ -355,7 +412,9 @@ postgresOnly("two control planes on one database run a rollout on one instance a
     expect(released).toHaveLength(3); // waves 1, 2 and 3
     expect(stepsOfB.filter((l) => l.step === "completed")).toHaveLength(1);
     expect(stepsOfA.filter((l) => l.step === "completed")).toHaveLength(0);
-    const rows = await sql<RolloutNodeRow[]>`select node_id, wave, released_at, declared_version, outcome from rollout_nodes where rollout_id = ${id} order by wave`;
+    const rows = await sql<
+      RolloutNodeRow[]
+    >`select node_id, wave, released_at, declared_version, outcome from rollout_nodes where rollout_id = ${id} order by wave`;
     expect(rows.map((r) => [r.wave, r.outcome, r.released_at !== null])).toEqual([0, 1, 2, 3].map((w) => [w, "applied", true]));
   }, 240_000);
 });
@@ -393,7 +452,12 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
     await waitFor("three hosts on N", async () => (await nodes()).every((n) => n.state === "enrolled" && n.hostVersion === N), SLOW);
     // N declared all at once: what they run already.
     await client().mutate("role.upsert", fleetHost(await hostRelease(cp.url, N, bundles[N]!)));
-    await waitFor("three hosts reporting N declared", async () => (await nodes()).every((n) => n.appliedVersion === n.declaredVersion && n.errors.length === 0 && n.owned.some((o: any) => o.id === "mesh-host")), SLOW);
+    await waitFor(
+      "three hosts reporting N declared",
+      async () =>
+        (await nodes()).every((n) => n.appliedVersion === n.declaredVersion && n.errors.length === 0 && n.owned.some((o: any) => o.id === "mesh-host")),
+      SLOW,
+    );
   }, 300_000);
 
   afterAll(async () => {
@@ -405,13 +469,21 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
 
   it("the canary tries the bad release, rolls itself back to N and reports it; the rollout halts and the other hosts never try it", async () => {
     const declaredBefore = new Map((await nodes()).map((n) => [n.id, n.declaredVersion]));
-    const saved = await client().mutate("role.upsert", { ...fleetHost(await hostRelease(cp.url, BAD, bundles[BAD]!)), rollout: staged({ canary: { count: 1 }, waves: { size: 1 } }) });
+    const saved = await client().mutate("role.upsert", {
+      ...fleetHost(await hostRelease(cp.url, BAD, bundles[BAD]!)),
+      rollout: staged({ canary: { count: 1 }, waves: { size: 1 } }),
+    });
     expect(saved.rollout.plan.waves).toEqual([1, 1, 1]);
     const id = saved.rollout.id as string;
-    const halted = await waitFor("the rollout halted", async () => {
-      const r = await client().query("rollout.get", { id });
-      return r.state === "halted" || r.currentWave > 0 ? r : null;
-    }, SLOW, 200);
+    const halted = await waitFor(
+      "the rollout halted",
+      async () => {
+        const r = await client().query("rollout.get", { id });
+        return r.state === "halted" || r.currentWave > 0 ? r : null;
+      },
+      SLOW,
+      200,
+    );
     expect(halted.state).toBe("halted");
     expect(halted.currentWave).toBe(0);
     expect(halted.haltReason).toBe("canary: 1 failed, 0 timed out of 1");
@@ -434,12 +506,20 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
   }, 240_000);
 
   it("a good release after it goes through every wave and completes once each host runs it", async () => {
-    const saved = await client().mutate("role.upsert", { ...fleetHost(await hostRelease(cp.url, GOOD, bundles[GOOD]!)), rollout: staged({ canary: { count: 1 }, waves: { size: 1 } }) });
+    const saved = await client().mutate("role.upsert", {
+      ...fleetHost(await hostRelease(cp.url, GOOD, bundles[GOOD]!)),
+      rollout: staged({ canary: { count: 1 }, waves: { size: 1 } }),
+    });
     const id = saved.rollout.id as string;
-    const done = await waitFor("the rollout completed", async () => {
-      const r = await client().query("rollout.get", { id });
-      return r.state === "completed" || r.state === "halted" ? r : null;
-    }, 180_000, 200);
+    const done = await waitFor(
+      "the rollout completed",
+      async () => {
+        const r = await client().query("rollout.get", { id });
+        return r.state === "completed" || r.state === "halted" ? r : null;
+      },
+      180_000,
+      200,
+    );
     expect(done.state).toBe("completed");
     expect(done.waveCounts.map((w: any) => w.applied)).toEqual([1, 1, 1]);
     for (const n of await nodes()) expect(n.hostVersion).toBe(GOOD);

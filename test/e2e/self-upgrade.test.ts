@@ -67,7 +67,12 @@ describe("self-upgrade", () => {
       const flags = ["--state-dir", host.stateDir, "--root", host.root, "--interval", "2"];
       const token = await client().mutate("token.create", { labels: { fleet: "upgrade" } });
       execFileSync(process.execPath, [binary, "enrol", cp.url, "--token", token.token, "--insecure", ...flags], { stdio: "pipe" });
-      const sup = new Supervisor(binary, host.stateDir, flags, { PATH, MESH_LOG_LEVEL: "info", MESH_LINK_TIMEOUT_MS: "5000", MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS) });
+      const sup = new Supervisor(binary, host.stateDir, flags, {
+        PATH,
+        MESH_LOG_LEVEL: "info",
+        MESH_LINK_TIMEOUT_MS: "5000",
+        MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS),
+      });
       hosts.push({ host, sup, nodeId: "" });
     }
     const { items } = await client().query("node.list");
@@ -93,7 +98,12 @@ describe("self-upgrade", () => {
       "three hosts reporting N+1",
       async () =>
         (await nodes()).every(
-          (n) => n.hostVersion === N1 && n.errors.length === 0 && n.appliedVersion === n.declaredVersion && Date.parse(n.report?.reconciledAt ?? 0) > changedAt && n.owned.some((o: any) => o.id === "mesh-host"),
+          (n) =>
+            n.hostVersion === N1 &&
+            n.errors.length === 0 &&
+            n.appliedVersion === n.declaredVersion &&
+            Date.parse(n.report?.reconciledAt ?? 0) > changedAt &&
+            n.owned.some((o: any) => o.id === "mesh-host"),
         ),
       90_000,
     );
@@ -109,7 +119,9 @@ describe("self-upgrade", () => {
       expect(old.exit?.code).toBe(0);
     }
     const starts = hosts.map(({ sup }) => sup.starts.find((s) => s.version === N1)!);
-    const startups = await waitFor("first-report log lines", () => (starts.every((s) => Supervisor.firstReportAt(s)) ? starts.map((s) => Supervisor.firstReportAt(s)! - s.at) : null));
+    const startups = await waitFor("first-report log lines", () =>
+      starts.every((s) => Supervisor.firstReportAt(s)) ? starts.map((s) => Supervisor.firstReportAt(s)! - s.at) : null,
+    );
     console.log(`role change to all three reporting ${N1}: ${((allReported - changedAt) / 1000).toFixed(1)} s`);
     console.log(`host start-up to first report (node bundle): ${startups.map((ms) => `${ms} ms`).join(", ")}`);
     // Where the time goes, per host: role change -> binary in place -> old exits -> new starts -> new reports.
@@ -117,7 +129,9 @@ describe("self-upgrade", () => {
       const old = sup.starts.find((s) => s.version === N)!;
       const next = sup.starts.find((s) => s.version === N1)!;
       const placed = Supervisor.loggedAt(old, "new host binary in place; exiting after this report for the supervisor to start it")!;
-      console.log(`  in place +${placed - changedAt} ms, old exited +${old.exit!.at - changedAt} ms, new started +${next.at - changedAt} ms, new reported +${Supervisor.firstReportAt(next)! - changedAt} ms${/no ack for the report after the upgrade/.test(old.output) ? " (no ack for the last report within 5 s)" : ""}`);
+      console.log(
+        `  in place +${placed - changedAt} ms, old exited +${old.exit!.at - changedAt} ms, new started +${next.at - changedAt} ms, new reported +${Supervisor.firstReportAt(next)! - changedAt} ms${/no ack for the report after the upgrade/.test(old.output) ? " (no ack for the last report within 5 s)" : ""}`,
+      );
     }
   });
 
@@ -140,7 +154,12 @@ describe("self-upgrade", () => {
     await declare(await release(OFFLINE, bundles[OFFLINE]!));
     await waitFor(
       "three hosts back on N+1 reporting the unreachable control plane",
-      async () => (await nodes()).every((n) => n.hostVersion === N1 && n.errors.some((e: any) => /upgrade to mesh-host 7\.0\.3 failed.*did not reach the control plane within 6 s/.test(e.message))),
+      async () =>
+        (await nodes()).every(
+          (n) =>
+            n.hostVersion === N1 &&
+            n.errors.some((e: any) => /upgrade to mesh-host 7\.0\.3 failed.*did not reach the control plane within 6 s/.test(e.message)),
+        ),
       120_000,
     );
     for (const { sup } of hosts) {
@@ -153,7 +172,11 @@ describe("self-upgrade", () => {
   it("refuses a mis-signed release without touching the binary", async () => {
     const good = await release("7.0.4", bundles[N1]!);
     await declare({ ...good, signature: (await release("7.0.5", bundles[N]!)).signature });
-    await waitFor("three hosts refusing the signature", async () => (await nodes()).every((n) => n.errors.some((e: any) => /signature is not the release key's/.test(e.message))), 60_000);
+    await waitFor(
+      "three hosts refusing the signature",
+      async () => (await nodes()).every((n) => n.errors.some((e: any) => /signature is not the release key's/.test(e.message))),
+      60_000,
+    );
     for (const { sup } of hosts) expect(sup.installedBytes().equals(bundles[N1]!)).toBe(true);
   });
 

@@ -75,7 +75,13 @@ describe("TLS pinning", () => {
     cp.options.env = { MESH_TLS_CERT: b.certPath, MESH_TLS_KEY: b.keyPath };
     await cp.boot();
     await waitFor("host refuses the impostor", () => /does not match the pinned key/.test(host.output), 20_000).catch((err) => {
-      throw new Error(`${err.message}\n${host.output.split("\n").filter((l) => /link|refused|pinned/.test(l)).slice(-10).join("\n")}`);
+      throw new Error(
+        `${err.message}\n${host.output
+          .split("\n")
+          .filter((l) => /link|refused|pinned/.test(l))
+          .slice(-10)
+          .join("\n")}`,
+      );
     });
     expect((await api(cp.url).query("node.get", { id: nodeId })).state).toBe("disconnected");
   });

@@ -59,20 +59,31 @@ describe.each(engines())("walking skeleton on %s", (engine) => {
       const n = await client().query("node.get", { id: nodeId });
       return n.owned.length === 4 && n.appliedVersion === n.declaredVersion ? n : null;
     });
-    expect(node.owned.filter((o: any) => o.type === "file").map((o: any) => o.id).sort()).toEqual(["app-conf", "motd", "secret"]);
+    expect(
+      node.owned
+        .filter((o: any) => o.type === "file")
+        .map((o: any) => o.id)
+        .sort(),
+    ).toEqual(["app-conf", "motd", "secret"]);
   });
 
   it("reports drift behind its back and corrects it", async () => {
     fs.writeFileSync(host.file("/etc/motd"), "tampered\n");
     fs.chmodSync(host.file("/etc/app/app.conf"), 0o666);
-    await waitFor("drift corrected", () => fs.readFileSync(host.file("/etc/motd"), "utf8") === files[0]!.content && mode(host.file("/etc/app/app.conf")) === "0600");
+    await waitFor(
+      "drift corrected",
+      () => fs.readFileSync(host.file("/etc/motd"), "utf8") === files[0]!.content && mode(host.file("/etc/app/app.conf")) === "0600",
+    );
     const node = await waitFor("drift reported", async () => {
       const n = await client().query("node.get", { id: nodeId });
       // One summary event per report (issue 10, item 9): ids and the first entries.
       const drifted = n.events.filter((e: any) => e.action === "node.drift").flatMap((e: any) => e.data.ids);
       return drifted.includes("motd") && drifted.includes("app-conf") ? n : null;
     });
-    const motd = node.events.filter((e: any) => e.action === "node.drift").flatMap((e: any) => e.data.entries).find((d: any) => d.id === "motd");
+    const motd = node.events
+      .filter((e: any) => e.action === "node.drift")
+      .flatMap((e: any) => e.data.entries)
+      .find((d: any) => d.id === "motd");
     expect(motd.corrected).toBe(true);
     expect(motd.description).toMatch(/content/);
   });

@@ -2,7 +2,10 @@
 import { ADMIN_API_KEY } from "./control-plane";
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly body: any) {
+  constructor(
+    readonly status: number,
+    readonly body: any,
+  ) {
     super(`${status}: ${body?.error?.message ?? JSON.stringify(body)}`);
   }
 }

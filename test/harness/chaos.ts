@@ -35,11 +35,18 @@ export function chaosDeclaration(variant: 0 | 1, version: number): { version: nu
     resources.push({ type: "directory", id: `d${pad(d)}`, path: dir, mode: d % 3 === 0 && variant === 1 ? "0750" : "0755" });
     for (let f = 0; f < 7; f++) {
       const changed = variant === 1 && (d + f) % 4 === 0;
-      resources.push({ type: "file", id: `d${pad(d)}-f${f}`, path: `${dir}/f${f}.conf`, content: `dir ${d} file ${f}${changed ? " v2" : ""}\n`.repeat(20), mode: changed && f % 2 ? "0600" : "0644" });
+      resources.push({
+        type: "file",
+        id: `d${pad(d)}-f${f}`,
+        path: `${dir}/f${f}.conf`,
+        content: `dir ${d} file ${f}${changed ? " v2" : ""}\n`.repeat(20),
+        mode: changed && f % 2 ? "0600" : "0644",
+      });
     }
     resources.push({ type: "symlink", id: `d${pad(d)}-l`, path: `${dir}/current`, target: variant === 1 && d % 2 ? "f1.conf" : "f0.conf" });
   }
-  if (variant === 1) for (const p of range(0, 10)) resources.push({ type: "file", id: `pre${pad(p)}`, path: `/etc/pre${pad(p)}`, content: `managed ${p}\n`, mode: "0640" });
+  if (variant === 1)
+    for (const p of range(0, 10)) resources.push({ type: "file", id: `pre${pad(p)}`, path: `/etc/pre${pad(p)}`, content: `managed ${p}\n`, mode: "0640" });
   return { version, resources: resources.slice(0, 200) };
 }
 
@@ -94,11 +101,18 @@ export class ChaosRig {
   }
 
   /** One `mesh-host apply`, SIGKILLed after `killAfterMs` or by the fail point given. */
-  apply(file: string, opts: { killAfterMs?: number; failpoint?: string; json?: boolean } = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  apply(
+    file: string,
+    opts: { killAfterMs?: number; failpoint?: string; json?: boolean } = {},
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [HOST_BIN, "apply", "--file", file, "--state-dir", this.state, "--root", this.root, ...(opts.json ? ["--json"] : [])], {
-        env: { ...process.env, MESH_LOG_LEVEL: "error", ...(opts.failpoint ? { MESH_FAILPOINT: opts.failpoint } : {}) },
-      });
+      const child = spawn(
+        process.execPath,
+        [HOST_BIN, "apply", "--file", file, "--state-dir", this.state, "--root", this.root, ...(opts.json ? ["--json"] : [])],
+        {
+          env: { ...process.env, MESH_LOG_LEVEL: "error", ...(opts.failpoint ? { MESH_FAILPOINT: opts.failpoint } : {}) },
+        },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (c) => (stdout += c));
@@ -170,7 +184,11 @@ export class ChaosRig {
   }
 
   /** After a full apply: owned = declared = on disk, no intent left, originals back where not declared. */
-  checkSettled(decl: ReturnType<typeof chaosDeclaration>, report: { owned: { id: string }[]; errors: unknown[] }, problems: string[]): { orphans: number; lost: number } {
+  checkSettled(
+    decl: ReturnType<typeof chaosDeclaration>,
+    report: { owned: { id: string }[]; errors: unknown[] },
+    problems: string[],
+  ): { orphans: number; lost: number } {
     let orphans = 0;
     let lost = 0;
     const store = this.readStore();
@@ -259,7 +277,9 @@ export class ChaosRig {
         stats.problems.push(`a second apply changed something: ${again.stdout.trim().split("\n").slice(-3).join(" / ")}`);
       }
       if (stats.problems.length === problemsBefore) stats.recovered += stats.kills - killsBefore;
-      opts.log?.(`kill ${stats.kills}/${kills}: ${plan.map((p) => ("failpoint" in p ? p.failpoint : `${p.killAfterMs} ms`)).join(", ")} -> ${stats.problems.length} problems`);
+      opts.log?.(
+        `kill ${stats.kills}/${kills}: ${plan.map((p) => ("failpoint" in p ? p.failpoint : `${p.killAfterMs} ms`)).join(", ")} -> ${stats.problems.length} problems`,
+      );
       variant = variant === 0 ? 1 : 0;
     }
     stats.ms = performance.now() - started;
@@ -293,7 +313,15 @@ export async function runChaos(kills: number, opts: { rigs?: number; seed: numbe
   const rigs = Array.from({ length: n }, () => new ChaosRig());
   try {
     const share = (i: number) => Math.floor(kills / n) + (i < kills % n ? 1 : 0);
-    const all = await Promise.all(rigs.map((rig, i) => rig.run(share(i), { seed: opts.seed + i, firstFailpoint: Math.ceil((i * FAILPOINTS.length) / n), log: opts.log && ((line) => opts.log!(`[rig ${i}] ${line}`)) })));
+    const all = await Promise.all(
+      rigs.map((rig, i) =>
+        rig.run(share(i), {
+          seed: opts.seed + i,
+          firstFailpoint: Math.ceil((i * FAILPOINTS.length) / n),
+          log: opts.log && ((line) => opts.log!(`[rig ${i}] ${line}`)),
+        }),
+      ),
+    );
     const total: ChaosStats = { kills: 0, recovered: 0, randomKills: 0, failpointKills: {}, orphans: 0, lostRecords: 0, problems: [], ms: 0 };
     for (const s of all) {
       total.kills += s.kills;

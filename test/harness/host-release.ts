@@ -15,7 +15,10 @@ export const CRASH_AT_START = `throw new Error("broken build: crashes at start")
 /** The host bundle of `version`, written under `dir`, with `breakWith` inserted after its first line. */
 export function buildHost(dir: string, version: string, breakWith?: string): Buffer {
   const out = path.join(dir, `mesh-host-${version}.js`);
-  execFileSync(process.execPath, [path.join(REPO, "apps/agent/scripts/build.mjs")], { env: { ...process.env, MESH_TEST_BUILD: "1", MESH_HOST_VERSION: version, MESH_HOST_OUTFILE: out }, stdio: "inherit" });
+  execFileSync(process.execPath, [path.join(REPO, "apps/agent/scripts/build.mjs")], {
+    env: { ...process.env, MESH_TEST_BUILD: "1", MESH_HOST_VERSION: version, MESH_HOST_OUTFILE: out },
+    stdio: "inherit",
+  });
   let bytes = fs.readFileSync(out);
   if (breakWith) {
     const text = bytes.toString("utf8");
@@ -28,9 +31,20 @@ export function buildHost(dir: string, version: string, breakWith?: string): Buf
 /** Uploads `bytes` to the control plane and returns the `host` resource declaring it as `version`. */
 export async function hostRelease(url: string, version: string, bytes: Buffer) {
   const key = createPrivateKey(fs.readFileSync(path.join(REPO, "infra/release/TEST-ONLY-release-private-key.pem")));
-  const res = await fetch(`${url}/api/files`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/octet-stream" }, body: new Uint8Array(bytes) });
+  const res = await fetch(`${url}/api/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_API_KEY}`, "content-type": "application/octet-stream" },
+    body: new Uint8Array(bytes),
+  });
   if (res.status !== 201) throw new Error(`upload answered ${res.status}`);
   const { sha256, url: source } = (await res.json()) as { sha256: string; url: string };
   if (sha256 !== createHash("sha256").update(bytes).digest("hex")) throw new Error("the upload's sha256 is not the bundle's");
-  return { type: "host", id: "mesh-host", version, sha256, source: { url: source, sha256 }, signature: sign(null, Buffer.from(hostReleaseMessage(version, sha256)), key).toString("base64") };
+  return {
+    type: "host",
+    id: "mesh-host",
+    version,
+    sha256,
+    source: { url: source, sha256 },
+    signature: sign(null, Buffer.from(hostReleaseMessage(version, sha256)), key).toString("base64"),
+  };
 }

@@ -59,7 +59,9 @@ export class Host {
     fs.mkdirSync(bin, { recursive: true });
     const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
     const wrapper = path.join(bin, "mesh-host");
-    fs.writeFileSync(wrapper, `#!/bin/sh\nexec ${[process.execPath, HOST_BIN].map(quote).join(" ")} "$@" ${this.flags().map(quote).join(" ")}\n`, { mode: 0o755 });
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec ${[process.execPath, HOST_BIN].map(quote).join(" ")} "$@" ${this.flags().map(quote).join(" ")}\n`, {
+      mode: 0o755,
+    });
     const r = spawnSync("sh", ["-c", command], { encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, timeout: timeoutMs });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   }

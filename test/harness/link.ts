@@ -33,7 +33,11 @@ export function keyPair() {
 }
 
 export async function enrolRaw(baseUrl: string, body: unknown, contentType = "application/json") {
-  const res = await fetch(`${baseUrl}/api/enrol`, { method: "POST", headers: { "content-type": contentType }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}/api/enrol`, {
+    method: "POST",
+    headers: { "content-type": contentType },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json().catch(() => null)) as any };
 }
 
@@ -59,7 +63,9 @@ export function openLink(baseUrl: string, headers: Record<string, string>): Prom
     ws.once("unexpected-response", (_req, res) => {
       let body = "";
       res.on("data", (d) => (body += d));
-      res.on("end", () => reject(Object.assign(new Error(`upgrade refused ${res.statusCode}: ${body}`), { status: res.statusCode, body, headers: res.headers })));
+      res.on("end", () =>
+        reject(Object.assign(new Error(`upgrade refused ${res.statusCode}: ${body}`), { status: res.statusCode, body, headers: res.headers })),
+      );
     });
     ws.once("error", reject);
   });

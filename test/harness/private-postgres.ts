@@ -33,9 +33,7 @@ const freePort = (): Promise<number> =>
 /** Runs a server binary as the `postgres` user (root when the test already is someone else). */
 const asPostgres = (bin: string, args: string[]) => {
   const asRoot = process.getuid?.() === 0;
-  const r = asRoot
-    ? spawnSync("runuser", ["-u", "postgres", "--", bin, ...args], { encoding: "utf8" })
-    : spawnSync(bin, args, { encoding: "utf8" });
+  const r = asRoot ? spawnSync("runuser", ["-u", "postgres", "--", bin, ...args], { encoding: "utf8" }) : spawnSync(bin, args, { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`${path.basename(bin)} ${args.join(" ")} failed (${r.status}): ${r.stderr || r.stdout}`);
   return r.stdout;
 };

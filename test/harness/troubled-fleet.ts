@@ -45,7 +45,10 @@ export async function troubledFleet(cp: ControlPlane, prefix = "fleet"): Promise
     selector: { labels: { zone: "b", tier: "web" } },
     resources: [{ type: "file", id: "app-conf", path: "/srv/blocked/app.conf", content: "port=8080\n", mode: "0644" }],
   });
-  await client.mutate("role.upsert", { name: "motd", resources: [{ type: "file", id: "motd", path: "/srv/motd", content: "managed by mesh\n", mode: "0644" }] });
+  await client.mutate("role.upsert", {
+    name: "motd",
+    resources: [{ type: "file", id: "motd", path: "/srv/motd", content: "managed by mesh\n", mode: "0644" }],
+  });
   // Saved over the refusal on purpose: the edge nodes get motd from two roles that disagree.
   await client.mutate("role.upsert", {
     name: "edge",

@@ -37,7 +37,10 @@ async function main() {
     await shot("login");
     await logIn(page, cp.url);
     await page.getByTestId("fleet-row").first().waitFor();
-    await page.getByTestId("fleet-row").filter({ has: page.locator('[data-health="stale"]') }).waitFor();
+    await page
+      .getByTestId("fleet-row")
+      .filter({ has: page.locator('[data-health="stale"]') })
+      .waitFor();
     await shot("fleet");
     await page.goto(`${cp.url}/nodes/${ids.drifted}`);
     await page.getByTestId("resource-status").filter({ hasText: "drifted" }).waitFor({ timeout: 20_000 });
@@ -55,9 +58,13 @@ async function main() {
     await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
     const resources = page.getByLabel("Resources", { exact: false });
     await resources.fill(JSON.stringify([{ type: "file", id: "robots", path: "/srv/site/robots.txt", content: "User-agent: *\n", mode: "0644" }], null, 2));
-    await page.getByTestId("plan-remove").first().waitFor().catch(async (err) => {
-      throw new Error(`${err.message}\n${await page.locator("main").innerText()}`);
-    });
+    await page
+      .getByTestId("plan-remove")
+      .first()
+      .waitFor()
+      .catch(async (err) => {
+        throw new Error(`${err.message}\n${await page.locator("main").innerText()}`);
+      });
     await shot("role-editor");
     await page.goto(`${cp.url}/audit`);
     await page.getByTestId("event-row").first().waitFor();

@@ -28,7 +28,9 @@ if (releasePublicKey !== null) {
     refuse(`${keyFile ? `MESH_RELEASE_PUBLIC_KEY_FILE=${keyFile}` : "MESH_RELEASE_PUBLIC_KEY"}: not a PEM public key`);
   }
   if (pemBody(releasePublicKey) === pemBody(testKey) && !testBuild) {
-    refuse("the release key given is the committed test key (infra/release/test-release-public-key.pem), whose private half is public; only a test build (MESH_TEST_BUILD=1) may trust it");
+    refuse(
+      "the release key given is the committed test key (infra/release/test-release-public-key.pem), whose private half is public; only a test build (MESH_TEST_BUILD=1) may trust it",
+    );
   }
 } else if (testBuild) {
   releasePublicKey = testKey;
@@ -36,7 +38,8 @@ if (releasePublicKey !== null) {
   refuse("MESH_RELEASE_BUILD=1 needs MESH_RELEASE_PUBLIC_KEY_FILE (or MESH_RELEASE_PUBLIC_KEY): the release key's public half, PEM");
 }
 if (testBuild) process.stderr.write("mesh-host build: TEST BUILD (MESH_TEST_BUILD=1): trusts the committed test release key; never ship it\n");
-else if (releasePublicKey === null) process.stderr.write("mesh-host build: no release key (MESH_RELEASE_PUBLIC_KEY_FILE unset): this host refuses every self-upgrade\n");
+else if (releasePublicKey === null)
+  process.stderr.write("mesh-host build: no release key (MESH_RELEASE_PUBLIC_KEY_FILE unset): this host refuses every self-upgrade\n");
 
 // zod's `z.locales` pulls in every translation (~360 KB the host never uses, parsed at
 // every start); only English is kept, which is also the one zod configures by default.

@@ -131,7 +131,11 @@ describe("host: a full state dir", () => {
     // Space returns: no new push, no restart; the host recovers by itself.
     store.full = null;
     // Every failed write is retried (the status file too) until a report says all is well again.
-    await waitFor("v2 applied, without errors", () => cp.reports.find((r) => r.declarationVersion === 2 && r.owned.length === 2 && r.errors.length === 0), 10_000);
+    await waitFor(
+      "v2 applied, without errors",
+      () => cp.reports.find((r) => r.declarationVersion === 2 && r.owned.length === 2 && r.errors.length === 0),
+      10_000,
+    );
     expect(readFileSync(join(rootDir, "b"), "utf8")).toBe("b\n");
   });
 

@@ -39,7 +39,9 @@ describe("host: a pushed declaration refused as a whole", () => {
     cp.sockets[0]!.send(frame(2, [{ type: "file", id: "evil", path: "/escape/passwd", content: "x" }]));
     const refused = await waitFor("v2 refused", () => cp.reports.find((r) => r.rejectedVersion === 2));
     expect(refused.declarationVersion).toBe(1);
-    expect(refused.errors).toEqual([{ id: null, message: expect.stringMatching(/^declaration v2 rejected: evil: \/escape\/passwd resolves outside the root/) }]);
+    expect(refused.errors).toEqual([
+      { id: null, message: expect.stringMatching(/^declaration v2 rejected: evil: \/escape\/passwd resolves outside the root/) },
+    ]);
     expect(refused.owned.map((o) => o.id)).toEqual(["motd"]);
     expect(existsSync(join(outside, "passwd"))).toBe(false);
     expect(readFileSync(join(rootDir, "motd"), "utf8")).toBe("hello\n");

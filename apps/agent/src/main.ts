@@ -99,7 +99,16 @@ export async function main(argv: string[]): Promise<number> {
     const common = commonOptions(values);
     switch (command) {
       case "enrol":
-        return await (await import("./cli/enrol")).enrolCommand({ ...common, url: rest[0], token: values.token, tokenFile: values["token-file"], force: values.force ?? false, caPin: values["ca-pin"], insecure: values.insecure ?? false, log: await logger() });
+        return await (await import("./cli/enrol")).enrolCommand({
+          ...common,
+          url: rest[0],
+          token: values.token,
+          tokenFile: values["token-file"],
+          force: values.force ?? false,
+          caPin: values["ca-pin"],
+          insecure: values.insecure ?? false,
+          log: await logger(),
+        });
       case "run":
         return await (await import("./cli/run")).runCommand({ ...common, log: await logger() });
       case "reconcile":

@@ -97,7 +97,9 @@ async function main() {
     console.error(`mesh: ${err.message}`);
     process.exit(1);
   }
-  const postgresGrants = config.grantPostgresUrl ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl, deadlines: config.databaseDeadlines }) : null;
+  const postgresGrants = config.grantPostgresUrl
+    ? createPostgresGrantProvider(config.grantPostgresUrl, { publicUrl: config.grantPostgresPublicUrl, deadlines: config.databaseDeadlines })
+    : null;
   const grants: Grants = { providers: postgresGrants ? { postgres: postgresGrants } : {}, secrets };
   const stopSettler = postgresGrants ? await startGrantSettler({ db: database.db, log, grants }, database.bus) : async () => {};
   const tls = loadTls({ ...config.tls, selfSignedDir: config.tls.selfSigned ? path.join(config.dataDir, "tls") : undefined });
@@ -110,7 +112,17 @@ async function main() {
     if (missing.programs.length > 0) log.warn({ missing: missing.programs }, `${missingToolsMessage(missing)}; /apt answers 503 until then`);
     else void apt.prepare();
   }
-  setRuntime({ database, log, config, grants, tlsPin: tls?.pin, hostVersion, apt, enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken), loginLimits: createLoginLimits() });
+  setRuntime({
+    database,
+    log,
+    config,
+    grants,
+    tlsPin: tls?.pin,
+    hostVersion,
+    apt,
+    enrolLimits: createEnrolLimits(config.enrolLimitPerAddress, config.enrolLimitPerToken),
+    loginLimits: createLoginLimits(),
+  });
 
   // Readiness: the database answers, and this instance hears its own notification back on the change bus.
   const busProbe = await startBusProbe(database.db, database.bus);
@@ -157,7 +169,9 @@ async function main() {
     if (serveMetricsOnMainPort(req, res, pathname, config.metrics.token, serveMetrics)) return;
     if (gateway && pathname === CHALLENGE_PATH && req.method === "GET") return gateway.handleChallenge(req, res);
     if (config.role === "gateway") {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: "NOT_FOUND", message: "this instance only serves the agent gateway" }));
       return;
     }
     // Enrolment is a fast path: straight to its fetch handler, not through Next's router.
@@ -173,7 +187,9 @@ async function main() {
       if (!res.headersSent) res.writeHead(500).end();
     });
   };
-  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key, handshakeTimeout: config.connections.headersTimeoutMs }, listener) : http.createServer(listener);
+  const server = tls
+    ? https.createServer({ cert: tls.cert, key: tls.key, handshakeTimeout: config.connections.headersTimeoutMs }, listener)
+    : http.createServer(listener);
   // Longer than the idle timeouts of clients and load balancers, so none reuses a
   // connection at the instant the server closes it.
   server.keepAliveTimeout = 65_000;
@@ -181,7 +197,15 @@ async function main() {
   const sockets = socketBudget(openFiles);
   if (openFiles) log.info({ soft: openFiles.soft, hard: openFiles.hard, raised: openFiles.raised, socketBudget: sockets }, "open-file limit");
   const limits = limitConnections(server, { ...config.connections, socketBudget: sockets, tls: !!tls, proxies, log });
-  server.on("upgrade", upgradeListener({ dev, gateway, limits, clientAddress: (req) => proxies.clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"] as string | undefined) }));
+  server.on(
+    "upgrade",
+    upgradeListener({
+      dev,
+      gateway,
+      limits,
+      clientAddress: (req) => proxies.clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"] as string | undefined),
+    }),
+  );
 
   await new Promise<void>((resolve) => {
     server.on("error", (err: NodeJS.ErrnoException) => {

@@ -75,7 +75,9 @@ describe("errors of a database that cannot answer", () => {
   it.runIf(process.env.DATABASE_URL)("a statement past the statement timeout is a 503; a wrong query is a 500 with its SQL kept out", async () => {
     const pg = await createPostgresDatabase();
     try {
-      await expectUnavailable(await failure(await createDb({ url: pg.url, maxConnections: 1, deadlines: { statementTimeoutMs: 100 } }), sql`select pg_sleep(2)`));
+      await expectUnavailable(
+        await failure(await createDb({ url: pg.url, maxConnections: 1, deadlines: { statementTimeoutMs: 100 } }), sql`select pg_sleep(2)`),
+      );
       const wrong = await failure(await createDb({ url: pg.url, maxConnections: 1 }), sql`select * from no_such_table`);
       expect(asMeshError(wrong)).toBeNull();
       const res = jsonError({ log }, wrong);

@@ -46,18 +46,25 @@ export interface ProcedureMeta {
   description?: string;
 }
 
-const t = initTRPC.context<TrpcContext>().meta<ProcedureMeta>().create({
-  errorFormatter({ shape, error }) {
-    if (error.code === "INTERNAL_SERVER_ERROR") {
-      // Unknown errors carry driver messages, SQL and paths: the caller gets an id, the log the rest.
-      const errorId = errorIdOf(error);
-      return { ...shape, message: `internal error (id ${errorId}); the control plane's log has the details`, data: { ...shape.data, stack: undefined, zodIssues: null, errorId } };
-    }
-    const zod = error.cause instanceof ZodError ? error.cause.issues.map((i) => ({ path: i.path.join("."), message: i.message })) : null;
-    const details = error.cause instanceof MeshError ? error.cause.details : undefined;
-    return { ...shape, data: { ...shape.data, stack: undefined, zodIssues: zod, ...(details === undefined ? {} : { details }) } };
-  },
-});
+const t = initTRPC
+  .context<TrpcContext>()
+  .meta<ProcedureMeta>()
+  .create({
+    errorFormatter({ shape, error }) {
+      if (error.code === "INTERNAL_SERVER_ERROR") {
+        // Unknown errors carry driver messages, SQL and paths: the caller gets an id, the log the rest.
+        const errorId = errorIdOf(error);
+        return {
+          ...shape,
+          message: `internal error (id ${errorId}); the control plane's log has the details`,
+          data: { ...shape.data, stack: undefined, zodIssues: null, errorId },
+        };
+      }
+      const zod = error.cause instanceof ZodError ? error.cause.issues.map((i) => ({ path: i.path.join("."), message: i.message })) : null;
+      const details = error.cause instanceof MeshError ? error.cause.details : undefined;
+      return { ...shape, data: { ...shape.data, stack: undefined, zodIssues: zod, ...(details === undefined ? {} : { details }) } };
+    },
+  });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;

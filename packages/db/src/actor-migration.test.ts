@@ -20,10 +20,14 @@ describe.each(testEngines())("migration 0006 (namespaced actors) on %s", (engine
 
   it("prefixes users' actor names, keeps built-in actors, and renames namesake keys", async () => {
     const db = database.db;
-    await db.execute(sql`insert into users (name, role, password_hash, created_by) values ('admin', 'admin', 'x', 'system'), ('alice', 'admin', 'x', 'admin'), ('bootstrap', 'viewer', 'x', 'alice')`);
+    await db.execute(
+      sql`insert into users (name, role, password_hash, created_by) values ('admin', 'admin', 'x', 'system'), ('alice', 'admin', 'x', 'admin'), ('bootstrap', 'viewer', 'x', 'alice')`,
+    );
     await db.execute(sql`insert into api_keys (id, name, role, key_hash, created_by, created_at) values
       ('aaaaaaaa', 'deploy', 'admin', 'h', 'alice', now() - interval '1 day'), ('bbbbbbbb', 'deploy', 'viewer', 'h', 'api-key', now())`);
-    await db.execute(sql`insert into enrolment_tokens (id, secret_hash, expires_at, created_by) values ('tok001', 'h', now(), 'alice'), ('tok002', 'h', now(), 'bootstrap')`);
+    await db.execute(
+      sql`insert into enrolment_tokens (id, secret_hash, expires_at, created_by) values ('tok001', 'h', now(), 'alice'), ('tok002', 'h', now(), 'bootstrap')`,
+    );
     await db.execute(sql`insert into events (actor, action) values ('alice', 'role.upsert'), ('api-key', 'token.create'), ('key:deploy', 'token.create'),
       ('bootstrap', 'bootstrap.token'), ('control-plane', 'node.disconnect'), ('token:tok001', 'node.enrol'), ('anonymous', 'enrol.refused'), ('gone', 'x')`);
     await migrate(database);
@@ -46,6 +50,8 @@ describe.each(testEngines())("migration 0006 (namespaced actors) on %s", (engine
     ]);
     expect(await column(sql`select created_by from enrolment_tokens order by id`)).toEqual([{ created_by: "user:alice" }, { created_by: "bootstrap" }]);
     // From now on a name is one key.
-    await expect(db.execute(sql`insert into api_keys (id, name, role, key_hash, created_by) values ('cccccccc', 'deploy', 'admin', 'h', 'user:alice')`)).rejects.toThrow();
+    await expect(
+      db.execute(sql`insert into api_keys (id, name, role, key_hash, created_by) values ('cccccccc', 'deploy', 'admin', 'h', 'user:alice')`),
+    ).rejects.toThrow();
   });
 });

@@ -130,15 +130,30 @@ describe.each(kinds)("change bus on %s", (kind) => {
     const unsubscribe = await database.bus.subscribe(CHANNELS.node, (p) => got.push(p));
     await database.db
       .transaction(async (tx) => {
-        await notifyMany(tx, [[CHANNELS.node, "rolled-back-1"], [CHANNELS.node, "rolled-back-2"]]);
+        await notifyMany(tx, [
+          [CHANNELS.node, "rolled-back-1"],
+          [CHANNELS.node, "rolled-back-2"],
+        ]);
         throw new Error("rollback");
       })
       .catch(() => {});
-    await database.db.transaction(async (tx) => notifyMany(tx, [[CHANNELS.node, "a"], [CHANNELS.declaration, "other-channel"], [CHANNELS.node, "b"], [CHANNELS.node, "c"]]));
+    await database.db.transaction(async (tx) =>
+      notifyMany(tx, [
+        [CHANNELS.node, "a"],
+        [CHANNELS.declaration, "other-channel"],
+        [CHANNELS.node, "b"],
+        [CHANNELS.node, "c"],
+      ]),
+    );
     await notify(database.db, CHANNELS.node, "end");
     await until(() => got.includes("end"));
     expect(got).toEqual(["a", "b", "c", "end"]);
-    await expect(notifyMany(database.db, [[CHANNELS.node, "fine"], [CHANNELS.node, "x".repeat(MAX_PAYLOAD_BYTES + 1)]])).rejects.toThrow(/exceeds/);
+    await expect(
+      notifyMany(database.db, [
+        [CHANNELS.node, "fine"],
+        [CHANNELS.node, "x".repeat(MAX_PAYLOAD_BYTES + 1)],
+      ]),
+    ).rejects.toThrow(/exceeds/);
     await unsubscribe();
   });
 

@@ -77,7 +77,9 @@ export async function notifyMany(db: DbOrTx, notifications: Array<[Channel, stri
     return;
   }
   // In the order given (ordinality): a listener hears them as if notify() had been called for each.
-  await db.execute(drizzleSql`select pg_notify(n.v->>0, n.v->>1) from jsonb_array_elements(${JSON.stringify(notifications)}::jsonb) with ordinality as n(v, i) order by n.i`);
+  await db.execute(
+    drizzleSql`select pg_notify(n.v->>0, n.v->>1) from jsonb_array_elements(${JSON.stringify(notifications)}::jsonb) with ordinality as n(v, i) order by n.i`,
+  );
 }
 
 export function createPostgresBus(sql: Sql): ChangeBus {

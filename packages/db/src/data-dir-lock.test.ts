@@ -36,7 +36,17 @@ describe("data directory lock", () => {
 
   it("is freed by the kernel when its holder is killed with SIGKILL", async () => {
     const dir = tempDir();
-    const holder = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", `import { lockDataDir } from ${JSON.stringify(lockModule)}; lockDataDir(${JSON.stringify(dir)}); console.log("locked"); setInterval(() => {}, 1000);`], { stdio: ["ignore", "pipe", "inherit"] });
+    const holder = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        `import { lockDataDir } from ${JSON.stringify(lockModule)}; lockDataDir(${JSON.stringify(dir)}); console.log("locked"); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     await new Promise<void>((resolve, reject) => {
       holder.stdout!.on("data", (d) => String(d).includes("locked") && resolve());
       holder.once("exit", (code) => reject(new Error(`the holder exited with ${code}`)));

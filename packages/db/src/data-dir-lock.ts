@@ -10,7 +10,10 @@ import { tryLock, unlock } from "fs-native-extensions";
 export const LOCK_FILE = "mesh.lock";
 
 export class DataDirLockedError extends Error {
-  constructor(readonly dir: string, readonly holder: string) {
+  constructor(
+    readonly dir: string,
+    readonly holder: string,
+  ) {
     super(`the data directory ${dir} is in use by another process (${holder}); stop it first, or set MESH_DATA_DIR to another directory`);
     this.name = "DataDirLockedError";
   }

@@ -4,8 +4,13 @@ import fs from "node:fs";
 import path from "node:path";
 
 export class DataDirOpenError extends Error {
-  constructor(readonly dir: string, detail: string) {
-    super(`the data directory ${dir} is open to other users and cannot be made private (${detail}); fix it as its owner (chmod -R go-rwx ${dir}) or set MESH_DATA_DIR to a directory of this user`);
+  constructor(
+    readonly dir: string,
+    detail: string,
+  ) {
+    super(
+      `the data directory ${dir} is open to other users and cannot be made private (${detail}); fix it as its owner (chmod -R go-rwx ${dir}) or set MESH_DATA_DIR to a directory of this user`,
+    );
     this.name = "DataDirOpenError";
   }
 }

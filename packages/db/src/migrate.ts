@@ -21,5 +21,7 @@ export async function migrate(database: Database): Promise<void> {
     await migratePglite(database.db as never, { migrationsFolder: folder });
     return;
   }
-  await database.withoutDeadlines((unbounded) => unbounded.withAdvisoryLock(MIGRATION_LOCK, () => migratePostgres(unbounded.db as never, { migrationsFolder: folder })));
+  await database.withoutDeadlines((unbounded) =>
+    unbounded.withAdvisoryLock(MIGRATION_LOCK, () => migratePostgres(unbounded.db as never, { migrationsFolder: folder })),
+  );
 }

@@ -31,7 +31,11 @@ function unsafeWithDeadline(target: Sql, deadlineMs: number) {
     const timer = setTimeout(() => void query.cancel(), deadlineMs);
     timer.unref();
     // Promise.prototype.then, not the query's own: that would start the query before drizzle sets its mode.
-    Promise.prototype.then.call(query, () => clearTimeout(timer), () => clearTimeout(timer));
+    Promise.prototype.then.call(
+      query,
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
     return query;
   };
 }

@@ -30,7 +30,13 @@ describe.each(testEngines())("migration 0012 (report bodies) on %s", (engine) =>
     const [a, b] = await rows(sql`insert into nodes (name, public_key, machine_id, profile, inventory) values
       ('a', 'ka', 'ma', '{}', '{}'), ('b', 'kb', 'mb', '{}', '{}') returning id`);
     const first = { ...said, declarationVersion: 1, reconciledAt: "2026-12-01T10:00:00.123Z" };
-    const second = { ...said, declarationVersion: 2, reconciledAt: "2026-12-01T10:05:00Z", storeGeneration: 7, origin: { stream: "ab".repeat(8), sequence: 3 } };
+    const second = {
+      ...said,
+      declarationVersion: 2,
+      reconciledAt: "2026-12-01T10:05:00Z",
+      storeGeneration: 7,
+      origin: { stream: "ab".repeat(8), sequence: 3 },
+    };
     const other = { ...said, owned: [], declarationVersion: 4, reconciledAt: "2026-12-01T11:00:00Z" };
     const json = (v: unknown) => JSON.stringify(v);
     await db.execute(sql`insert into report_history (node_id, declaration_version, hash, body) values
@@ -58,7 +64,9 @@ describe.each(testEngines())("migration 0012 (report bodies) on %s", (engine) =>
       { hash: "h3", report: other },
     ]);
     // The bodies are gone from the rows.
-    const columns = await rows(sql`select table_name, column_name from information_schema.columns where table_name in ('latest_reports', 'report_history') and column_name = 'body'`);
+    const columns = await rows(
+      sql`select table_name, column_name from information_schema.columns where table_name in ('latest_reports', 'report_history') and column_name = 'body'`,
+    );
     expect(columns).toEqual([]);
   });
 });

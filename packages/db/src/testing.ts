@@ -12,8 +12,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export const testEngines = (): Array<"postgres" | "pglite"> =>
-  process.env.DATABASE_URL ? ["postgres", "pglite"] : ["pglite"];
+export const testEngines = (): Array<"postgres" | "pglite"> => (process.env.DATABASE_URL ? ["postgres", "pglite"] : ["pglite"]);
 
 /** Makes a new empty Postgres database next to DATABASE_URL and returns its URL. */
 export async function createPostgresDatabase(prefix = "mesh_test"): Promise<{ url: string; drop(): Promise<void> }> {

@@ -45,7 +45,12 @@ export const EVERY_HOST_FEATURE = Object.values(HOST_FEATURE).join(", ");
 /** Reads a comma-separated features header (either direction) into a set. */
 export function parseFeatures(value: string | string[] | null | undefined): Set<string> {
   const text = Array.isArray(value) ? value.join(",") : (value ?? "");
-  return new Set(text.split(",").map((f) => f.trim()).filter((f) => f.length > 0 && f.length <= 64));
+  return new Set(
+    text
+      .split(",")
+      .map((f) => f.trim())
+      .filter((f) => f.length > 0 && f.length <= 64),
+  );
 }
 
 /** Close codes the gateway uses (4000-4999 is the application range). */
@@ -74,16 +79,18 @@ export function challengeMessage(nodeId: string, nonce: string): string {
   return `mesh-link-v1\n${nodeId}\n${nonce}`;
 }
 
-export const AuthFrame = z.strictObject({
-  type: z.literal("auth"),
-  nodeId: NodeId,
-  nonce: z.string().min(16).max(512),
-  /** Ed25519 signature over challengeMessage(nodeId, nonce), base64. */
-  signature: z.string().min(1).max(256),
-  /** The declaration version the host holds, so an unchanged one is not re-sent. */
-  declarationVersion: z.number().int().min(0),
-  hostVersion: z.string().max(64),
-}).superRefine(refineStorableText);
+export const AuthFrame = z
+  .strictObject({
+    type: z.literal("auth"),
+    nodeId: NodeId,
+    nonce: z.string().min(16).max(512),
+    /** Ed25519 signature over challengeMessage(nodeId, nonce), base64. */
+    signature: z.string().min(1).max(256),
+    /** The declaration version the host holds, so an unchanged one is not re-sent. */
+    declarationVersion: z.number().int().min(0),
+    hostVersion: z.string().max(64),
+  })
+  .superRefine(refineStorableText);
 export type AuthFrame = z.infer<typeof AuthFrame>;
 
 export const DeclarationFrame = z.strictObject({

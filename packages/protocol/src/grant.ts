@@ -8,7 +8,10 @@ export const GrantDeclaration = z.strictObject({
   provider: z.literal("postgres"),
   /** read: SELECT; readwrite: SELECT, INSERT, UPDATE, DELETE — on every table of the schema. */
   access: z.enum(["read", "readwrite"]).default("read"),
-  schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case schema name").default("public"),
+  schema: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case schema name")
+    .default("public"),
   /** Where the host writes the credential (a DATABASE_URL=... line). */
   path: AbsolutePath,
   mode: FileMode.default("0600"),

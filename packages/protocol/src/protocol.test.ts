@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { AuthFrame, Declaration, EnrolRequest, EnrolResponse, HostFrame, Role, canonicalJson, describeZodError, replacementProofMessage, storedBefore } from "./index";
+import {
+  AuthFrame,
+  Declaration,
+  EnrolRequest,
+  EnrolResponse,
+  HostFrame,
+  Role,
+  canonicalJson,
+  describeZodError,
+  replacementProofMessage,
+  storedBefore,
+} from "./index";
 
 describe("protocol schemas", () => {
   it("takes a report with or without an origin, and refuses a malformed one; a sequence at or below the stored one of its stream was stored", () => {
@@ -7,7 +18,11 @@ describe("protocol schemas", () => {
     const frame = (r: object) => HostFrame.safeParse({ type: "report", seq: 3, report: r });
     expect(frame(report).success).toBe(true);
     expect(frame({ ...report, origin: { stream: "0123456789abcdef", sequence: 3 } }).success).toBe(true);
-    for (const origin of [{ stream: "short", sequence: 1 }, { stream: "0123456789abcdef", sequence: -1 }, { stream: "0123456789abcdef", sequence: 1, extra: 1 }]) {
+    for (const origin of [
+      { stream: "short", sequence: 1 },
+      { stream: "0123456789abcdef", sequence: -1 },
+      { stream: "0123456789abcdef", sequence: 1, extra: 1 },
+    ]) {
       expect(frame({ ...report, origin }).success).toBe(false);
     }
     const stored = { stream: "a".repeat(16), sequence: 5 };
@@ -78,9 +93,13 @@ describe("protocol schemas", () => {
 
   it("takes a file with exactly one of content or source", () => {
     const sha256 = "a".repeat(64);
-    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f", source: { url: "/api/files/x", sha256 } }] }).success).toBe(true);
+    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f", source: { url: "/api/files/x", sha256 } }] }).success).toBe(
+      true,
+    );
     expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f" }] }).success).toBe(false);
-    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f", content: "", source: { url: "/x", sha256 } }] }).success).toBe(false);
+    expect(Declaration.safeParse({ version: 1, resources: [{ type: "file", id: "f", path: "/f", content: "", source: { url: "/x", sha256 } }] }).success).toBe(
+      false,
+    );
   });
 
   it("refuses frames that do not match", () => {
@@ -98,13 +117,29 @@ describe("protocol schemas", () => {
   });
 
   it("an enrol request may carry a proof of the old key; its message is domain-separated and names everything it binds", () => {
-    const profile = { hostname: "h", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId: "m", hostVersion: "0" };
+    const profile = {
+      hostname: "h",
+      os: "debian",
+      osRelease: "12",
+      osVersionId: "12",
+      kernel: "6",
+      arch: "x86_64",
+      cpus: 1,
+      memoryBytes: 1,
+      diskBytes: 1,
+      initSystem: "systemd",
+      packageManager: "dpkg",
+      machineId: "m",
+      hostVersion: "0",
+    };
     const base = { token: "abc123.x", publicKey: "k".repeat(44), profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } };
     const replaces = { nodeId: "8f0c6c3e-6d3b-4c1e-9b7a-2f1d0e5a4b3c", time: "2026-12-03T10:00:00.000Z", signature: "c2ln" };
     expect(EnrolRequest.safeParse({ ...base, replaces }).success).toBe(true);
     expect(EnrolRequest.safeParse({ ...base, replaces: { ...replaces, extra: 1 } }).success).toBe(false);
     expect(EnrolRequest.safeParse({ ...base, replaces: { ...replaces, time: "yesterday" } }).success).toBe(false);
     expect(EnrolResponse.parse({ nodeId: replaces.nodeId, name: "n", labels: {}, awaitingApproval: true }).awaitingApproval).toBe(true);
-    expect(replacementProofMessage(replaces.nodeId, "NEWKEY", "abc123", replaces.time)).toBe(`mesh-enrol-replace-v1\n${replaces.nodeId}\nNEWKEY\nabc123\n${replaces.time}`);
+    expect(replacementProofMessage(replaces.nodeId, "NEWKEY", "abc123", replaces.time)).toBe(
+      `mesh-enrol-replace-v1\n${replaces.nodeId}\nNEWKEY\nabc123\n${replaces.time}`,
+    );
   });
 });

@@ -19,11 +19,15 @@ export const AbsolutePath = z
   .refine((p) => !p.includes("\0"), "must not contain NUL")
   .refine((p) => !p.endsWith("/"), "must not end with '/'")
   .refine(
-    (p) => p.slice(1).split("/").every((s) => s !== "" && s !== "." && s !== ".."),
+    (p) =>
+      p
+        .slice(1)
+        .split("/")
+        .every((s) => s !== "" && s !== "." && s !== ".."),
     "must be normalised (no empty, '.' or '..' segments)",
   );
 
-export const FileMode = z.string().regex(/^0?[0-7]{3,4}$/, "an octal mode such as \"0644\"");
+export const FileMode = z.string().regex(/^0?[0-7]{3,4}$/, 'an octal mode such as "0644"');
 
 /** A user or group by name, as in /etc/passwd. */
 export const AccountName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user or group name");
@@ -31,14 +35,19 @@ export const AccountName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a us
 /** A file the control plane serves, checked by its sha256 before use. */
 export const RemoteSource = z.strictObject({
   /** A path on the control plane (e.g. /api/files/<sha256>) or an absolute http(s) URL. */
-  url: z.string().min(1).max(2048).refine((u) => u.startsWith("/") || /^https?:\/\//.test(u), "a path on the control plane or an http(s) URL"),
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .refine((u) => u.startsWith("/") || /^https?:\/\//.test(u), "a path on the control plane or an http(s) URL"),
   sha256: Sha256Hex,
 });
 export type RemoteSource = z.infer<typeof RemoteSource>;
 
-export const OnDrift = z
-  .enum(["correct", "report"])
-  .meta({ description: "What the host does when the machine has moved away from this resource: correct puts it back at the next reconcile (the default); report leaves it and reports it as drift for an admin to accept or correct." });
+export const OnDrift = z.enum(["correct", "report"]).meta({
+  description:
+    "What the host does when the machine has moved away from this resource: correct puts it back at the next reconcile (the default); report leaves it and reports it as drift for an admin to accept or correct.",
+});
 export type OnDrift = z.infer<typeof OnDrift>;
 
 const common = {
@@ -66,55 +75,81 @@ export const FileResource = z
   .refine((f) => (f.content === undefined) !== (f.source === undefined), { message: "give exactly one of content or source", path: ["content"] });
 export type FileResource = z.infer<typeof FileResource>;
 
-export const DirectoryResource = z.strictObject({
-  type: z.literal("directory"),
-  ...common,
-  path: AbsolutePath.meta({ description: "Absolute path of the directory." }),
-  mode: FileMode.default("0755").meta({ description: "Octal permissions, 0755 by default." }),
-  owner: AccountName.optional(),
-  group: AccountName.optional(),
-  /** Remove children the host does not own. Off by default: the host removes only what it owns. */
-  purge: z.boolean().default(false).meta({ description: "Also remove children the host does not own (off by default: the host removes only what it owns)." }),
-}).meta({ description: "directory: a directory, its mode and owner; removed only when empty of what the host does not own." });
+export const DirectoryResource = z
+  .strictObject({
+    type: z.literal("directory"),
+    ...common,
+    path: AbsolutePath.meta({ description: "Absolute path of the directory." }),
+    mode: FileMode.default("0755").meta({ description: "Octal permissions, 0755 by default." }),
+    owner: AccountName.optional(),
+    group: AccountName.optional(),
+    /** Remove children the host does not own. Off by default: the host removes only what it owns. */
+    purge: z.boolean().default(false).meta({ description: "Also remove children the host does not own (off by default: the host removes only what it owns)." }),
+  })
+  .meta({ description: "directory: a directory, its mode and owner; removed only when empty of what the host does not own." });
 export type DirectoryResource = z.infer<typeof DirectoryResource>;
 
-export const SymlinkResource = z.strictObject({
-  type: z.literal("symlink"),
-  ...common,
-  path: AbsolutePath.meta({ description: "Absolute path of the link." }),
-  target: z.string().min(1).max(LIMITS.path).refine((t) => !t.includes("\0"), "must not contain NUL").meta({ description: "What the link points to." }),
-}).meta({ description: "symlink: a symbolic link at path pointing to target." });
+export const SymlinkResource = z
+  .strictObject({
+    type: z.literal("symlink"),
+    ...common,
+    path: AbsolutePath.meta({ description: "Absolute path of the link." }),
+    target: z
+      .string()
+      .min(1)
+      .max(LIMITS.path)
+      .refine((t) => !t.includes("\0"), "must not contain NUL")
+      .meta({ description: "What the link points to." }),
+  })
+  .meta({ description: "symlink: a symbolic link at path pointing to target." });
 export type SymlinkResource = z.infer<typeof SymlinkResource>;
 
 export const PackageName = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,127}$/, "a Debian package name");
 
-export const PackageResource = z.strictObject({
-  type: z.literal("package"),
-  ...common,
-  name: PackageName.meta({ description: "The Debian package name." }),
-  state: z.enum(["installed", "absent"]).default("installed").meta({ description: "installed (the default) or absent." }),
-  /** An exact Debian version; without it any installed version is fine. */
-  version: z.string().min(1).max(128).regex(/^[A-Za-z0-9.+~:-]+$/, "a Debian version").optional().meta({ description: "An exact Debian version; without it any installed version is fine." }),
-  /** A .deb served by the control plane, installed with dpkg -i. */
-  source: RemoteSource.optional().meta({ description: "A .deb the control plane serves, installed with dpkg -i." }),
-}).meta({ description: "package: a Debian package installed (or absent) with apt-get or dpkg." });
+export const PackageResource = z
+  .strictObject({
+    type: z.literal("package"),
+    ...common,
+    name: PackageName.meta({ description: "The Debian package name." }),
+    state: z.enum(["installed", "absent"]).default("installed").meta({ description: "installed (the default) or absent." }),
+    /** An exact Debian version; without it any installed version is fine. */
+    version: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[A-Za-z0-9.+~:-]+$/, "a Debian version")
+      .optional()
+      .meta({ description: "An exact Debian version; without it any installed version is fine." }),
+    /** A .deb served by the control plane, installed with dpkg -i. */
+    source: RemoteSource.optional().meta({ description: "A .deb the control plane serves, installed with dpkg -i." }),
+  })
+  .meta({ description: "package: a Debian package installed (or absent) with apt-get or dpkg." });
 export type PackageResource = z.infer<typeof PackageResource>;
 
-export const UnitName = z.string().max(256).regex(/^[A-Za-z0-9@._:\\-]+\.(service|socket|timer|path|target|mount)$/, "a systemd unit name such as nginx.service");
+export const UnitName = z
+  .string()
+  .max(256)
+  .regex(/^[A-Za-z0-9@._:\\-]+\.(service|socket|timer|path|target|mount)$/, "a systemd unit name such as nginx.service");
 
-export const ServiceResource = z.strictObject({
-  type: z.literal("service"),
-  ...common,
-  unit: UnitName.meta({ description: "The systemd unit, e.g. nginx.service." }),
-  /** Unit file content, written to /etc/systemd/system/<unit>. */
-  content: z.string().max(LIMITS.fileContent).optional().meta({ description: "Unit file content, written to /etc/systemd/system/<unit>." }),
-  enabled: z.boolean().optional().meta({ description: "Started at boot (true) or not (false); left alone when absent." }),
-  state: z.enum(["running", "stopped"]).optional().meta({ description: "running or stopped; left alone when absent." }),
-}).meta({ description: "service: a systemd unit (its file, enabled, running or stopped)." });
+export const ServiceResource = z
+  .strictObject({
+    type: z.literal("service"),
+    ...common,
+    unit: UnitName.meta({ description: "The systemd unit, e.g. nginx.service." }),
+    /** Unit file content, written to /etc/systemd/system/<unit>. */
+    content: z.string().max(LIMITS.fileContent).optional().meta({ description: "Unit file content, written to /etc/systemd/system/<unit>." }),
+    enabled: z.boolean().optional().meta({ description: "Started at boot (true) or not (false); left alone when absent." }),
+    state: z.enum(["running", "stopped"]).optional().meta({ description: "running or stopped; left alone when absent." }),
+  })
+  .meta({ description: "service: a systemd unit (its file, enabled, running or stopped)." });
 export type ServiceResource = z.infer<typeof ServiceResource>;
 
 /** A release of the host: semver-like, as `mesh-host version` prints it. */
-export const HostVersion = z.string().min(1).max(64).regex(/^[0-9]+\.[0-9]+\.[0-9]+([-.+][A-Za-z0-9.+-]*)?$/, "a version such as 1.2.3");
+export const HostVersion = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[0-9]+\.[0-9]+\.[0-9]+([-.+][A-Za-z0-9.+-]*)?$/, "a version such as 1.2.3");
 
 /**
  * The host's own binary (DESIGN invariant 6): the host downloads the release, checks its
@@ -129,7 +164,11 @@ export const HostResource = z
     sha256: Sha256Hex.meta({ description: "sha256 of the release binary." }),
     source: RemoteSource.optional(),
     /** base64 Ed25519 signature by the release key over `hostReleaseMessage(version, sha256)`. */
-    signature: z.string().min(1).max(256).regex(/^[A-Za-z0-9+/]+={0,2}$/, "base64"),
+    signature: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(/^[A-Za-z0-9+/]+={0,2}$/, "base64"),
     /** Going back to an older version is refused unless this says so. */
     allowDowngrade: z.boolean().default(false),
   })

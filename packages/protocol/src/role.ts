@@ -19,28 +19,26 @@ const Scalar = z.union([z.string().max(256), z.number(), z.boolean()]);
  */
 export const Match = z
   .union([
-    Scalar.meta({ description: "A bare value: equals, e.g. \"web\" or 4 (a label \"4\" equals 4)." }),
-    z.strictObject({ in: z.array(Scalar).min(1).max(256) }).meta({ description: "{ \"in\": [a, b] }: equals one of the values." }),
-    z.strictObject({ notIn: z.array(Scalar).min(1).max(256) }).meta({ description: "{ \"notIn\": [a, b] }: set and equals none of the values." }),
-    z.strictObject({ exists: z.boolean() }).meta({ description: "{ \"exists\": true }: the label or fact is set (false: it is not)." }),
-    z.strictObject({ ne: Scalar }).meta({ description: "{ \"ne\": v }: set and not equal to v." }),
+    Scalar.meta({ description: 'A bare value: equals, e.g. "web" or 4 (a label "4" equals 4).' }),
+    z.strictObject({ in: z.array(Scalar).min(1).max(256) }).meta({ description: '{ "in": [a, b] }: equals one of the values.' }),
+    z.strictObject({ notIn: z.array(Scalar).min(1).max(256) }).meta({ description: '{ "notIn": [a, b] }: set and equals none of the values.' }),
+    z.strictObject({ exists: z.boolean() }).meta({ description: '{ "exists": true }: the label or fact is set (false: it is not).' }),
+    z.strictObject({ ne: Scalar }).meta({ description: '{ "ne": v }: set and not equal to v.' }),
     z
       .strictObject({ gt: z.number().optional(), gte: z.number().optional(), lt: z.number().optional(), lte: z.number().optional() })
-      .meta({ description: "{ \"gte\": 4, \"lt\": 16 }: a number (labels compared as numbers) within the bounds." })
+      .meta({ description: '{ "gte": 4, "lt": 16 }: a number (labels compared as numbers) within the bounds.' })
       .refine((m) => Object.keys(m).length > 0, "give at least one of gt, gte, lt, lte"),
   ])
   .meta({ description: "One condition on a label or profile fact." });
 export type Match = z.infer<typeof Match>;
 
-const Conditions = z
-  .record(z.string().min(1).max(64), Match)
-  .refine((c) => Object.keys(c).length <= 64, "at most 64 conditions");
+const Conditions = z.record(z.string().min(1).max(64), Match).refine((c) => Object.keys(c).length <= 64, "at most 64 conditions");
 
 export const Selector = z.strictObject({
   /** Conditions on node labels, e.g. { "tier": "web", "zone": { "in": ["a", "b"] } }. */
-  labels: Conditions.optional().meta({ description: "Conditions on node labels, e.g. { \"tier\": \"web\", \"zone\": { \"in\": [\"a\", \"b\"] } }." }),
+  labels: Conditions.optional().meta({ description: 'Conditions on node labels, e.g. { "tier": "web", "zone": { "in": ["a", "b"] } }.' }),
   /** Conditions on profile facts, e.g. { "arch": "x86_64", "cpus": { "gte": 4 } }. */
-  profile: Conditions.optional().meta({ description: "Conditions on profile facts, e.g. { \"arch\": \"x86_64\", \"cpus\": { \"gte\": 4 } }." }),
+  profile: Conditions.optional().meta({ description: 'Conditions on profile facts, e.g. { "arch": "x86_64", "cpus": { "gte": 4 } }.' }),
 });
 export type Selector = z.infer<typeof Selector>;
 
@@ -66,16 +64,11 @@ export const RevokeOfflineAfter = z
     ],
     { error: 'minutes, or a duration such as "90m", "12h" or "30d"' },
   )
-  .pipe(
-    z
-      .number()
-      .min(REVOKE_OFFLINE_MINUTES.min, "at least 5 minutes")
-      .max(REVOKE_OFFLINE_MINUTES.max, "at most 365 days"),
-  )
+  .pipe(z.number().min(REVOKE_OFFLINE_MINUTES.min, "at least 5 minutes").max(REVOKE_OFFLINE_MINUTES.max, "at most 365 days"))
   .nullable()
   .meta({
     description:
-      "Revoke a node of this role once it has been disconnected this long: minutes, or \"90m\", \"12h\", \"30d\" (5 minutes to 365 days; null: never). Nothing happens to the machine: the mesh refuses its key and revokes its grants.",
+      'Revoke a node of this role once it has been disconnected this long: minutes, or "90m", "12h", "30d" (5 minutes to 365 days; null: never). Nothing happens to the machine: the mesh refuses its key and revokes its grants.',
   });
 
 const roleFields = {

@@ -13,7 +13,10 @@ export const RolloutCanary = z.union([
 export type RolloutCanary = z.infer<typeof RolloutCanary>;
 
 /** Every later wave: a number of nodes or a share of the nodes the change reaches. */
-export const RolloutWaveSize = z.union([z.strictObject({ size: z.number().int().min(1).max(100_000) }), z.strictObject({ percent: z.number().gt(0).max(100) })]);
+export const RolloutWaveSize = z.union([
+  z.strictObject({ size: z.number().int().min(1).max(100_000) }),
+  z.strictObject({ percent: z.number().gt(0).max(100) }),
+]);
 export type RolloutWaveSize = z.infer<typeof RolloutWaveSize>;
 
 export const StagedRolloutPolicy = z.strictObject({
@@ -23,9 +26,19 @@ export const StagedRolloutPolicy = z.strictObject({
   /** A wave (after the canary) whose failed or timed-out share passes this halts the rollout; any canary failure does. */
   haltAtFailurePercent: z.number().min(0).max(100).default(5),
   /** Time to wait after a wave's nodes all reported before the next wave starts. */
-  soakSeconds: z.number().int().min(0).max(7 * 86_400).default(0),
+  soakSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(0),
   /** A node of the wave that has not reported the new version by then counts as failed (timed out). */
-  waveTimeoutSeconds: z.number().int().min(10).max(7 * 86_400).default(600),
+  waveTimeoutSeconds: z
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 86_400)
+    .default(600),
 });
 export type StagedRolloutPolicy = z.infer<typeof StagedRolloutPolicy>;
 

@@ -87,7 +87,16 @@ export class CpuSampler {
     const all = (now.machine.all - prev.machine.all) / TICKS_PER_SECOND / seconds;
     const controlPlane = cores(Math.max(0, now.cp - prev.cp));
     const postgres = cores(Math.max(0, now.pg - prev.pg));
-    this.samples.push({ t: Math.round((now.at - this.t0) / 1000), from: prev.at, at: now.at, controlPlane, postgres, other: Math.max(0, busy - controlPlane - postgres), idle: Math.max(0, all - busy), mark: this.mark() });
+    this.samples.push({
+      t: Math.round((now.at - this.t0) / 1000),
+      from: prev.at,
+      at: now.at,
+      controlPlane,
+      postgres,
+      other: Math.max(0, busy - controlPlane - postgres),
+      idle: Math.max(0, all - busy),
+      mark: this.mark(),
+    });
   }
 }
 

@@ -63,7 +63,12 @@ export class Fleet {
   /** The failures counted since `since` (a copy of `failures` taken earlier), most frequent first. */
   failuresSince(since: Map<string, number> = new Map()): string {
     const rows = [...this.failures].map(([r, n]) => [r, n - (since.get(r) ?? 0)] as const).filter(([, n]) => n > 0);
-    return rows.sort((a, b) => b[1] - a[1]).map(([r, n]) => `${r} ${n.toLocaleString("en")}`).join(", ") || "none";
+    return (
+      rows
+        .sort((a, b) => b[1] - a[1])
+        .map(([r, n]) => `${r} ${n.toLocaleString("en")}`)
+        .join(", ") || "none"
+    );
   }
 
   /** Total RSS of the worker processes, in KiB. */

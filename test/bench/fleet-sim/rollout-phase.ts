@@ -8,7 +8,14 @@ import { CpuSampler, type CpuSample } from "./cpu-sampler";
 import type { Fleet, Identity } from "./fleet";
 import type { Row } from "./table";
 
-export const ROLLOUT_POLICY = { mode: "staged", canary: { count: 10 }, waves: { percent: 25 }, haltAtFailurePercent: 5, soakSeconds: 0, waveTimeoutSeconds: 120 } as const;
+export const ROLLOUT_POLICY = {
+  mode: "staged",
+  canary: { count: 10 },
+  waves: { percent: 25 },
+  haltAtFailurePercent: 5,
+  soakSeconds: 0,
+  waveTimeoutSeconds: 120,
+} as const;
 /** The bench's control plane ticks rollouts every 500 ms (MESH_ROLLOUT_INTERVAL_MS), not the default 2 s. */
 export const ROLLOUT_INTERVAL_MS = "500";
 
@@ -54,7 +61,11 @@ export async function rolloutPhase(opts: {
     const s = performance.now();
     const plan = (await client.mutate("role.plan", role("rollout"))) as Record<string, unknown>;
     if (i > 0) planTimes.push(performance.now() - s);
-    if (i === 0) planned = Object.entries(plan).filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} ${v}`).join(", ");
+    if (i === 0)
+      planned = Object.entries(plan)
+        .filter(([, v]) => typeof v === "number")
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ");
   }
   log(`role.plan at ${fmt(nodes)} nodes: median ${ms(pct(planTimes, 50))}, max ${ms(Math.max(...planTimes))} (${planned})`);
 
@@ -64,7 +75,9 @@ export async function rolloutPhase(opts: {
   const sampler = new CpuSampler(opts.controlPlanePid, () => currentWave);
   sampler.start();
   const t0 = Date.now();
-  const saved = (await client.mutate("role.upsert", { ...role("rollout"), rollout: ROLLOUT_POLICY })) as { rollout: { id: string; plan: { waves: number[] } } | null };
+  const saved = (await client.mutate("role.upsert", { ...role("rollout"), rollout: ROLLOUT_POLICY })) as {
+    rollout: { id: string; plan: { waves: number[] } } | null;
+  };
   const callMs = Date.now() - t0;
   if (!saved.rollout) throw new Error("role.upsert with a staged policy started no rollout");
   const id = saved.rollout.id;
@@ -94,7 +107,9 @@ export async function rolloutPhase(opts: {
   }
   await sleep(1_500); // one more CPU sample past the end
   const samples = sampler.stop();
-  log(`rollout ${view.state} after ${ms(Date.now() - t0)}; waves ${view.waveCounts.map((c) => `${c.wave}: ${c.applied}/${c.nodes} applied, ${c.failed} failed, ${c.timedOut} timed out`).join("; ")}`);
+  log(
+    `rollout ${view.state} after ${ms(Date.now() - t0)}; waves ${view.waveCounts.map((c) => `${c.wave}: ${c.applied}/${c.nodes} applied, ${c.failed} failed, ${c.timedOut} timed out`).join("; ")}`,
+  );
 
   // The release instants the worker recorded, and each node's frame receipt of its new version.
   // The report's received_at: when the control plane recorded the node's report of its released version.
@@ -139,7 +154,12 @@ export async function rolloutPhase(opts: {
     const recorded = e.recorded.length === e.releasedAt.length ? ms(Math.max(...e.recorded) - rel) : `${e.recorded.length} of ${e.releasedAt.length}`;
     waveLines.push(
       `wave ${w}${w === 0 ? " (canary)" : ""}, ${fmt(e.releasedAt.length)} nodes: released ${ms(rel - t0)} after the save; ` +
-        `frames p99 ${ms(pct(e.frames.map((f) => f - rel), 99))}, last ${ms(lastFrame - rel)} after release${e.missing ? ` (${e.missing} never got it)` : ""}; ` +
+        `frames p99 ${ms(
+          pct(
+            e.frames.map((f) => f - rel),
+            99,
+          ),
+        )}, last ${ms(lastFrame - rel)} after release${e.missing ? ` (${e.missing} never got it)` : ""}; ` +
         `all reports recorded ${recorded} after release (seen applied in rollout.get ${applied ? ms(applied - rel) : "never"}); wave lasted ${ms(end - rel)}; ${cpuText}`,
     );
     log(waveLines.at(-1)!);
@@ -149,13 +169,21 @@ export async function rolloutPhase(opts: {
   const canaryRecorded = canary && canary.recorded.length === canary.releasedAt.length ? Math.max(...canary.recorded) - t0 : NaN;
   const total = cpuOf(samples, t0, t0 + (Number.isNaN(completedMs) ? Date.now() - t0 : completedMs));
   const rows: Row[] = [
-    { figure: `\`role.plan\` of a change to all ${fmt(nodes)} nodes (over HTTP, median of 5)`, measured: `${ms(pct(planTimes, 50))} (max ${ms(Math.max(...planTimes))})`, goal: "(no goal in the issue)" },
+    {
+      figure: `\`role.plan\` of a change to all ${fmt(nodes)} nodes (over HTTP, median of 5)`,
+      measured: `${ms(pct(planTimes, 50))} (max ${ms(Math.max(...planTimes))})`,
+      goal: "(no goal in the issue)",
+    },
     {
       figure: `staged \`role.upsert\` to ${fmt(nodes)} nodes (canary 10, waves 25 %, soak 0, worker tick 500 ms): the call / save → canary's reports recorded / save → completed`,
       measured: `${ms(callMs)} / ${ms(canaryRecorded)} (latest_reports.received_at; seen applied in rollout.get at ${canaryApplied ? ms(canaryApplied - t0) : "never"}, polled every 200 ms, rollout.get p50 ${ms(pct(getTimes, 50))}) / ${view.state === "completed" ? ms(completedMs) : `${view.state}, not completed`}; control plane ${total.cp.toFixed(1)} CPU-s, Postgres ${total.pg.toFixed(1)} CPU-s over ${total.s.toFixed(1)} s`,
       goal: "(no goal in the issue)",
     },
-    { figure: `staged rollout to ${fmt(nodes)} nodes, per wave (release from rollout_nodes.released_at; CPU from /proc each second, each sample split by its overlap with the wave: release → next release)`, measured: waveLines.join("; "), goal: "(no goal in the issue)" },
+    {
+      figure: `staged rollout to ${fmt(nodes)} nodes, per wave (release from rollout_nodes.released_at; CPU from /proc each second, each sample split by its overlap with the wave: release → next release)`,
+      measured: waveLines.join("; "),
+      goal: "(no goal in the issue)",
+    },
   ];
   return { rows, notes: view.state === "completed" ? [] : [`rollout ended ${view.state}`] };
 }

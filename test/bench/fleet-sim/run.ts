@@ -50,7 +50,10 @@ function lastLogTime(output: string, msg: string, since: number): number | undef
 }
 
 function openFileLimit(): { soft: string; hard: string } {
-  const line = fs.readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"))!;
+  const line = fs
+    .readFileSync("/proc/self/limits", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("Max open files"))!;
   const [soft, hard] = line.replace("Max open files", "").trim().split(/\s+/);
   return { soft: soft!, hard: hard! };
 }
@@ -89,7 +92,12 @@ async function enrolPhase(url: string, token: string, count: number, concurrency
       while (next < count) {
         next++;
         const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-        const body = { token, publicKey: publicKey.export({ type: "spki", format: "der" }).toString("base64"), profile: profile(crypto.randomUUID().replace(/-/g, "")), inventory };
+        const body = {
+          token,
+          publicKey: publicKey.export({ type: "spki", format: "der" }).toString("base64"),
+          profile: profile(crypto.randomUUID().replace(/-/g, "")),
+          inventory,
+        };
         const s = performance.now();
         const r = await enrolRaw(url, body);
         lat.push(performance.now() - s);
@@ -107,7 +115,8 @@ async function main() {
   const notes: string[] = [];
   const fd = openFileLimit();
   log(`NODES=${NODES}, ${WORKERS} worker processes, open-file limit ${fd.soft} (hard ${fd.hard})`);
-  if (fd.soft !== "unlimited" && Number(fd.soft) < NODES * 2 + 1000) log(`the open-file limit ${fd.soft} may be too low for ${NODES} links: run \`ulimit -n ${fd.hard}\` (or higher as root) first`);
+  if (fd.soft !== "unlimited" && Number(fd.soft) < NODES * 2 + 1000)
+    log(`the open-file limit ${fd.soft} may be too low for ${NODES} links: run \`ulimit -n ${fd.hard}\` (or higher as root) first`);
   if (!process.env.DATABASE_URL) throw new Error("set DATABASE_URL (e.g. postgres://root@127.0.0.1:5432/postgres): the bench runs on Postgres");
 
   let cp: ControlPlane | undefined;
@@ -131,7 +140,8 @@ async function main() {
 
     // Enrolment: the fleet itself is enrolled in three phases, at concurrency 1, 10 and 50.
     const tokens: string[] = [];
-    for (let i = 0; i < Math.ceil(NODES / 10_000) + 1; i++) tokens.push((await client.mutate("token.create", { maxUses: 10_000, ttlSeconds: 24 * 3600 })).token);
+    for (let i = 0; i < Math.ceil(NODES / 10_000) + 1; i++)
+      tokens.push((await client.mutate("token.create", { maxUses: 10_000, ttlSeconds: 24 * 3600 })).token);
     const identities: Identity[] = [];
     const n1 = Math.min(NODES, Math.max(1, Math.round(NODES * 0.1)));
     const n10 = Math.min(NODES - n1, Math.round(NODES * 0.3));
@@ -139,14 +149,18 @@ async function main() {
     const phases = [] as Awaited<ReturnType<typeof enrolPhase>>[];
     let tokenIndex = 0;
     let usedOnToken = 0;
-    for (const [count, c] of [[n1, 1], [n10, 10], [n50, 50]] as const) {
+    for (const [count, c] of [
+      [n1, 1],
+      [n10, 10],
+      [n50, 50],
+    ] as const) {
       let left = count;
       while (left > 0) {
         const take = Math.min(left, 10_000 - usedOnToken);
         phases.push({ ...(await enrolPhase(cp.url, tokens[tokenIndex]!, take, c, identities)) });
         usedOnToken += take;
         left -= take;
-        if (usedOnToken >= 10_000) (tokenIndex++, (usedOnToken = 0));
+        if (usedOnToken >= 10_000) tokenIndex++, (usedOnToken = 0);
       }
       const p = phases.at(-1)!;
       log(`enrolled ${count} at concurrency ${c}: ${p.perSecond.toFixed(0)}/s, p50 ${ms(p.p50)}, p99 ${ms(p.p99)}`);
@@ -154,7 +168,13 @@ async function main() {
     const byC = (c: number) => phases.filter((p) => p.concurrency === c && p.count > 0);
     rows.push({
       figure: `enrolments per second / p99 (concurrency 1, 10, 50; ${fmt(n1)}, ${fmt(n10)}, ${fmt(n50)} enrolments)`,
-      measured: [1, 10, 50].map((c) => byC(c).map((p) => `c=${c}: ${p.perSecond.toFixed(0)}/s, p99 ${ms(p.p99)}`).join("; ")).join("; "),
+      measured: [1, 10, 50]
+        .map((c) =>
+          byC(c)
+            .map((p) => `c=${c}: ${p.perSecond.toFixed(0)}/s, p99 ${ms(p.p99)}`)
+            .join("; "),
+        )
+        .join("; "),
       goal: "≥ 500/s at p99 ≤ 50 ms",
     });
 
@@ -165,10 +185,18 @@ async function main() {
     const linkStart = Date.now();
     fleet.link(cp.url, identities);
     const f = fleet;
-    await fleet.until(() => f.linked.size === NODES && [...identities].every((i) => f.received.has(i.nodeId)), 120_000 + NODES * 30, "every node linked with its first declaration");
+    await fleet.until(
+      () => f.linked.size === NODES && [...identities].every((i) => f.received.has(i.nodeId)),
+      120_000 + NODES * 30,
+      "every node linked with its first declaration",
+    );
     const linkMs = Date.now() - linkStart;
     log(`all ${NODES} linked in ${ms(linkMs)} (${fmt(fleet.attempts)} attempts)`);
-    rows.push({ figure: `first link of ${fmt(NODES)} freshly enrolled hosts, all at once`, measured: `all linked with their first declaration in ${ms(linkMs)}; ${fmt(fleet.attempts)} connection attempts (failed: ${fleet.failuresSince()})`, goal: "(no goal in the issue)" });
+    rows.push({
+      figure: `first link of ${fmt(NODES)} freshly enrolled hosts, all at once`,
+      measured: `all linked with their first declaration in ${ms(linkMs)}; ${fmt(fleet.attempts)} connection attempts (failed: ${fleet.failuresSince()})`,
+      goal: "(no goal in the issue)",
+    });
     await sleep(10_000);
     const rssLinked = cp.rssKb();
     const workerRss = await fleet.rssKb();
@@ -190,7 +218,11 @@ async function main() {
     };
     const list = await timeQuery("node.list");
     const counts = await timeQuery("node.counts");
-    rows.push({ figure: `\`node.list\` first page / \`node.counts\` at ${fmt(NODES)} nodes (median of 21, over HTTP)`, measured: `${ms(list)} / ${ms(counts)}`, goal: "keep (45 ms / 42 ms at 10,000 before)" });
+    rows.push({
+      figure: `\`node.list\` first page / \`node.counts\` at ${fmt(NODES)} nodes (median of 21, over HTTP)`,
+      measured: `${ms(list)} / ${ms(counts)}`,
+      goal: "keep (45 ms / 42 ms at 10,000 before)",
+    });
 
     // Database writes from liveness while every link is idle.
     const dbName = new URL(cp.databaseUrl!).pathname.slice(1);
@@ -230,7 +262,10 @@ async function main() {
       const t0 = Date.now();
       let status = "ok";
       try {
-        await client.mutate("role.upsert", { name: "bench", resources: [{ type: "file", id: "bench", path: "/etc/mesh-bench.conf", content: fileContent(String(run)) }] });
+        await client.mutate("role.upsert", {
+          name: "bench",
+          resources: [{ type: "file", id: "bench", path: "/etc/mesh-bench.conf", content: fileContent(String(run)) }],
+        });
       } catch (err) {
         status = `failed: ${(err as Error).message.slice(0, 120)}`;
       }
@@ -246,7 +281,9 @@ async function main() {
       let recordedMs = NaN;
       for (;;) {
         const rowsNow = await sql`select node_id, declaration_version from latest_reports`;
-        const done = rowsNow.filter((r) => want.get(r.node_id as string) !== undefined && (r.declaration_version as number) >= want.get(r.node_id as string)!).length;
+        const done = rowsNow.filter(
+          (r) => want.get(r.node_id as string) !== undefined && (r.declaration_version as number) >= want.get(r.node_id as string)!,
+        ).length;
         if (done === NODES) {
           recordedMs = Date.now() - t0;
           break;
@@ -259,7 +296,9 @@ async function main() {
       // time), apart from the simulated hosts reading them on the same cores.
       const written = lastLogTime(cp.output, "fleet declarations pushed", t0);
       const cpPart = written === undefined ? "" : `, control plane wrote the last frame at ${ms(written - t0)}`;
-      pushes.push(`run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}`);
+      pushes.push(
+        `run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}`,
+      );
       log(pushes.at(-1)!);
       await sleep(3_000);
     }
@@ -284,7 +323,10 @@ async function main() {
     await fleet.until(() => f.linked.size === 0, 60_000, "every link to notice the control plane is gone");
     // BENCH_RESTART_PROFILE=DIR: the restarted process writes a V8 CPU profile there when the bench stops it.
     if (process.env.BENCH_RESTART_PROFILE) cp.options.nodeArgs = ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_RESTART_PROFILE}`];
-    const sampler = new CpuSampler(() => cp!.pid, () => f.linked.size);
+    const sampler = new CpuSampler(
+      () => cp!.pid,
+      () => f.linked.size,
+    );
     sampler.start();
     await cp.boot();
     const upAt = Date.now();
@@ -297,7 +339,9 @@ async function main() {
       notes.push(`restart: ${(err as Error).message}; ${fleet.linked.size} of ${NODES} back`);
     }
     const restartCpu = sampler.stop();
-    log(`restart, per second: ${restartCpu.map((c) => `${c.t}s ${c.mark} back cp ${c.controlPlane.toFixed(2)} pg ${c.postgres.toFixed(2)} other ${c.other.toFixed(2)} idle ${c.idle.toFixed(2)}`).join("; ")}`);
+    log(
+      `restart, per second: ${restartCpu.map((c) => `${c.t}s ${c.mark} back cp ${c.controlPlane.toFixed(2)} pg ${c.postgres.toFixed(2)} other ${c.other.toFixed(2)} idle ${c.idle.toFixed(2)}`).join("; ")}`,
+    );
     notes.push(`restart: ${cpuSummary(restartCpu)}`);
     const back = fleet.linkTimes.slice(linkMark);
     const buckets = new Map<number, number>();
@@ -326,7 +370,10 @@ async function main() {
     `${fmt(NODES)} simulated hosts (test/bench/fleet-sim: one Ed25519 key each, the agent's own challenge signing and backoff) ` +
     `from ${WORKERS} worker processes on source addresses 127.0.0.2–127.0.0.${1 + WORKERS}; open-file limit ${fd.soft}; ` +
     `each simulated host sends its (unchanged) report every ${REPORT_S} s as mesh-host's reconcile timer does, at a random phase.\n\n` +
-    `The issue-10 bounds were raised for the run so the figures measure the system: ${Object.entries(limits).filter(([k]) => !/PING|FLUSH|LOG/.test(k)).map(([k, v]) => `${k}=${v}`).join(", ")}; ` +
+    `The issue-10 bounds were raised for the run so the figures measure the system: ${Object.entries(limits)
+      .filter(([k]) => !/PING|FLUSH|LOG/.test(k))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", ")}; ` +
     `ping and last-seen flush at their production defaults (15 s, 30 s).\n\n${table}\n` +
     (notes.length ? `\nNotes: ${notes.join("; ")}\n` : "");
   const file = writeSection(REPO, `${fmt(NODES)} nodes${BUS === "nats" ? ", NATS bus" : ""}`, body);

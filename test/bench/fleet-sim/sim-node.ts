@@ -63,13 +63,24 @@ export class SimNode {
         }
         reason = "upgrade";
         const challenge = JSON.parse(res.body) as { nonce: string };
-        const auth = signChallenge({ nodeId: this.nodeId, nonce: challenge.nonce, privateKey: this.key, declarationVersion: this.version, hostVersion: "0.0.0-sim" });
+        const auth = signChallenge({
+          nodeId: this.nodeId,
+          nonce: challenge.nonce,
+          privateKey: this.key,
+          declarationVersion: this.version,
+          hostVersion: "0.0.0-sim",
+        });
         await this.hold(authHeaderValue(auth), (ms) => (waitMs = ms));
       } catch (err) {
         // refused or dropped: back off as the host does (a timeout against a live control plane: its short window)
         liveServer = timedOutAgainstLiveServer(err, reason === "upgrade");
         const message = (err as Error).message ?? String(err);
-        this.events.failure(this.nodeId, /^(challenge|upgrade) \d+/.test(message) ? message : `${reason}: ${err instanceof NoAnswerInTime || /timeout|timed out/i.test(message) ? "timeout" : /ECONNREFUSED/.test(message) ? "refused" : /ECONNRESET|socket hang up/.test(message) ? "reset" : message.slice(0, 40)}`);
+        this.events.failure(
+          this.nodeId,
+          /^(challenge|upgrade) \d+/.test(message)
+            ? message
+            : `${reason}: ${err instanceof NoAnswerInTime || /timeout|timed out/i.test(message) ? "timeout" : /ECONNREFUSED/.test(message) ? "refused" : /ECONNRESET|socket hang up/.test(message) ? "reset" : message.slice(0, 40)}`,
+        );
       }
       if (this.stopped) return;
       // The host's own rule: its backoff, the server's Retry-After with the host's jitter, or the live window.
@@ -101,13 +112,33 @@ export class SimNode {
   private hold(authHeader: string, retryAfter: (ms: number | undefined) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       const url = this.base.replace(/^http/, "ws") + AGENT_PATH;
-      const ws = new WebSocket(url, { headers: { [AUTH_HEADER]: authHeader }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes, handshakeTimeout: 15_000, localAddress: this.localAddress });
+      const ws = new WebSocket(url, {
+        headers: { [AUTH_HEADER]: authHeader },
+        perMessageDeflate: false,
+        maxPayload: LIMITS.frameBytes,
+        handshakeTimeout: 15_000,
+        localAddress: this.localAddress,
+      });
       this.ws = ws;
       let opened = false;
       let stable: NodeJS.Timeout | undefined;
       let timer: NodeJS.Timeout | undefined;
       const report = () =>
-        ws.send(JSON.stringify({ type: "report", seq: ++this.seq, report: { declarationVersion: this.version, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() } }));
+        ws.send(
+          JSON.stringify({
+            type: "report",
+            seq: ++this.seq,
+            report: {
+              declarationVersion: this.version,
+              owned: [],
+              drift: [],
+              errors: [],
+              skipped: [],
+              storeLost: false,
+              reconciledAt: new Date().toISOString(),
+            },
+          }),
+        );
       ws.on("error", (err) => (opened ? undefined : reject(err)));
       ws.once("unexpected-response", (_req, res) => {
         retryAfter(retryAfterMs(res.headers["retry-after"]));
@@ -130,10 +161,11 @@ export class SimNode {
         // As the host's link does: the backoff starts from the base again once a link stayed up 10 s.
         stable = setTimeout(() => this.backoff.reset(), 10_000);
         // The timer's phase is random per host, so a fleet's timer reports arrive spread out.
-        if (REPORT_MS > 0) timer = setTimeout(function tick() {
-          if (ws.readyState === WebSocket.OPEN) report();
-          timer = setTimeout(tick, REPORT_MS);
-        }, Math.random() * REPORT_MS);
+        if (REPORT_MS > 0)
+          timer = setTimeout(function tick() {
+            if (ws.readyState === WebSocket.OPEN) report();
+            timer = setTimeout(tick, REPORT_MS);
+          }, Math.random() * REPORT_MS);
         this.events.linked(this.nodeId, Date.now());
       });
       ws.on("message", (data) => {

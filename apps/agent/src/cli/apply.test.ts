@@ -24,7 +24,10 @@ beforeEach(() => {
 function apply(body: unknown, env: Record<string, string> = {}) {
   const file = join(base, `decl-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, typeof body === "string" ? body : JSON.stringify(body));
-  const r = spawnSync(process.execPath, [BIN, "apply", "--file", file, "--state-dir", state, "--root", root], { encoding: "utf8", env: { ...process.env, MESH_LOG_LEVEL: "warn", ...env } });
+  const r = spawnSync(process.execPath, [BIN, "apply", "--file", file, "--state-dir", state, "--root", root], {
+    encoding: "utf8",
+    env: { ...process.env, MESH_LOG_LEVEL: "warn", ...env },
+  });
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -37,14 +40,30 @@ describe("apply refuses a bad declaration as a whole and loses nothing", () => {
     ["a repeated path", { version: 2, resources: [good.resources[0], { type: "file", id: "other", path: "/motd", content: "" }] }, /duplicate path \/motd/],
     [
       "a dependency cycle",
-      { version: 2, resources: [{ type: "file", id: "a", path: "/a", content: "", after: ["b"] }, { type: "file", id: "b", path: "/b", content: "", after: ["a"] }] },
+      {
+        version: 2,
+        resources: [
+          { type: "file", id: "a", path: "/a", content: "", after: ["b"] },
+          { type: "file", id: "b", path: "/b", content: "", after: ["a"] },
+        ],
+      },
       /dependency cycle: a -> b -> a/,
     ],
     ["a path with '..'", { version: 2, resources: [{ type: "file", id: "up", path: "/srv/../etc/x", content: "" }] }, /must be normalised/],
-    ["a path outside the root through a symlink", { version: 2, resources: [good.resources[0], { type: "file", id: "evil", path: "/escape/passwd", content: "x" }] }, /evil: \/escape\/passwd resolves outside the root/],
+    [
+      "a path outside the root through a symlink",
+      { version: 2, resources: [good.resources[0], { type: "file", id: "evil", path: "/escape/passwd", content: "x" }] },
+      /evil: \/escape\/passwd resolves outside the root/,
+    ],
     [
       "two paths that are one once symlinks are resolved",
-      { version: 2, resources: [{ type: "file", id: "one", path: "/real/f", content: "1" }, { type: "file", id: "two", path: "/alias/f", content: "2" }] },
+      {
+        version: 2,
+        resources: [
+          { type: "file", id: "one", path: "/real/f", content: "1" },
+          { type: "file", id: "two", path: "/alias/f", content: "2" },
+        ],
+      },
       /two: \/alias\/f is the same path as "one"/,
     ],
   ];

@@ -27,7 +27,11 @@ export async function applyCommand(opts: CommonOptions & { file?: string; json: 
   const root = new Root(opts.root);
   // Refused as a whole, before the state dir is touched: nothing held is lost.
   const problems = await checkDeclaration(declaration, root);
-  if (problems.length) throw new HostError("bad-input", `--file ${opts.file}: refused: ${problems.slice(0, 3).join("; ")}${problems.length > 3 ? `; and ${problems.length - 3} more` : ""}`);
+  if (problems.length)
+    throw new HostError(
+      "bad-input",
+      `--file ${opts.file}: refused: ${problems.slice(0, 3).join("; ")}${problems.length > 3 ? `; and ${problems.length - 3} more` : ""}`,
+    );
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const unlock = await lockStateDir(opts.stateDir);
@@ -46,7 +50,14 @@ export async function applyCommand(opts: CommonOptions & { file?: string; json: 
             ? { url: identity.identity.controlPlaneUrl, nodeId: identity.identity.nodeId, privateKey: identity.privateKey, trust: identity.identity.trust }
             : null,
         // A local apply may upgrade too: the new binary is what the supervisor starts next.
-        selfUpgrade: new SelfUpgrade({ store, binary: runningBinaryPath(), running: HOST_VERSION, trialMs: trialMsFromEnv(), publicKey: RELEASE_PUBLIC_KEY, log: opts.log }),
+        selfUpgrade: new SelfUpgrade({
+          store,
+          binary: runningBinaryPath(),
+          running: HOST_VERSION,
+          trialMs: trialMsFromEnv(),
+          publicKey: RELEASE_PUBLIC_KEY,
+          log: opts.log,
+        }),
       },
       { declaration },
     );

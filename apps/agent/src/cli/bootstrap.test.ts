@@ -31,7 +31,13 @@ function bundle(base: string, url: string): string {
       controlPlane: { url, secretFile: "/etc/mesh/bootstrap-secret", labels: { mesh: "control-plane" }, healthTimeoutSeconds: 5 },
       resources: [
         { type: "directory", id: "mesh-etc", path: "/etc/mesh", mode: "0700" },
-        { type: "file", id: "cp-env", path: "/etc/mesh/control-plane.env", content: "PORT=3000\nMESH_BOOTSTRAP_SECRET_FILE=/etc/mesh/bootstrap-secret\n", mode: "0600" },
+        {
+          type: "file",
+          id: "cp-env",
+          path: "/etc/mesh/control-plane.env",
+          content: "PORT=3000\nMESH_BOOTSTRAP_SECRET_FILE=/etc/mesh/bootstrap-secret\n",
+          mode: "0600",
+        },
       ],
     }),
   );
@@ -74,16 +80,18 @@ describe("bootstrap", () => {
 
   it("refuses a bundle whose control plane is not on this machine", async () => {
     const m = machine();
-    await expect(bootstrapCommand({ root: m.root, stateDir: m.stateDir, intervalMs: 1000, bundle: bundle(m.base, "http://10.0.0.5:3000"), log: silentLogger() })).rejects.toThrow(
-      /127\.0\.0\.1, \[::1\] or localhost/,
-    );
+    await expect(
+      bootstrapCommand({ root: m.root, stateDir: m.stateDir, intervalMs: 1000, bundle: bundle(m.base, "http://10.0.0.5:3000"), log: silentLogger() }),
+    ).rejects.toThrow(/127\.0\.0\.1, \[::1\] or localhost/);
   });
 
   it("says so when the control plane has no bootstrap endpoint", async () => {
     const m = machine();
     const cp = await startControlPlane(null, () => undefined);
     try {
-      await expect(bootstrapCommand({ root: m.root, stateDir: m.stateDir, intervalMs: 1000, bundle: bundle(m.base, cp.url), log: silentLogger() })).rejects.toThrow(/no \/api\/bootstrap\/token endpoint/);
+      await expect(
+        bootstrapCommand({ root: m.root, stateDir: m.stateDir, intervalMs: 1000, bundle: bundle(m.base, cp.url), log: silentLogger() }),
+      ).rejects.toThrow(/no \/api\/bootstrap\/token endpoint/);
     } finally {
       await cp.close();
     }

@@ -34,15 +34,25 @@ export async function bootstrapCommand(opts: CommonOptions & { bundle?: string; 
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const existing = await loadIdentity(store);
-  if (existing.kind === "ok") throw new HostError("refused", `already enrolled as node ${existing.identity.nodeId} with ${existing.identity.controlPlaneUrl}; nothing to bootstrap`);
+  if (existing.kind === "ok")
+    throw new HostError("refused", `already enrolled as node ${existing.identity.nodeId} with ${existing.identity.controlPlaneUrl}; nothing to bootstrap`);
 
   // 1. The bundle, like any declaration (the host owns what it raises).
   const unlock = await lockStateDir(opts.stateDir);
   try {
     await store.removeLeftovers();
-    const { report } = await reconcile({ store, root, log: opts.log, enrolled: false }, { declaration: { version: bundle.version, resources: bundle.resources } });
+    const { report } = await reconcile(
+      { store, root, log: opts.log, enrolled: false },
+      { declaration: { version: bundle.version, resources: bundle.resources } },
+    );
     if (report.errors.length) {
-      throw new HostError("failure", `bootstrap: the bundle did not apply: ${report.errors.slice(0, 3).map((e) => `${e.id ?? "-"}: ${e.message}`).join("; ")}`);
+      throw new HostError(
+        "failure",
+        `bootstrap: the bundle did not apply: ${report.errors
+          .slice(0, 3)
+          .map((e) => `${e.id ?? "-"}: ${e.message}`)
+          .join("; ")}`,
+      );
     }
     process.stdout.write(`bundle applied: ${report.owned.length} resources owned\n`);
   } finally {
@@ -84,7 +94,10 @@ async function writeSecret(path: string, shown: string): Promise<string> {
   try {
     fh = await fs.open(temp, "wx", 0o600);
   } catch (err) {
-    throw new HostError("failure", `bootstrap: cannot write the bootstrap secret at ${shown}: ${(err as NodeJS.ErrnoException).code ?? reasonOf(err)} (the bundle must declare its directory)`);
+    throw new HostError(
+      "failure",
+      `bootstrap: cannot write the bootstrap secret at ${shown}: ${(err as NodeJS.ErrnoException).code ?? reasonOf(err)} (the bundle must declare its directory)`,
+    );
   }
   try {
     await fh.writeFile(secret + "\n");
@@ -109,7 +122,8 @@ async function waitHealthy(url: string, timeoutMs: number, log: Logger): Promise
     } catch (err) {
       last = reasonOf(err);
     }
-    if (Date.now() > deadline) throw new HostError("failure", `bootstrap: the control plane at ${url} did not become healthy within ${Math.round(timeoutMs / 1000)} s (last: ${last})`);
+    if (Date.now() > deadline)
+      throw new HostError("failure", `bootstrap: the control plane at ${url} did not become healthy within ${Math.round(timeoutMs / 1000)} s (last: ${last})`);
     log.debug({ url, last }, "waiting for the control plane");
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -129,8 +143,13 @@ async function takeToken(url: string, secret: string, bundle: BootstrapBundle): 
   } catch (err) {
     throw new HostError("failure", `bootstrap: cannot reach ${url}: ${reasonOf(err)}`);
   }
-  if (res.status === 404) throw new HostError("refused", `bootstrap: the control plane at ${url} has no ${BOOTSTRAP_TOKEN_PATH} endpoint (it needs MESH_BOOTSTRAP_SECRET_FILE support)`);
-  if (res.status < 200 || res.status > 299) throw new HostError("refused", `bootstrap: the control plane refused the bootstrap secret: HTTP ${res.status} ${res.text().slice(0, 300)}`);
+  if (res.status === 404)
+    throw new HostError(
+      "refused",
+      `bootstrap: the control plane at ${url} has no ${BOOTSTRAP_TOKEN_PATH} endpoint (it needs MESH_BOOTSTRAP_SECRET_FILE support)`,
+    );
+  if (res.status < 200 || res.status > 299)
+    throw new HostError("refused", `bootstrap: the control plane refused the bootstrap secret: HTTP ${res.status} ${res.text().slice(0, 300)}`);
   let body: unknown;
   try {
     body = JSON.parse(res.text());
@@ -141,4 +160,3 @@ async function takeToken(url: string, secret: string, bundle: BootstrapBundle): 
   if (!parsed.success) throw new HostError("failure", `bootstrap: unexpected answer: ${describeIssues(parsed.error)}`);
   return parsed.data.token;
 }
-

@@ -27,7 +27,10 @@ beforeEach(() => {
 
 function host(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, "--state-dir", state, "--root", root], { env: { ...process.env, MESH_LOG_LEVEL: "warn" }, timeout: 20_000 });
+    const child = spawn(process.execPath, [BIN, ...args, "--state-dir", state, "--root", root], {
+      env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+      timeout: 20_000,
+    });
     child.stdin.end();
     let stdout = "";
     let stderr = "";
@@ -45,7 +48,9 @@ describe("bad flags", () => {
     expect(r.stderr).toMatch(/^mesh-host: unknown option --tokn \(did you mean --token\?\)\nusage: mesh-host enrol URL \(--token T/);
     expect(r.stderr).not.toMatch(/ERR_PARSE_ARGS|To specify a positional argument|commands:/);
     const s = await host("status", "--jsn");
-    expect(s.stderr).toBe("mesh-host: unknown option --jsn (did you mean --json?)\nusage: mesh-host status [--json]                 hosted or enrolled, and what was last reconciled\n");
+    expect(s.stderr).toBe(
+      "mesh-host: unknown option --jsn (did you mean --json?)\nusage: mesh-host status [--json]                 hosted or enrolled, and what was last reconciled\n",
+    );
     const far = await host("status", "--frobnicate");
     expect(far.stderr).toMatch(/^mesh-host: unknown option --frobnicate\nusage: mesh-host status/);
     const missing = await host("enrol", "http://127.0.0.1:1", "--token");
@@ -67,7 +72,11 @@ describe("a URL that is not a Mesh control plane", () => {
       );
       const tls = await host("enrol", `https://127.0.0.1:${port}`, "--token", "good", "--insecure");
       expect(tls.code).toBe(1);
-      expect(tls.stderr.trim().split("\n").pop()).toMatch(new RegExp(`^enrol failed: cannot reach https://127\\.0\\.0\\.1:${port}: 127\\.0\\.0\\.1:${port} does not speak TLS: is it a plain http server\\? Try the URL with http://`));
+      expect(tls.stderr.trim().split("\n").pop()).toMatch(
+        new RegExp(
+          `^enrol failed: cannot reach https://127\\.0\\.0\\.1:${port}: 127\\.0\\.0\\.1:${port} does not speak TLS: is it a plain http server\\? Try the URL with http://`,
+        ),
+      );
     } finally {
       await new Promise<void>((r) => web.close(() => r()));
     }
@@ -79,7 +88,13 @@ describe("with a daemon", () => {
   let daemon: ChildProcess | null = null;
   beforeEach(async () => {
     cp = await startControlPlane(null, (ws, auth) => {
-      if (auth.declarationVersion < 1) ws.send(JSON.stringify({ type: "declaration", declaration: { version: 1, resources: [{ type: "file", id: "motd", path: "/motd", content: "hi\n", mode: "0600" }] } }));
+      if (auth.declarationVersion < 1)
+        ws.send(
+          JSON.stringify({
+            type: "declaration",
+            declaration: { version: 1, resources: [{ type: "file", id: "motd", path: "/motd", content: "hi\n", mode: "0600" }] },
+          }),
+        );
     });
   });
   afterEach(async () => {
@@ -88,7 +103,9 @@ describe("with a daemon", () => {
     await cp.close();
   });
   const startDaemon = () => {
-    const child = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "60"], { env: { ...process.env, MESH_LOG_LEVEL: "info" } });
+    const child = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "60"], {
+      env: { ...process.env, MESH_LOG_LEVEL: "info" },
+    });
     let log = "";
     child.stderr!.on("data", (c: Buffer) => (log += c.toString()));
     daemon = child;

@@ -133,7 +133,12 @@ describe("mesh-host enrol and run", () => {
   beforeEach(async () => {
     cp = await startControlPlane(null, (ws, auth) => {
       if (auth.declarationVersion < 1) {
-        ws.send(JSON.stringify({ type: "declaration", declaration: { version: 1, resources: [{ type: "file", id: "motd", path: "/motd", content: "hi\n", mode: "0600" }] } }));
+        ws.send(
+          JSON.stringify({
+            type: "declaration",
+            declaration: { version: 1, resources: [{ type: "file", id: "motd", path: "/motd", content: "hi\n", mode: "0600" }] },
+          }),
+        );
       }
     });
   });
@@ -187,7 +192,10 @@ describe("mesh-host enrol and run", () => {
     }
     expect(status).toMatchObject({ state: "enrolled", nodeId: cp.nodeId, controlPlaneUrl: cp.url, declarationVersion: 1, owned: 1, lastReconcileResult: "ok" });
     // Logs are JSON lines that carry the node id and never the token or key.
-    const lines = stderr.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.some((l) => l.nodeId === cp.nodeId && l.msg === "link up")).toBe(true);
     expect(stderr).not.toMatch(/PRIVATE KEY|good/);
     const exited = new Promise<number | null>((resolve) => daemon!.once("exit", (code) => resolve(code)));
@@ -255,7 +263,9 @@ describe("mesh-host enrol and run", () => {
       renameSync(`${bin}.dpkg-new`, bin);
     };
     const run = () => {
-      const child = spawn(process.execPath, [bin, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], { env: { ...process.env, MESH_LOG_LEVEL: "info" } });
+      const child = spawn(process.execPath, [bin, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], {
+        env: { ...process.env, MESH_LOG_LEVEL: "info" },
+      });
       const out = { stderr: "", exited: new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code))) };
       child.stderr!.on("data", (c: Buffer) => (out.stderr += c.toString()));
       return { child, out };
@@ -284,7 +294,9 @@ describe("mesh-host enrol and run", () => {
   it("a daemon whose node.key is damaged is never hosted: it keeps reconciling, says what is damaged and how to recover", async () => {
     expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
     const run = () => {
-      const child = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], { env: { ...process.env, MESH_LOG_LEVEL: "info" } });
+      const child = spawn(process.execPath, [BIN, "run", "--state-dir", state, "--root", root, "--interval", "0.2"], {
+        env: { ...process.env, MESH_LOG_LEVEL: "info" },
+      });
       let stderr = "";
       child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
       return { child, log: () => stderr };
@@ -304,7 +316,13 @@ describe("mesh-host enrol and run", () => {
     writeFileSync(join(root, "motd"), "changed by hand\n");
     await waitFor("the drift corrected", () => readFileSync(join(root, "motd"), "utf8") === "hi\n", 10_000);
     const status = JSON.parse((await host("status", "--json")).stdout);
-    expect(status).toMatchObject({ state: "damaged", nodeId: cp.nodeId, owned: 1, identityProblem: "node.key is not a private key", recovery: expect.stringMatching(/mesh-host enrol .* --token T.*store is kept/) });
+    expect(status).toMatchObject({
+      state: "damaged",
+      nodeId: cp.nodeId,
+      owned: 1,
+      identityProblem: "node.key is not a private key",
+      recovery: expect.stringMatching(/mesh-host enrol .* --token T.*store is kept/),
+    });
     const text = (await host("status")).stdout;
     expect(text).toMatch(/^state: enrolled, but its identity is DAMAGED: node.key is not a private key$/m);
     expect(text).toMatch(/to recover: re-enrol/);
@@ -312,7 +330,11 @@ describe("mesh-host enrol and run", () => {
     // The operator re-enrols (no --force needed): the store is kept and the daemon links again by itself.
     const before = cp.reports.length;
     expect((await host("enrol", cp.url, "--token", "good", "--insecure")).code).toBe(0);
-    await waitFor("a report over the new key, owning what it owned", () => cp.reports.slice(before).find((rep) => rep.owned.length === 1 && !rep.storeLost), 10_000);
+    await waitFor(
+      "a report over the new key, owning what it owned",
+      () => cp.reports.slice(before).find((rep) => rep.owned.length === 1 && !rep.storeLost),
+      10_000,
+    );
     exited = new Promise<number | null>((resolve) => d.child.once("exit", (code) => resolve(code)));
     d.child.kill("SIGTERM");
     expect(await exited).toBe(0);

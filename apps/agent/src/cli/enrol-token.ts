@@ -48,7 +48,8 @@ export async function readEnrolToken(opts: { token?: string; tokenFile?: string 
     if ((stdin as { isTTY?: boolean }).isTTY) process.stderr.write("mesh-host: paste the enrolment token and press Enter: ");
     return checked(await readFirstLine(stdin, "standard input"), "standard input");
   }
-  if (opts.token === undefined || opts.token === "") throw new HostError("usage", "enrol: a token is required: --token T, --token - (read it from standard input) or --token-file F");
+  if (opts.token === undefined || opts.token === "")
+    throw new HostError("usage", "enrol: a token is required: --token T, --token - (read it from standard input) or --token-file F");
   if (opts.token.length > TOKEN_MAX) throw new HostError("usage", `enrol: --token is longer than ${TOKEN_MAX} characters`);
   return opts.token;
 }

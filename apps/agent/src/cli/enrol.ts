@@ -53,14 +53,18 @@ export async function establishTrust(url: string, opts: { caPin?: string; insecu
     }
     const seen = pinOf(cert);
     if (seen !== opts.caPin) {
-      throw new HostError("refused", `enrol refused: the control plane at ${url} presented a certificate whose key is ${seen}, not the pinned ${opts.caPin}; it may be an impostor. Nothing was sent.`);
+      throw new HostError(
+        "refused",
+        `enrol refused: the control plane at ${url} presented a certificate whose key is ${seen}, not the pinned ${opts.caPin}; it may be an impostor. Nothing was sent.`,
+      );
     }
     return { kind: "pinned", pin: seen, certPem: cert.toString() };
   }
   const why = https
     ? "without --ca-pin this host cannot tell the control plane from an impostor that would take the token and then command this machine as root"
     : "plain http sends the token and this machine's facts unencrypted, and anyone on the path can impersonate the control plane and command this machine as root";
-  if (!opts.insecure) throw new HostError("usage", `enrol: ${why}. Use the https command with --ca-pin from the dashboard, or pass --insecure to accept the risk.`);
+  if (!opts.insecure)
+    throw new HostError("usage", `enrol: ${why}. Use the https command with --ca-pin from the dashboard, or pass --insecure to accept the risk.`);
   process.stderr.write(`mesh-host: WARNING: enrolling with --insecure: ${why}.\n`);
   return { kind: "insecure" };
 }
@@ -97,7 +101,10 @@ export async function enrolCommand(
   const inventory = await collectInventory(profile);
   // Still holding the node's key (re-running enrol): prove it, so the node keeps its
   // identity without an admin's approval. A key that was itself awaiting approval proves nothing.
-  const replaces = existing.kind === "ok" && !existing.identity.awaitingApproval ? replacementProof(existing.identity.nodeId, existing.privateKey, publicKeyB64, token) : undefined;
+  const replaces =
+    existing.kind === "ok" && !existing.identity.awaitingApproval
+      ? replacementProof(existing.identity.nodeId, existing.privateKey, publicKeyB64, token)
+      : undefined;
   const request = fitBody({ token, publicKey: publicKeyB64, profile, inventory, ...(replaces ? { replaces } : {}) });
   const checked = EnrolRequest.safeParse(request);
   if (!checked.success) throw new HostError("failure", `enrol: this machine's facts do not fit the protocol: ${describeIssues(checked.error)}`);

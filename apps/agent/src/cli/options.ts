@@ -11,10 +11,7 @@ export interface CommonOptions {
   intervalMs: number;
 }
 
-export function commonOptions(
-  values: { "state-dir"?: string; root?: string; interval?: string },
-  env: NodeJS.ProcessEnv = process.env,
-): CommonOptions {
+export function commonOptions(values: { "state-dir"?: string; root?: string; interval?: string }, env: NodeJS.ProcessEnv = process.env): CommonOptions {
   const stateDir = values["state-dir"] ?? env.MESH_STATE_DIR ?? DEFAULT_STATE_DIR;
   if (!stateDir) throw new HostError("usage", "--state-dir: must not be empty");
   const root = values.root ?? env.MESH_ROOT ?? "/";

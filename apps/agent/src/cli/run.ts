@@ -44,11 +44,19 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
     const startedAs = await binaryIdentity(binary);
     // `mesh-host reconcile` asks the host running now, through the state dir's control socket.
     let current: Host | null = null;
-    const control = await serveControlSocket(opts.stateDir, async (request): Promise<ControlAnswer> => {
-      if (!current) return { ok: false, error: "this machine is not enrolled (hosted): there is no declaration to reconcile; `mesh-host apply --file F` reconciles a local one" };
-      const result = await current.requestReconcile({ reason: request.reason });
-      return result.ok ? { ok: true, report: result.report, changes: result.changes.slice(0, 20_000), unchanged: result.unchanged } : result;
-    }, opts.log);
+    const control = await serveControlSocket(
+      opts.stateDir,
+      async (request): Promise<ControlAnswer> => {
+        if (!current)
+          return {
+            ok: false,
+            error: "this machine is not enrolled (hosted): there is no declaration to reconcile; `mesh-host apply --file F` reconciles a local one",
+          };
+        const result = await current.requestReconcile({ reason: request.reason });
+        return result.ok ? { ok: true, report: result.report, changes: result.changes.slice(0, 20_000), unchanged: result.unchanged } : result;
+      },
+      opts.log,
+    );
     try {
       return await daemon(store, opts, trial, (h) => (current = h), { binary, startedAs, packages });
     } finally {
@@ -101,7 +109,16 @@ async function daemon(
         linkTimeoutMs: linkTimeoutMs(),
         hostVersion: HOST_VERSION,
         log,
-        selfUpgrade: new SelfUpgrade({ store, binary: running.binary, running: HOST_VERSION, trialMs: trialMsFromEnv(), publicKey: RELEASE_PUBLIC_KEY, log, startedAs: running.startedAs, packages: running.packages }),
+        selfUpgrade: new SelfUpgrade({
+          store,
+          binary: running.binary,
+          running: HOST_VERSION,
+          trialMs: trialMsFromEnv(),
+          publicKey: RELEASE_PUBLIC_KEY,
+          log,
+          startedAs: running.startedAs,
+          packages: running.packages,
+        }),
         onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });
       await host.start();

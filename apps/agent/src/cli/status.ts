@@ -69,7 +69,7 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
   // A damaged identity on a host that owns or holds something: the daemon reconciles without a link.
   const damaged = identity.kind === "bad" && (status?.state === "damaged" || owned > 0 || held !== null);
   if (damaged && status?.state === "damaged") owned = status.owned;
-  const known = identity.kind === "ok" || identity.kind === "bad" ? identity.identity ?? null : null;
+  const known = identity.kind === "ok" || identity.kind === "bad" ? (identity.identity ?? null) : null;
   const fresh = (enrolled && live && status.nodeId === identity.identity.nodeId) || (damaged && status?.state === "damaged") ? status : null;
   return {
     // Revoked is what the daemon last heard from the control plane; the identity is still here.
@@ -132,19 +132,20 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
     view.state === "hosted"
       ? [`state: hosted (not enrolled; run \`mesh-host enrol URL --token T\`)`]
       : view.state === "damaged"
-      ? [
-          `state: enrolled, but its identity is DAMAGED: ${view.identityProblem}`,
-          `  it keeps reconciling the declaration it holds, with no link to its control plane (nothing is reported)`,
-          `  to recover: ${view.recovery}`,
-          ...(view.nodeId ? [`node: ${view.nodeId} (${view.name})`] : []),
-        ]
-      : [
-          view.state === "revoked" ? `state: revoked (the control plane refuses this node's key; its last declaration stays in force)` : `state: enrolled`,
-          `node: ${view.nodeId} (${view.name})`,
-          `control plane: ${view.controlPlaneUrl} (${view.connected === null ? "daemon not seen" : view.connected ? "connected" : "disconnected"})`,
-        ];
+        ? [
+            `state: enrolled, but its identity is DAMAGED: ${view.identityProblem}`,
+            `  it keeps reconciling the declaration it holds, with no link to its control plane (nothing is reported)`,
+            `  to recover: ${view.recovery}`,
+            ...(view.nodeId ? [`node: ${view.nodeId} (${view.name})`] : []),
+          ]
+        : [
+            view.state === "revoked" ? `state: revoked (the control plane refuses this node's key; its last declaration stays in force)` : `state: enrolled`,
+            `node: ${view.nodeId} (${view.name})`,
+            `control plane: ${view.controlPlaneUrl} (${view.connected === null ? "daemon not seen" : view.connected ? "connected" : "disconnected"})`,
+          ];
   if (view.identityProblem && view.state !== "damaged") lines.push(`identity problem: ${view.identityProblem}`);
-  if (view.awaitingApproval) lines.push(`approval: this key replaces the node's only once an admin approves it in the dashboard (the link is refused until then)`);
+  if (view.awaitingApproval)
+    lines.push(`approval: this key replaces the node's only once an admin approves it in the dashboard (the link is refused until then)`);
   lines.push(`declaration: v${view.declarationVersion} held${view.appliedVersion !== null ? `, v${view.appliedVersion} applied` : ""}`);
   lines.push(`owned: ${view.owned}`);
   if (view.lastReconcileAt) {
@@ -154,10 +155,14 @@ export async function statusCommand(opts: CommonOptions & { json: boolean; log: 
   }
   for (const e of view.stateErrors) lines.push(`ERROR: ${e} (retried; it recovers by itself once it can write)`);
   if (view.stateDirFree !== null && view.stateDirFree < STATE_DIR_LOW_BYTES) {
-    lines.push(`ERROR: the state dir is full (${view.stateDirFree} bytes free): the daemon cannot keep a new declaration or its store; free space and it recovers by itself`);
+    lines.push(
+      `ERROR: the state dir is full (${view.stateDirFree} bytes free): the daemon cannot keep a new declaration or its store; free space and it recovers by itself`,
+    );
   }
   if (view.storeLost) lines.push(`store: lost (what was owned before it can no longer be removed)`);
-  lines.push(`host: ${view.hostVersion}, self-upgrade trusts ${view.releaseKey === "none" ? "no release key (every upgrade refused)" : view.releaseKey === "test-key" ? "the TEST release key" : "the release key built in"}`);
+  lines.push(
+    `host: ${view.hostVersion}, self-upgrade trusts ${view.releaseKey === "none" ? "no release key (every upgrade refused)" : view.releaseKey === "test-key" ? "the TEST release key" : "the release key built in"}`,
+  );
   lines.push(`state dir: ${view.stateDir}`);
   if (view.services.length) {
     lines.push(`services run by mesh-host's own supervisor:`);

@@ -44,7 +44,11 @@ export function commandUsage(usage: string, command: string): string | null {
 }
 
 /** What a parseArgs failure means, in words. Null when it is not one this knows. */
-export function describeParseError(err: unknown, argv: readonly string[], opts: { usage: string; commands: readonly string[]; options: Record<string, readonly string[]>; common: readonly string[] }): string | null {
+export function describeParseError(
+  err: unknown,
+  argv: readonly string[],
+  opts: { usage: string; commands: readonly string[]; options: Record<string, readonly string[]>; common: readonly string[] },
+): string | null {
   const e = err as { code?: string; message?: string };
   const command = argv.find((a) => opts.commands.includes(a));
   const usage = command ? commandUsage(opts.usage, command) : null;

@@ -40,12 +40,19 @@ export class LinkRefused extends Error {
 }
 
 export async function fetchChallenge(base: string, trust: Trust | undefined, signal?: AbortSignal): Promise<ChallengeFrame> {
-  const res = await controlPlaneRequest(endpoint(base, CHALLENGE_PATH), { headers: { accept: "application/json" }, trust, timeoutMs: 15_000, signal, maxBytes: 64 * 1024 });
+  const res = await controlPlaneRequest(endpoint(base, CHALLENGE_PATH), {
+    headers: { accept: "application/json" },
+    trust,
+    timeoutMs: 15_000,
+    signal,
+    maxBytes: 64 * 1024,
+  });
   const text = res.text();
   const notMesh = notMeshAnswer(base, CHALLENGE_PATH, res.status, text);
   if (notMesh) throw new LinkRefused(res.status, notMesh);
   // A control plane admitting links at its rate answers the challenge 503 with the host's turn (Retry-After).
-  if (res.status < 200 || res.status > 299) throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`, retryAfterMs(res.headers["retry-after"]));
+  if (res.status < 200 || res.status > 299)
+    throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`, retryAfterMs(res.headers["retry-after"]));
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -57,13 +64,7 @@ export async function fetchChallenge(base: string, trust: Trust | undefined, sig
   return parsed.data;
 }
 
-export function signChallenge(opts: {
-  nodeId: string;
-  nonce: string;
-  privateKey: KeyObject;
-  declarationVersion: number;
-  hostVersion: string;
-}): AuthFrame {
+export function signChallenge(opts: { nodeId: string; nonce: string; privateKey: KeyObject; declarationVersion: number; hostVersion: string }): AuthFrame {
   const signature = sign(null, Buffer.from(challengeMessage(opts.nodeId, opts.nonce)), opts.privateKey).toString("base64");
   return {
     type: "auth",

@@ -11,9 +11,7 @@ export class Backoff {
   /** When this run of failures began (the first delay asked for since the last reset). */
   private since: number | null = null;
   private pinned = false;
-  constructor(
-    private readonly opts: { baseMs?: number; capMs?: number; liveMs?: number; random?: () => number; now?: () => number } = {},
-  ) {}
+  constructor(private readonly opts: { baseMs?: number; capMs?: number; liveMs?: number; random?: () => number; now?: () => number } = {}) {}
 
   private get base(): number {
     return this.opts.baseMs ?? 500;

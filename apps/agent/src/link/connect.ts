@@ -38,7 +38,13 @@ export function openSocket(url: string, authHeader: string, trust: Trust | undef
         if (size <= 8192) chunks.push(c);
       });
       const done = () => {
-        settle(new LinkRefused(res.statusCode ?? 0, httpReason(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8")), retryAfterMs(res.headers["retry-after"])));
+        settle(
+          new LinkRefused(
+            res.statusCode ?? 0,
+            httpReason(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8")),
+            retryAfterMs(res.headers["retry-after"]),
+          ),
+        );
         ws.terminate();
       };
       res.once("end", done);

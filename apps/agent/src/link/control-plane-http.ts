@@ -28,7 +28,15 @@ export class NoAnswerInTime extends Error {
 
 export function controlPlaneRequest(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; trust?: Trust; timeoutMs?: number; signal?: AbortSignal; maxBytes?: number },
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    trust?: Trust;
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    maxBytes?: number;
+  },
 ): Promise<HttpAnswer> {
   const u = new URL(url);
   const secure = u.protocol === "https:";

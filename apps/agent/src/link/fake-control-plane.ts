@@ -6,7 +6,18 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { AuthFrame, EVERY_FEATURE, EnrolRequest, FEATURES_HEADER, HOST_FEATURES_HEADER, HostFrame, ReconcileFrame, challengeMessage, parseFeatures, type Report } from "@mesh/protocol";
+import {
+  AuthFrame,
+  EVERY_FEATURE,
+  EnrolRequest,
+  FEATURES_HEADER,
+  HOST_FEATURES_HEADER,
+  HostFrame,
+  ReconcileFrame,
+  challengeMessage,
+  parseFeatures,
+  type Report,
+} from "@mesh/protocol";
 
 export interface FakeControlPlane {
   url: string;
@@ -39,7 +50,17 @@ export async function startControlPlane(
   // Reads every field the protocol defines, as the real gateway says it does (features: "" plays an older one).
   const features = opts.features ?? EVERY_FEATURE;
   if (features) wss.on("headers", (headers) => headers.push(`${FEATURES_HEADER}: ${features}`));
-  const cp: Partial<FakeControlPlane> = { reports: [], sockets: [], auths: [], refuse: null, enrolments: [], nodeId: randomUUID(), bootstrapTokens: 0, storeGeneration: 0, hostFeatures: [] };
+  const cp: Partial<FakeControlPlane> = {
+    reports: [],
+    sockets: [],
+    auths: [],
+    refuse: null,
+    enrolments: [],
+    nodeId: randomUUID(),
+    bootstrapTokens: 0,
+    storeGeneration: 0,
+    hostFeatures: [],
+  };
   let bootstrapUsed = false;
   let key = publicKey;
   const server: Server = createServer((req, res) => {
@@ -67,7 +88,11 @@ export async function startControlPlane(
           cp.bootstrapTokens!++;
         }
         res.writeHead(ok ? 201 : 401, { "content-type": "application/json" });
-        res.end(JSON.stringify(ok ? { token: "good", expiresAt: new Date(Date.now() + 60_000).toISOString() } : { error: "unauthorized", message: "bootstrap secret refused" }));
+        res.end(
+          JSON.stringify(
+            ok ? { token: "good", expiresAt: new Date(Date.now() + 60_000).toISOString() } : { error: "unauthorized", message: "bootstrap secret refused" },
+          ),
+        );
       });
       return;
     }
@@ -150,4 +175,3 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | null
     await new Promise((r) => setTimeout(r, 10));
   }
 }
-

@@ -47,7 +47,10 @@ describe("link", () => {
     expect(cp.auths[0]).toMatchObject({ nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60", declarationVersion: 0, hostVersion: "test" });
     // Kept durably before it was applied: the next start holds it.
     expect(JSON.parse(readFileSync(join(stateDir, "declaration.json"), "utf8")).version).toBe(1);
-    await waitFor("status.json", () => existsSync(join(stateDir, "status.json")) && JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8")).owned === 2);
+    await waitFor(
+      "status.json",
+      () => existsSync(join(stateDir, "status.json")) && JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8")).owned === 2,
+    );
     expect(JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"))).toMatchObject({ state: "enrolled", connected: true, declarationVersion: 1 });
   });
 
@@ -76,7 +79,9 @@ describe("link", () => {
     ws.send(declaration(2, [{ type: "file", id: "bad", path: "relative/path", content: "x" }]));
     const rejected = await waitFor("a rejection", () => cp.reports.find((r) => r.rejectedVersion === 2));
     expect(rejected.declarationVersion).toBe(1);
-    expect(rejected.errors).toEqual([{ id: null, message: expect.stringMatching(/declaration v2 rejected: declaration\.resources\.0\.path: must be absolute/) }]);
+    expect(rejected.errors).toEqual([
+      { id: null, message: expect.stringMatching(/declaration v2 rejected: declaration\.resources\.0\.path: must be absolute/) },
+    ]);
     ws.send(declaration(3, [site, index]));
     await waitFor("v3 applied", () => cp.reports.find((r) => r.declarationVersion === 3 && r.owned.length === 2 && r.rejectedVersion === undefined));
     ws.send(declaration(2, []));

@@ -2,7 +2,20 @@
 // as long as the host runs. Frames are parsed here; what they mean is the host's business.
 import type { KeyObject } from "node:crypto";
 import type WebSocket from "ws";
-import { AGENT_PATH, CloseCode, FEATURE, FEATURES_HEADER, LIMITS, ReportFrame, ServerFrame, type Declaration, FactsFrame, type Profile, type Inventory, type ReconcileFrame } from "@mesh/protocol";
+import {
+  AGENT_PATH,
+  CloseCode,
+  FEATURE,
+  FEATURES_HEADER,
+  LIMITS,
+  ReportFrame,
+  ServerFrame,
+  type Declaration,
+  FactsFrame,
+  type Profile,
+  type Inventory,
+  type ReconcileFrame,
+} from "@mesh/protocol";
 import type { OutboxSend } from "../reports/outbox";
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
@@ -170,7 +183,13 @@ export class Link {
           log.warn({ status: err.status, reason: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) }, "link refused");
         } else {
           liveServer = timedOutAgainstLiveServer(err, challengeAnswered);
-          log.warn({ reason: describeTrustFailure(err, this.opts.trust) ?? describeReachFailure(this.opts.controlPlaneUrl, err), ...(liveServer ? { liveServer } : {}) }, "link failed");
+          log.warn(
+            {
+              reason: describeTrustFailure(err, this.opts.trust) ?? describeReachFailure(this.opts.controlPlaneUrl, err),
+              ...(liveServer ? { liveServer } : {}),
+            },
+            "link failed",
+          );
         }
       }
       if (this.stopped) break;
@@ -201,7 +220,10 @@ export class Link {
     const now = Date.now();
     if (now - this.revokedLoggedAt < REVOKED_RETRY_MS) return;
     this.revokedLoggedAt = now;
-    this.opts.log.warn({ ...fields, retryEveryMs: this.opts.revokedRetryMs ?? REVOKED_RETRY_MS }, "link refused: node revoked; reconciling the last declaration locally and trying again hourly");
+    this.opts.log.warn(
+      { ...fields, retryEveryMs: this.opts.revokedRetryMs ?? REVOKED_RETRY_MS },
+      "link refused: node revoked; reconciling the last declaration locally and trying again hourly",
+    );
   }
 
   /** Listeners that must be on the socket before it opens (see openSocket). */
@@ -212,7 +234,12 @@ export class Link {
     });
     ws.once("upgrade", (res) => {
       const value = res.headers[FEATURES_HEADER];
-      this.features = new Set((Array.isArray(value) ? value.join(",") : (value ?? "")).split(",").map((f) => f.trim()).filter(Boolean));
+      this.features = new Set(
+        (Array.isArray(value) ? value.join(",") : (value ?? ""))
+          .split(",")
+          .map((f) => f.trim())
+          .filter(Boolean),
+      );
     });
     ws.on("ping", () => heartbeat.beat());
     ws.on("pong", () => heartbeat.beat());

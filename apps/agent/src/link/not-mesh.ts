@@ -40,7 +40,11 @@ export function describeReachFailure(url: string, err: unknown): string {
     u = null;
   }
   const where = u ? u.host : url;
-  if (u?.protocol === "https:" && (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST|UNKNOWN_PROTOCOL/i.test(code) || /wrong version number|packet length too long|http request/i.test(message))) {
+  if (
+    u?.protocol === "https:" &&
+    (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST|UNKNOWN_PROTOCOL/i.test(code) ||
+      /wrong version number|packet length too long|http request/i.test(message))
+  ) {
     return `${where} does not speak TLS: is it a plain http server? Try the URL with http:// (and --insecure), or the https URL the dashboard shows (TLS: ${/wrong version number|packet length too long|http request/i.exec(message)?.[0] ?? code})`;
   }
   if (code === "ECONNREFUSED") return `nothing listens at ${where} (connection refused): is the control plane running, and is the port right?`;

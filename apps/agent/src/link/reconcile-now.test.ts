@@ -162,7 +162,15 @@ describe("a revoked host", () => {
     const host = new Host({
       store,
       root: new Root(join(base, "root")),
-      identity: { nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f62", name: "n", labels: {}, controlPlaneUrl: cp.url, trust: { kind: "insecure" }, publicKey: "", enrolledAt: new Date().toISOString() },
+      identity: {
+        nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f62",
+        name: "n",
+        labels: {},
+        controlPlaneUrl: cp.url,
+        trust: { kind: "insecure" },
+        publicKey: "",
+        enrolledAt: new Date().toISOString(),
+      },
       privateKey,
       intervalMs: 60_000,
       linkTimeoutMs: 45_000,

@@ -28,7 +28,9 @@ describe("Retry-After", () => {
     server = http.createServer();
     server.on("upgrade", (_req, socket) => {
       const body = JSON.stringify({ error: "UNAVAILABLE", message: "this node reconnects too often; try again later" });
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 42\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 42\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
@@ -60,8 +62,28 @@ describe("Retry-After", () => {
   it("the link loop asks for its next challenge when its turn comes, not on its backoff", async () => {
     const cp = await admittingControlPlane(2);
     const noop = () => {};
-    const events: LinkEvents = { declarationVersion: () => 0, onOpen: noop, onClose: noop, onDeclaration: noop, onRejectedDeclaration: noop, onAck: noop, onRevoked: noop, onRetired: noop, onReconcile: noop };
-    const link = new Link({ controlPlaneUrl: cp.url, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60", privateKey: generateKeyPairSync("ed25519").privateKey, hostVersion: "test", log: silentLogger(), timeoutMs: 45_000 }, events);
+    const events: LinkEvents = {
+      declarationVersion: () => 0,
+      onOpen: noop,
+      onClose: noop,
+      onDeclaration: noop,
+      onRejectedDeclaration: noop,
+      onAck: noop,
+      onRevoked: noop,
+      onRetired: noop,
+      onReconcile: noop,
+    };
+    const link = new Link(
+      {
+        controlPlaneUrl: cp.url,
+        nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60",
+        privateKey: generateKeyPairSync("ed25519").privateKey,
+        hostVersion: "test",
+        log: silentLogger(),
+        timeoutMs: 45_000,
+      },
+      events,
+    );
     link.start();
     try {
       while (cp.asked.length < 3) await new Promise((r) => setTimeout(r, 50));

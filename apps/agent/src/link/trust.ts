@@ -26,7 +26,12 @@ export function pinOf(cert: X509Certificate): string {
 export function probeCertificate(url: string, timeoutMs = 15_000): Promise<X509Certificate> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: u.hostname, port: Number(u.port || 443), servername: /^[\d.:]+$/.test(u.hostname) ? undefined : u.hostname, rejectUnauthorized: false });
+    const socket = tls.connect({
+      host: u.hostname,
+      port: Number(u.port || 443),
+      servername: /^[\d.:]+$/.test(u.hostname) ? undefined : u.hostname,
+      rejectUnauthorized: false,
+    });
     const timer = setTimeout(() => socket.destroy(new Error(`TLS handshake with ${u.host} timed out`)), timeoutMs);
     socket.once("secureConnect", () => {
       clearTimeout(timer);

@@ -10,7 +10,10 @@ const MACHINE_ID = /^[0-9a-f]{32}$/;
 
 export async function machineId(root: string, store: Store): Promise<string> {
   for (const p of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
-    const id = await fs.readFile(join(root, p), "utf8").then((s) => s.trim(), () => "");
+    const id = await fs.readFile(join(root, p), "utf8").then(
+      (s) => s.trim(),
+      () => "",
+    );
     if (MACHINE_ID.test(id)) return id;
   }
   const kept = (await store.read(KEYS.machineId))?.toString("utf8").trim() ?? "";

@@ -19,7 +19,10 @@ beforeAll(() => {
   const pkg = join(base, "pkg");
   mkdirSync(join(pkg, "DEBIAN"), { recursive: true });
   mkdirSync(join(pkg, "usr/bin"), { recursive: true });
-  writeFileSync(join(pkg, "DEBIAN/control"), "Package: mesh-host\nVersion: 1.0.0\nArchitecture: all\nMaintainer: Mesh tests <tests@mesh.invalid>\nDescription: stands for the host package\n");
+  writeFileSync(
+    join(pkg, "DEBIAN/control"),
+    "Package: mesh-host\nVersion: 1.0.0\nArchitecture: all\nMaintainer: Mesh tests <tests@mesh.invalid>\nDescription: stands for the host package\n",
+  );
   writeFileSync(join(pkg, "usr/bin/mesh-host"), "#!/bin/sh\n", { mode: 0o755 });
   const deb = join(base, "mesh-host.deb");
   expect(spawnSync("dpkg-deb", ["--root-owner-group", "--build", pkg, deb]).status).toBe(0);

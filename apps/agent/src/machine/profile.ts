@@ -30,7 +30,10 @@ export async function readOsRelease(): Promise<Record<string, string>> {
 
 /** What PID 1 is: "systemd" when systemd runs the machine, else its command name. */
 export async function initSystem(): Promise<string> {
-  const comm = await fs.readFile("/proc/1/comm", "utf8").then((s) => s.trim(), () => "");
+  const comm = await fs.readFile("/proc/1/comm", "utf8").then(
+    (s) => s.trim(),
+    () => "",
+  );
   return comm || "unknown";
 }
 
@@ -48,7 +51,12 @@ async function onPath(name: string): Promise<boolean> {
 }
 
 export async function packageManager(): Promise<string> {
-  for (const [tool, name] of [["dpkg-query", "dpkg"], ["rpm", "rpm"], ["apk", "apk"], ["pacman", "pacman"]] as const) {
+  for (const [tool, name] of [
+    ["dpkg-query", "dpkg"],
+    ["rpm", "rpm"],
+    ["apk", "apk"],
+    ["pacman", "pacman"],
+  ] as const) {
     if (await onPath(tool)) return name;
   }
   return "none";

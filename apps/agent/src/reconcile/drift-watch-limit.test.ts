@@ -47,9 +47,7 @@ describe("drift watch limit", () => {
     const { w, calls, lines, change, burst } = setup();
     for (let i = 0; i < DRIFT_LIMIT; i++) burst("owned.conf");
     expect(calls).toHaveLength(DRIFT_LIMIT);
-    expect(limited(lines)).toEqual([
-      expect.objectContaining({ path: "/etc/owned.conf", reconciles: DRIFT_LIMIT, until: "2030-01-01T00:01:00.300Z" }),
-    ]);
+    expect(limited(lines)).toEqual([expect.objectContaining({ path: "/etc/owned.conf", reconciles: DRIFT_LIMIT, until: "2030-01-01T00:01:00.300Z" })]);
     // Rewritten again and again: nothing more, and no more lines.
     for (let i = 0; i < 20; i++) burst("owned.conf");
     expect(calls).toHaveLength(DRIFT_LIMIT);

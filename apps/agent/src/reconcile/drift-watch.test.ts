@@ -20,7 +20,14 @@ function setup(opts: { quietMs?: number; maxDelayMs?: number; watchFn?: typeof w
   const lines: { msg: string; code?: string; dir?: string }[] = [];
   const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const calls: number[] = [];
-  const w = new DriftWatch({ rootDir: root, log, quietMs: opts.quietMs ?? 50, maxDelayMs: opts.maxDelayMs ?? 300, onDrift: (n) => calls.push(n), watchFn: opts.watchFn });
+  const w = new DriftWatch({
+    rootDir: root,
+    log,
+    quietMs: opts.quietMs ?? 50,
+    maxDelayMs: opts.maxDelayMs ?? 300,
+    onDrift: (n) => calls.push(n),
+    watchFn: opts.watchFn,
+  });
   cleanups.push(() => w.close());
   return { root, w, calls, lines };
 }

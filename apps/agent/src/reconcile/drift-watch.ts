@@ -159,7 +159,9 @@ export class DriftWatch {
     const code = (err as NodeJS.ErrnoException)?.code;
     this.opts.log.warn(
       { dir, reason, ...(code ? { code } : {}) },
-      code === "ENOSPC" ? "cannot watch for drift (inotify watches exhausted: fs.inotify.max_user_watches); the timer still catches it" : "cannot watch for drift; the timer still catches it",
+      code === "ENOSPC"
+        ? "cannot watch for drift (inotify watches exhausted: fs.inotify.max_user_watches); the timer still catches it"
+        : "cannot watch for drift; the timer still catches it",
     );
   }
 

@@ -23,28 +23,37 @@ function rec(intent: Intent, adopted = false): OwnedRecord {
 }
 
 describe("resolveIntent", () => {
-  const cases: { name: string; intent: Intent; adopted?: boolean; observed: State | null; atomic: boolean; verdict: "owned" | "dropped"; applied?: string }[] = [
-    { name: "create finished", intent: { op: "create", want }, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: digestOf(want) },
-    { name: "create never started", intent: { op: "create", want }, observed: null, atomic: true, verdict: "dropped" },
-    { name: "create found someone else's file (atomic write: not ours)", intent: { op: "create", want }, observed: before, atomic: true, verdict: "dropped" },
-    {
-      name: "create of a directory stopped before its mode",
-      intent: { op: "create", want: wantDir },
-      observed: { ...wantDir, mode: "0755", ...ids },
-      atomic: false,
-      verdict: "owned",
-      applied: INTERRUPTED,
-    },
-    { name: "adopt finished", intent: { op: "adopt", want }, adopted: true, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: digestOf(want) },
-    { name: "adopt never started", intent: { op: "adopt", want }, adopted: true, observed: before, atomic: true, verdict: "dropped" },
-    { name: "adopt half done", intent: { op: "adopt", want }, adopted: true, observed: null, atomic: true, verdict: "owned", applied: INTERRUPTED },
-    { name: "update finished", intent: { op: "update", want }, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: digestOf(want) },
-    { name: "update never started keeps what was applied", intent: { op: "update", want }, observed: before, atomic: true, verdict: "owned", applied: old },
-    { name: "remove finished", intent: { op: "remove" }, observed: null, atomic: true, verdict: "dropped" },
-    { name: "remove never started", intent: { op: "remove" }, observed: before, atomic: true, verdict: "owned", applied: old },
-    { name: "restore finished", intent: { op: "restore" }, adopted: true, observed: before, atomic: true, verdict: "dropped" },
-    { name: "restore never started", intent: { op: "restore" }, adopted: true, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: old },
-  ];
+  const cases: { name: string; intent: Intent; adopted?: boolean; observed: State | null; atomic: boolean; verdict: "owned" | "dropped"; applied?: string }[] =
+    [
+      { name: "create finished", intent: { op: "create", want }, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: digestOf(want) },
+      { name: "create never started", intent: { op: "create", want }, observed: null, atomic: true, verdict: "dropped" },
+      { name: "create found someone else's file (atomic write: not ours)", intent: { op: "create", want }, observed: before, atomic: true, verdict: "dropped" },
+      {
+        name: "create of a directory stopped before its mode",
+        intent: { op: "create", want: wantDir },
+        observed: { ...wantDir, mode: "0755", ...ids },
+        atomic: false,
+        verdict: "owned",
+        applied: INTERRUPTED,
+      },
+      {
+        name: "adopt finished",
+        intent: { op: "adopt", want },
+        adopted: true,
+        observed: { ...want, ...ids },
+        atomic: true,
+        verdict: "owned",
+        applied: digestOf(want),
+      },
+      { name: "adopt never started", intent: { op: "adopt", want }, adopted: true, observed: before, atomic: true, verdict: "dropped" },
+      { name: "adopt half done", intent: { op: "adopt", want }, adopted: true, observed: null, atomic: true, verdict: "owned", applied: INTERRUPTED },
+      { name: "update finished", intent: { op: "update", want }, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: digestOf(want) },
+      { name: "update never started keeps what was applied", intent: { op: "update", want }, observed: before, atomic: true, verdict: "owned", applied: old },
+      { name: "remove finished", intent: { op: "remove" }, observed: null, atomic: true, verdict: "dropped" },
+      { name: "remove never started", intent: { op: "remove" }, observed: before, atomic: true, verdict: "owned", applied: old },
+      { name: "restore finished", intent: { op: "restore" }, adopted: true, observed: before, atomic: true, verdict: "dropped" },
+      { name: "restore never started", intent: { op: "restore" }, adopted: true, observed: { ...want, ...ids }, atomic: true, verdict: "owned", applied: old },
+    ];
   for (const c of cases) {
     it(c.name, () => {
       const record = rec(c.intent, c.adopted);

@@ -23,15 +23,15 @@ export function resolveIntent(record: OwnedRecord, observed: State | null, atomi
   switch (intent.op) {
     case "create":
       if (!observed) return "dropped";
-      if (reached) return (record.applied = digestOf(want!)), "owned";
+      if (reached) return ((record.applied = digestOf(want!)), "owned");
       // Half made by the host (a directory without its mode yet), or a v1 intent: finish it.
-      if (!want || (!atomic && observed.type === want.type)) return (record.applied = INTERRUPTED), "owned";
+      if (!want || (!atomic && observed.type === want.type)) return ((record.applied = INTERRUPTED), "owned");
       return "dropped";
     case "adopt":
-      if (reached) return (record.applied = digestOf(want!)), "owned";
+      if (reached) return ((record.applied = digestOf(want!)), "owned");
       if (untouched) return "dropped";
       // Changed half-way: the original is kept, so owning it and finishing is safe either way.
-      return (record.applied = INTERRUPTED), "owned";
+      return ((record.applied = INTERRUPTED), "owned");
     case "update":
       if (reached) record.applied = digestOf(want!);
       return "owned";

@@ -75,7 +75,10 @@ export function orderNodes<N extends OrderNode>(nodes: readonly N[]): Ordered<N>
   const implicit = new Map<string, string[]>();
   for (const s of nodes) {
     if (s.type !== "service") continue;
-    implicit.set(s.id, packages.filter((p) => !reaches(p.id, s.id)).map((p) => p.id));
+    implicit.set(
+      s.id,
+      packages.filter((p) => !reaches(p.id, s.id)).map((p) => p.id),
+    );
   }
 
   const order: N[] = [];

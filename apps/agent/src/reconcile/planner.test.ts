@@ -36,7 +36,13 @@ describe("plan", () => {
   const adoptedOriginal = { original: { kind: "directory" as const, mode: "0700", uid: 0, gid: 0 }, digest: "e".repeat(64) };
 
   const cases: { name: string; declared: ResourceInput[]; records: OwnedRecord[]; observed: Map<string, Observation>; want: string[] }[] = [
-    { name: "creates what is neither owned nor present, parents first", declared: [index, site], records: [], observed: seen(), want: ["create:site", "create:index"] },
+    {
+      name: "creates what is neither owned nor present, parents first",
+      declared: [index, site],
+      records: [],
+      observed: seen(),
+      want: ["create:site", "create:index"],
+    },
     { name: "adopts what already matches, without a change", declared: [site], records: [], observed: seen([site, asObserved(site)]), want: ["adopt:site"] },
     {
       name: "adopts what stands there but differs, with a change",
@@ -163,7 +169,10 @@ describe("plan", () => {
     const drifted = { ...asObserved(index), mode: "0600" };
     const { steps } = plan({ declaration: decl([index]), records: [record(index)], observed: seen([index, drifted]) });
     expect(steps).toHaveLength(1);
-    expect(steps[0]).toMatchObject({ kind: "update", drift: { description: "mode 0600, declared 0644", declared: digestOf(providerFor("file").declared(parse(index))) } });
+    expect(steps[0]).toMatchObject({
+      kind: "update",
+      drift: { description: "mode 0600, declared 0644", declared: digestOf(providerFor("file").declared(parse(index))) },
+    });
   });
 
   it("drift with onDrift report is a no-op that carries the drift", () => {
@@ -186,7 +195,9 @@ describe("plan", () => {
     const owned = { ...file("f", "/f", "a"), owner: "www-data" } as ResourceInput;
     const observed = { ...asObserved(owned), owner: "root", sha256: "0".repeat(64) };
     const { steps } = plan({ declaration: decl([owned]), records: [record(owned)], observed: seen([owned, observed]) });
-    expect(steps[0]).toMatchObject({ drift: { description: expect.stringMatching(/^content differs \(sha256 000000000000…, declared [0-9a-f]{12}…\); owner root, declared www-data$/) } });
+    expect(steps[0]).toMatchObject({
+      drift: { description: expect.stringMatching(/^content differs \(sha256 000000000000…, declared [0-9a-f]{12}…\); owner root, declared www-data$/) },
+    });
   });
 
   it("an `after` against path ancestry is a problem, not a hang", () => {
@@ -215,10 +226,20 @@ describe("plan", () => {
 
     it("drift accepted before stays quiet while it stands as accepted, and is reported once it moves", () => {
       const rec = record(reported, { accepted: movedDigest });
-      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, moved]) }).steps[0]).toMatchObject({ kind: "noop", drift: null, accept: movedDigest });
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, moved]) }).steps[0]).toMatchObject({
+        kind: "noop",
+        drift: null,
+        accept: movedDigest,
+      });
       const movedAgain = { ...moved, mode: "0640" };
-      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, movedAgain]) }).steps[0]).toMatchObject({ kind: "noop", drift: { description: "mode 0640, declared 0644" } });
-      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, asObserved(reported)]) }).steps[0]).toMatchObject({ kind: "noop", drift: null });
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, movedAgain]) }).steps[0]).toMatchObject({
+        kind: "noop",
+        drift: { description: "mode 0640, declared 0644" },
+      });
+      expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, asObserved(reported)]) }).steps[0]).toMatchObject({
+        kind: "noop",
+        drift: null,
+      });
       expect(plan({ declaration: decl([reported]), records: [rec], observed: seen([reported, asObserved(reported)]) }).steps[0]).not.toHaveProperty("accept");
     });
 
@@ -226,7 +247,9 @@ describe("plan", () => {
       const rec = record(reported, { accepted: movedDigest });
       const changed = { ...reported, content: "new" } as ResourceInput;
       expect(plan({ declaration: decl([changed]), records: [rec], observed: seen([changed, moved]) }).steps[0]).toMatchObject({ kind: "update", drift: null });
-      expect(plan({ declaration: decl([index]), records: [record(index)], observed: seen([index, moved]), accept: new Set(["index"]) }).steps[0]).toMatchObject({ kind: "update", drift: { description: "mode 0600, declared 0644" } });
+      expect(plan({ declaration: decl([index]), records: [record(index)], observed: seen([index, moved]), accept: new Set(["index"]) }).steps[0]).toMatchObject(
+        { kind: "update", drift: { description: "mode 0600, declared 0644" } },
+      );
     });
   });
 });

@@ -35,7 +35,13 @@ const run = (resources: ResourceInput[] | null, enrolled = true) =>
   );
 const stored = async () => Ownership.parse(JSON.parse((await store.read(OWNERSHIP_KEY))!.toString())).records;
 const withIntent = (records: OwnedRecord[]): Ownership => ({ format: 2, records });
-const createIntent: OwnedRecord = { id: "d", type: "directory", subject: "path:/d", applied: digestOf(declaredState(dir)), intent: { op: "create", want: declaredState(dir) } };
+const createIntent: OwnedRecord = {
+  id: "d",
+  type: "directory",
+  subject: "path:/d",
+  applied: digestOf(declaredState(dir)),
+  intent: { op: "create", want: declaredState(dir) },
+};
 
 describe("reconcile after a crash", () => {
   it("owns what an interrupted create made, and removes it once it is no longer declared", async () => {
@@ -66,7 +72,10 @@ describe("reconcile after a crash", () => {
 
   it("removes the temp file a killed write left beside its path", async () => {
     const f: ResourceInput = { type: "file", id: "f", path: "/f", content: "x" };
-    await saveOwnership(store, withIntent([{ id: "f", type: "file", subject: "path:/f", applied: digestOf(declaredState(f)), intent: { op: "create", want: declaredState(f) } }]));
+    await saveOwnership(
+      store,
+      withIntent([{ id: "f", type: "file", subject: "path:/f", applied: digestOf(declaredState(f)), intent: { op: "create", want: declaredState(f) } }]),
+    );
     writeFileSync(join(rootDir, ".f.mesh-tmp"), "half");
     await run([f]);
     expect(existsSync(join(rootDir, ".f.mesh-tmp"))).toBe(false);
@@ -75,7 +84,10 @@ describe("reconcile after a crash", () => {
 
   it("does not take over a file that appeared where a create was interrupted: it is adopted instead", async () => {
     const f: ResourceInput = { type: "file", id: "f", path: "/f", content: "mine" };
-    await saveOwnership(store, withIntent([{ id: "f", type: "file", subject: "path:/f", applied: digestOf(declaredState(f)), intent: { op: "create", want: declaredState(f) } }]));
+    await saveOwnership(
+      store,
+      withIntent([{ id: "f", type: "file", subject: "path:/f", applied: digestOf(declaredState(f)), intent: { op: "create", want: declaredState(f) } }]),
+    );
     writeFileSync(join(rootDir, "f"), "theirs");
     const first = await run([f]);
     expect(first.changes.map((c) => c.kind)).toEqual(["adopted"]);

@@ -74,9 +74,17 @@ function declaredSources(resources: readonly Resource[]): string[] {
 
 export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Promise<ReconcileOutcome> {
   const now = deps.now ?? (() => new Date());
-  const loaded = await loadOwnership(deps.store, { enrolled: deps.enrolled, now: now(), acknowledged: input.acknowledgedGeneration, rolledBack: input.storeRolledBack });
+  const loaded = await loadOwnership(deps.store, {
+    enrolled: deps.enrolled,
+    now: now(),
+    acknowledged: input.acknowledgedGeneration,
+    rolledBack: input.storeRolledBack,
+  });
   if (loaded.rolledBack) {
-    deps.log.warn({ keptAs: loaded.keptAs, ...loaded.rolledBack }, "store lost: it is older than the generation acknowledged (rolled back); what it does not list can no longer be removed");
+    deps.log.warn(
+      { keptAs: loaded.keptAs, ...loaded.rolledBack },
+      "store lost: it is older than the generation acknowledged (rolled back); what it does not list can no longer be removed",
+    );
   } else if (loaded.lostNow) deps.log.warn({ keptAs: loaded.keptAs }, "store lost: what was owned before can no longer be removed");
   const ownership = loaded.ownership;
   const loadedGeneration = ownership.generation ?? 0;

@@ -63,7 +63,10 @@ export class ReconcileRequests {
 export function requestProblems(taken: TakenRequests, declaration: Declaration | null): string[] {
   const declared = new Map((declaration?.resources ?? []).map((r) => [r.id, r]));
   const problems: string[] = [];
-  for (const [verb, ids] of [["correct", taken.correct], ["accept", taken.accept]] as const) {
+  for (const [verb, ids] of [
+    ["correct", taken.correct],
+    ["accept", taken.accept],
+  ] as const) {
     const unknown = [...ids].filter((id) => !declared.has(id));
     if (unknown.length) problems.push(`reconcile now: cannot ${verb} ${list(unknown)}: not in declaration v${declaration?.version ?? 0}; ignored`);
   }
@@ -73,6 +76,9 @@ export function requestProblems(taken: TakenRequests, declaration: Declaration |
 }
 
 function list(ids: string[]): string {
-  const shown = ids.slice(0, 5).map((id) => JSON.stringify(id)).join(", ");
+  const shown = ids
+    .slice(0, 5)
+    .map((id) => JSON.stringify(id))
+    .join(", ");
   return ids.length > 5 ? `${shown} and ${ids.length - 5} more` : shown;
 }

@@ -1,6 +1,17 @@
 // One reconcile's work on the machine: settle open intents, then the plan's steps in
 // windows (intents durable before a window's changes, results after), and what is owned at the end.
-import { LIMITS, resourceSubject, type RemoteSource, type Declaration, type Drift, type OwnedResource, type Resource, type ResourceError, type ResourceType, type SkippedResource } from "@mesh/protocol";
+import {
+  LIMITS,
+  resourceSubject,
+  type RemoteSource,
+  type Declaration,
+  type Drift,
+  type OwnedResource,
+  type Resource,
+  type ResourceError,
+  type ResourceType,
+  type SkippedResource,
+} from "@mesh/protocol";
 import { failpoint } from "../failpoint";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
@@ -295,7 +306,14 @@ export class Run {
 
   private noteDrift(step: Extract<Step, { kind: "noop" | "update" }>, corrected: boolean): void {
     const d = step.drift!;
-    this.drift.push({ id: step.resource.id, type: step.resource.type, declared: d.declared, observed: d.observed, description: clip(d.description), corrected });
+    this.drift.push({
+      id: step.resource.id,
+      type: step.resource.type,
+      declared: d.declared,
+      observed: d.observed,
+      description: clip(d.description),
+      corrected,
+    });
     this.deps.log.info({ id: step.resource.id, drift: d.description, corrected }, "drift");
   }
 
@@ -370,7 +388,13 @@ export class Run {
     this.dirty = true;
     if (step.kind === "update" && step.drift) this.noteDrift(step, true);
     const kind = step.kind === "create" ? "created" : step.kind === "adopt" ? "adopted" : "updated";
-    this.changes.push({ kind, id: resource.id, type: resource.type, subject: record.subject, detail: step.kind === "update" ? step.drift?.description : undefined });
+    this.changes.push({
+      kind,
+      id: resource.id,
+      type: resource.type,
+      subject: record.subject,
+      detail: step.kind === "update" ? step.drift?.description : undefined,
+    });
   }
 
   /** A change that threw may have done part of its work: settle its intent by observing, as after a crash. */

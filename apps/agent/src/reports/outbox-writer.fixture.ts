@@ -11,7 +11,15 @@ async function main() {
   const sha = "a".repeat(64);
   for (let i = 0; ; i++) {
     const drift = [{ id: `r${i}`, type: "file" as const, declared: sha, observed: null, description: "missing", corrected: true }];
-    const sent = await outbox.add({ declarationVersion: 1, owned: [], drift, errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+    const sent = await outbox.add({
+      declarationVersion: 1,
+      owned: [],
+      drift,
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    });
     process.stdout.write(`${sent.sequence}\n`);
   }
 }

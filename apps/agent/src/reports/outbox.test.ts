@@ -92,7 +92,9 @@ describe("report outbox", () => {
     const store = await diskStore();
     let last = -1;
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "outbox-writer.fixture.ts"), store.dir], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "outbox-writer.fixture.ts"), store.dir], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       let err = "";
       child.stdout.on("data", (d) => (out += d));

@@ -19,9 +19,7 @@ const OutboxFile = z.strictObject({
   stream: z.string().regex(/^[0-9a-f]{32}$/),
   /** The next report's sequence: never handed out twice in one stream. */
   next: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  pending: z
-    .array(z.strictObject({ sequence: z.number().int().min(0), report: Report }))
-    .max(OUTBOX_BOUNDS.entries),
+  pending: z.array(z.strictObject({ sequence: z.number().int().min(0), report: Report })).max(OUTBOX_BOUNDS.entries),
 });
 type OutboxFile = z.infer<typeof OutboxFile>;
 
@@ -95,7 +93,9 @@ export class ReportOutbox {
   }
 
   private toSend(e: OutboxEntry): OutboxSend {
-    return this.unkept.has(e.sequence) ? { sequence: e.sequence, report: e.report } : { sequence: e.sequence, report: e.report, origin: { stream: this.state.stream, sequence: e.sequence } };
+    return this.unkept.has(e.sequence)
+      ? { sequence: e.sequence, report: e.report }
+      : { sequence: e.sequence, report: e.report, origin: { stream: this.state.stream, sequence: e.sequence } };
   }
 
   /** One write at a time, each of the state as it is then; false when it could not be written. */

@@ -78,7 +78,9 @@ describe("file sources are streamed with a size cap", () => {
     const sha256 = createHash("sha256").update("what the operator meant").digest("hex");
     writeFileSync(decl, JSON.stringify({ version: 1, resources: [{ type: "file", id: "big", path: "/srv/big.bin", source: { url, sha256 } }] }));
     const r = await applyMeasured(decl, root, join(base, "state"));
-    console.log(`source over the cap: ${sent / MiB} MiB sent of ${SERVED / MiB}, host peak RSS ${r.maxRssKb === null ? "not measured" : `${Math.round(r.maxRssKb / 1024)} MB`}`);
+    console.log(
+      `source over the cap: ${sent / MiB} MiB sent of ${SERVED / MiB}, host peak RSS ${r.maxRssKb === null ? "not measured" : `${Math.round(r.maxRssKb / 1024)} MB`}`,
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(new RegExp(`error big: source ${url.replace(/[.]/g, "\\.")}: larger than ${CAP} bytes; download stopped, not written`));
     // The host hung up near the cap (socket buffers aside), far from all the server would send.
@@ -93,11 +95,16 @@ describe("file sources are streamed with a size cap", () => {
   }, 60_000);
 
   it("the control plane's own sources (signed requests) are streamed and cut at the cap too, and a good one lands whole", async () => {
-    const fetcher = sourceFetcher({ url: url.replace("/big.bin", ""), nodeId: "00000000-0000-4000-8000-000000000001", privateKey: generateKeyPairSync("ed25519").privateKey }, CAP);
+    const fetcher = sourceFetcher(
+      { url: url.replace("/big.bin", ""), nodeId: "00000000-0000-4000-8000-000000000001", privateKey: generateKeyPairSync("ed25519").privateKey },
+      CAP,
+    );
     const file = join(base, "download");
     const big = await open(file, "w");
     try {
-      await expect(fetcher({ url: "/api/files/big", sha256: "0".repeat(64) }, big)).rejects.toThrow(`source /api/files/big: larger than ${CAP} bytes; download stopped, not written`);
+      await expect(fetcher({ url: "/api/files/big", sha256: "0".repeat(64) }, big)).rejects.toThrow(
+        `source /api/files/big: larger than ${CAP} bytes; download stopped, not written`,
+      );
     } finally {
       await big.close();
     }

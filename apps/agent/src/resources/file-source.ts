@@ -64,7 +64,14 @@ export function sourceFetcher(controlPlane: ControlPlaneAccess | null, maxBytes 
  * Chunk by chunk into the file; leaving the loop early (the cap) cancels the download. `hash` and
  * `size` go on from bytes already in the file (a resumed download).
  */
-export async function copyCapped(body: AsyncIterable<Uint8Array>, into: FileHandle, maxBytes: number, url: string, hash = createHash("sha256"), size = 0): Promise<string> {
+export async function copyCapped(
+  body: AsyncIterable<Uint8Array>,
+  into: FileHandle,
+  maxBytes: number,
+  url: string,
+  hash = createHash("sha256"),
+  size = 0,
+): Promise<string> {
   try {
     for await (const chunk of body) {
       size += chunk.byteLength;
@@ -96,7 +103,12 @@ async function openSigned(cp: ControlPlaneAccess, path: string, from: number): P
   let res;
   try {
     res = await controlPlaneGet(url.toString(), {
-      headers: { [HTTP_SIGNATURE_HEADERS.node]: cp.nodeId, [HTTP_SIGNATURE_HEADERS.time]: time, [HTTP_SIGNATURE_HEADERS.signature]: signature, ...rangeHeader(from) },
+      headers: {
+        [HTTP_SIGNATURE_HEADERS.node]: cp.nodeId,
+        [HTTP_SIGNATURE_HEADERS.time]: time,
+        [HTTP_SIGNATURE_HEADERS.signature]: signature,
+        ...rangeHeader(from),
+      },
       trust: cp.trust,
       timeoutMs: 120_000,
     });

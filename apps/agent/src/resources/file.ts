@@ -16,7 +16,6 @@ function contentOf(resource: FileResource, ctx: ProviderContext): Content {
   return source ? (fh) => ctx.fetchSource(source, fh) : inlineContent(resource);
 }
 
-
 export const fileProvider: ResourceProvider<FileResource> = {
   type: "file",
   atomic: true,

@@ -24,7 +24,10 @@ function buildDeb(name: string, version: string): void {
   const dir = join(base, "build", `${name}_${version}`);
   mkdirSync(join(dir, "DEBIAN"), { recursive: true });
   mkdirSync(join(dir, "usr/share/mesh-test"), { recursive: true });
-  writeFileSync(join(dir, "DEBIAN/control"), `Package: ${name}\nVersion: ${version}\nArchitecture: all\nMaintainer: Mesh tests <tests@mesh.invalid>\nDescription: test\n`);
+  writeFileSync(
+    join(dir, "DEBIAN/control"),
+    `Package: ${name}\nVersion: ${version}\nArchitecture: all\nMaintainer: Mesh tests <tests@mesh.invalid>\nDescription: test\n`,
+  );
   writeFileSync(join(dir, `usr/share/mesh-test/${name}`), `${version}\n`);
   const deb = join(base, `${name}_${version}_all.deb`);
   const r = spawnSync("dpkg-deb", ["--root-owner-group", "--build", dir, deb], { encoding: "utf8" });
@@ -60,10 +63,27 @@ beforeEach(() => {
 });
 
 const demo = (version: string, extra: Record<string, unknown> = {}): ResourceInput =>
-  ({ type: "package", id: "demo", name: "mesh-demo", version, source: { url: `/api/files/mesh-demo_${version}_all.deb`, sha256: sha256Hex(debs.get(`mesh-demo_${version}_all.deb`)!) }, ...extra }) as ResourceInput;
+  ({
+    type: "package",
+    id: "demo",
+    name: "mesh-demo",
+    version,
+    source: { url: `/api/files/mesh-demo_${version}_all.deb`, sha256: sha256Hex(debs.get(`mesh-demo_${version}_all.deb`)!) },
+    ...extra,
+  }) as ResourceInput;
 const run = (resources: ResourceInput[], version = 1) =>
-  reconcile({ store, root: new Root(root), log: silentLogger(), enrolled: true, controlPlane: { url, nodeId: "00000000-0000-4000-8000-000000000000", privateKey: generateKeyPairSync("ed25519").privateKey } }, { declaration: Declaration.parse({ version, resources }) });
-const shipped = () => (existsSync(join(root, "usr/share/mesh-test/mesh-demo")) ? readFileSync(join(root, "usr/share/mesh-test/mesh-demo"), "utf8").trim() : null);
+  reconcile(
+    {
+      store,
+      root: new Root(root),
+      log: silentLogger(),
+      enrolled: true,
+      controlPlane: { url, nodeId: "00000000-0000-4000-8000-000000000000", privateKey: generateKeyPairSync("ed25519").privateKey },
+    },
+    { declaration: Declaration.parse({ version, resources }) },
+  );
+const shipped = () =>
+  existsSync(join(root, "usr/share/mesh-test/mesh-demo")) ? readFileSync(join(root, "usr/share/mesh-test/mesh-demo"), "utf8").trim() : null;
 const dpkg = (...args: string[]) => spawnSync("dpkg", [`--root=${root}`, `--log=${join(root, "var/log/dpkg.log")}`, ...args], { encoding: "utf8" });
 
 describe("package provider through reconcile (real dpkg, sandbox root)", () => {
@@ -93,7 +113,9 @@ describe("package provider through reconcile (real dpkg, sandbox root)", () => {
     await run([demo("1.0")]);
     dpkg("--remove", "mesh-demo");
     const corrected = await run([demo("1.0")]);
-    expect(corrected.report.drift).toEqual([expect.objectContaining({ id: "demo", type: "package", description: expect.stringMatching(/declared 1\.0|declared installed/), corrected: true })]);
+    expect(corrected.report.drift).toEqual([
+      expect.objectContaining({ id: "demo", type: "package", description: expect.stringMatching(/declared 1\.0|declared installed/), corrected: true }),
+    ]);
     expect(shipped()).toBe("1.0");
 
     dpkg("--remove", "mesh-demo");

@@ -61,7 +61,12 @@ function asState(observed: ObservedPackage): State {
 }
 
 function fromState(state: State): ObservedPackage {
-  return { name: String(state.name), installed: state.installed === true, version: typeof state.version === "string" ? state.version : null, status: String(state.status) };
+  return {
+    name: String(state.name),
+    installed: state.installed === true,
+    version: typeof state.version === "string" ? state.version : null,
+    status: String(state.status),
+  };
 }
 
 export const packageProvider: ResourceProvider<PackageResource> = {

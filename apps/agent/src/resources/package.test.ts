@@ -36,7 +36,10 @@ function buildDeb(name: string, version: string, postinst?: string): void {
   const dir = join(base, "build", `${name}_${version}`);
   mkdirSync(join(dir, "DEBIAN"), { recursive: true });
   mkdirSync(join(dir, "usr/share/mesh-test"), { recursive: true });
-  writeFileSync(join(dir, "DEBIAN/control"), `Package: ${name}\nVersion: ${version}\nArchitecture: all\nMaintainer: Mesh tests <tests@mesh.invalid>\nDescription: a package for the Mesh host tests\n`);
+  writeFileSync(
+    join(dir, "DEBIAN/control"),
+    `Package: ${name}\nVersion: ${version}\nArchitecture: all\nMaintainer: Mesh tests <tests@mesh.invalid>\nDescription: a package for the Mesh host tests\n`,
+  );
   writeFileSync(join(dir, `usr/share/mesh-test/${name}`), `${version}\n`);
   if (postinst) {
     writeFileSync(join(dir, "DEBIAN/postinst"), postinst);
@@ -106,7 +109,7 @@ const fromSource = (version: string, name = "mesh-test-pkg") => pkg({ name, vers
 const shipped = (name = "mesh-test-pkg") => join(root, "usr/share/mesh-test", name);
 /** dpkg run by someone else on the sandbox; its log stays in the sandbox too. */
 function dpkgBehindTheHostsBack(...args: [RunOptions | string, ...string[]]) {
-  const opts = typeof args[0] === "string" ? {} : args.shift() as RunOptions;
+  const opts = typeof args[0] === "string" ? {} : (args.shift() as RunOptions);
   mkdirSync(join(root, "var/log"), { recursive: true });
   return real.run(["dpkg", `--root=${root}`, `--log=${join(root, "var/log/dpkg.log")}`, "--force-script-chrootless", ...(args as string[])], opts);
 }
@@ -120,7 +123,11 @@ describe("package in a sandbox root, with the real dpkg", () => {
   it("creates: installs from a source .deb, then observes it installed", async () => {
     expect(await observePackage(ctx, "mesh-test-pkg")).toEqual({ name: "mesh-test-pkg", installed: false, version: null, status: "not-installed" });
     const applied = await reconcile(fromSource("1.0"));
-    expect(applied).toEqual({ action: "installed", via: "dpkg", observed: { name: "mesh-test-pkg", installed: true, version: "1.0", status: "install ok installed" } });
+    expect(applied).toEqual({
+      action: "installed",
+      via: "dpkg",
+      observed: { name: "mesh-test-pkg", installed: true, version: "1.0", status: "install ok installed" },
+    });
     expect(readFileSync(shipped(), "utf8")).toBe("1.0\n");
     expect(ran.some((a) => a[0] === "dpkg" && a.includes("--install") && a.includes(`--root=${root}`))).toBe(true);
     // Its log went to the sandbox, not to the machine's /var/log/dpkg.log.
@@ -267,7 +274,8 @@ describe("package in a sandbox root, with the real dpkg", () => {
     const index = spawnSync("dpkg-scanpackages", ["--multiversion", "."], { cwd: repo, encoding: "utf8" });
     expect(index.status, index.stderr).toBe(0);
     writeFileSync(join(repo, "Packages"), index.stdout);
-    for (const d of ["etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial"]) mkdirSync(join(root, d), { recursive: true });
+    for (const d of ["etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial"])
+      mkdirSync(join(root, d), { recursive: true });
     writeFileSync(join(root, "etc/apt/sources.list.d/mesh.list"), `deb [trusted=yes] file:${repo} ./\n`);
 
     // apt does not know the package yet (no lists): it refreshes them once, in the sandbox, and installs.
@@ -318,11 +326,18 @@ describe("package on the real root, through the argv it would run", () => {
       installed,
     ]);
     await applyPackage({ runner, root: "/" }, nginx(), { name: "nginx", installed: false, version: null, status: "not-installed" });
-    expect(runner.argvs).toEqual([[...APT, ...APT_OPTIONS, "nginx"], ["apt-get", "update", "-o", "DPkg::Lock::Timeout=120"], [...APT, ...APT_OPTIONS, "nginx"], ["dpkg-query", "-W", "--showformat=${Status}\\t${Version}\\n", "nginx"]]);
+    expect(runner.argvs).toEqual([
+      [...APT, ...APT_OPTIONS, "nginx"],
+      ["apt-get", "update", "-o", "DPkg::Lock::Timeout=120"],
+      [...APT, ...APT_OPTIONS, "nginx"],
+      ["dpkg-query", "-W", "--showformat=${Status}\\t${Version}\\n", "nginx"],
+    ]);
   });
 
   it("fails with apt's own words when apt fails, and does not claim the package", async () => {
-    const runner = new RecordingRunner([{ match: ["apt-get", "install"], result: { code: 100, stderr: "E: Could not get lock /var/lib/dpkg/lock-frontend\n" } }]);
+    const runner = new RecordingRunner([
+      { match: ["apt-get", "install"], result: { code: 100, stderr: "E: Could not get lock /var/lib/dpkg/lock-frontend\n" } },
+    ]);
     await expect(applyPackage({ runner, root: "/" }, nginx(), { name: "nginx", installed: false, version: null, status: "not-installed" })).rejects.toThrow(
       /cannot install package nginx: `apt-get install .*` exited 100: E: Could not get lock/,
     );
@@ -330,14 +345,24 @@ describe("package on the real root, through the argv it would run", () => {
 
   it("throws when apt-get succeeded but the package is still not as declared", async () => {
     const runner = new RecordingRunner([{ match: ["apt-get"] }, { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.3-1\n" } }]);
-    await expect(applyPackage({ runner, root: "/" }, nginx({ version: "1.2-1" }), { name: "nginx", installed: false, version: null, status: "not-installed" })).rejects.toThrow(
-      "package nginx is not as declared after apt-get ran: version 1.3-1, declared 1.2-1",
-    );
+    await expect(
+      applyPackage({ runner, root: "/" }, nginx({ version: "1.2-1" }), { name: "nginx", installed: false, version: null, status: "not-installed" }),
+    ).rejects.toThrow("package nginx is not as declared after apt-get ran: version 1.3-1, declared 1.2-1");
   });
 
   it("removes with dpkg --remove, which refuses to take dependants, not apt-get remove", async () => {
-    const runner = new RecordingRunner([{ match: ["dpkg", "--force-confdef"], result: { code: 2, stderr: "dpkg: dependency problems prevent removal of nginx:\n nginx-extras depends on nginx.\n" } }]);
-    const err = await applyPackage({ runner, root: "/" }, nginx({ state: "absent" }), { name: "nginx", installed: true, version: "1.2-1", status: "install ok installed" }).catch((e) => e);
+    const runner = new RecordingRunner([
+      {
+        match: ["dpkg", "--force-confdef"],
+        result: { code: 2, stderr: "dpkg: dependency problems prevent removal of nginx:\n nginx-extras depends on nginx.\n" },
+      },
+    ]);
+    const err = await applyPackage({ runner, root: "/" }, nginx({ state: "absent" }), {
+      name: "nginx",
+      installed: true,
+      version: "1.2-1",
+      status: "install ok installed",
+    }).catch((e) => e);
     expect(runner.argvs).toEqual([["dpkg", "--force-confdef", "--force-confold", "--remove", "nginx"]]);
     expect(err.message).toContain("nginx-extras depends on nginx");
   });
@@ -348,21 +373,33 @@ describe("package on the real root, through the argv it would run", () => {
       { match: ["apt-get", "install"] },
       installed,
     ]);
-    const restored = await restorePackage({ runner, root: "/", debDirs: [join(base, "no-such-dir")] }, { name: "nginx", installed: true, version: "1.2-1", status: "install ok installed", deb: null });
+    const restored = await restorePackage(
+      { runner, root: "/", debDirs: [join(base, "no-such-dir")] },
+      { name: "nginx", installed: true, version: "1.2-1", status: "install ok installed", deb: null },
+    );
     expect(restored).toMatchObject({ outcome: "restored", detail: "nginx restored to 1.2-1 with apt-get" });
     expect(runner.argvs[1]).toEqual([...APT, "--allow-downgrades", ...APT_OPTIONS, "nginx=1.2-1"]);
   });
 
   it("restores to any version, reported approximate, when apt no longer has the original", async () => {
     const gone = { match: ["apt-get", "install"], result: { code: 100, stderr: "E: Version '1.2-1' for 'nginx' was not found\n" } };
-    const runner = new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: "install ok installed\t1.3-1\n" }, repeat: true }, gone, { match: ["apt-get", "update"] }, gone]);
-    const restored = await restorePackage({ runner, root: "/" }, { name: "nginx", installed: true, version: "1.2-1", status: "install ok installed", deb: null });
+    const runner = new RecordingRunner([
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.3-1\n" }, repeat: true },
+      gone,
+      { match: ["apt-get", "update"] },
+      gone,
+    ]);
+    const restored = await restorePackage(
+      { runner, root: "/" },
+      { name: "nginx", installed: true, version: "1.2-1", status: "install ok installed", deb: null },
+    );
     expect(restored.outcome).toBe("approximate");
     expect(restored.detail).toBe("nginx is installed at 1.3-1: the original version 1.2-1 is no longer in the apt sources and no .deb of it was found");
   });
 
   it("audits the machine's dpkg and reads the packages it names", async () => {
-    const output = "The following packages are only half configured, probably due to problems\nconfiguring them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure menu option in dselect:\n libfoo:amd64     a library\n bar              a tool\n";
+    const output =
+      "The following packages are only half configured, probably due to problems\nconfiguring them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure menu option in dselect:\n libfoo:amd64     a library\n bar              a tool\n";
     const runner = new RecordingRunner([{ match: ["dpkg", "--audit"], result: { stdout: output } }]);
     expect(await auditDpkg({ runner, root: "/" })).toEqual({ clean: false, packages: ["libfoo:amd64", "bar"], output: output.trim() });
   });

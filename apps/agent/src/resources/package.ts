@@ -89,7 +89,8 @@ const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const UNATTENDED_ENV = { DEBIAN_FRONTEND: "noninteractive" };
 /** A changed conffile keeps the admin's version instead of prompting. */
 const CONFFILE_FLAGS = ["--force-confdef", "--force-confold"];
-const STATUS_LINE = /^(unknown|install|hold|deinstall|purge) (ok|reinstreq) (not-installed|config-files|half-installed|unpacked|half-configured|triggers-awaited|triggers-pending|installed)\t(.*)$/;
+const STATUS_LINE =
+  /^(unknown|install|hold|deinstall|purge) (ok|reinstreq) (not-installed|config-files|half-installed|unpacked|half-configured|triggers-awaited|triggers-pending|installed)\t(.*)$/;
 
 export async function observePackage(ctx: PackageContext, name: string): Promise<ObservedPackage> {
   const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "--showformat=${Status}\\t${Version}\\n", name];
@@ -142,7 +143,8 @@ export function declaredPackageState(resource: PackageResource): { name: string;
 export function describePackageDrift(resource: PackageResource, observed: ObservedPackage): string | null {
   if (packageSatisfies(resource, observed)) return null;
   const broken = observed.version !== null && !observed.installed;
-  if (resource.state === "absent") return broken ? `${observed.status} at ${observed.version}, declared absent` : `installed at ${observed.version}, declared absent`;
+  if (resource.state === "absent")
+    return broken ? `${observed.status} at ${observed.version}, declared absent` : `installed at ${observed.version}, declared absent`;
   if (broken) return `${observed.status} at ${observed.version}, declared installed`;
   if (!observed.installed) return resource.version ? `not installed, declared ${resource.version}` : "not installed, declared installed";
   return `version ${observed.version}, declared ${resource.version}`;
@@ -225,11 +227,19 @@ export async function restorePackage(ctx: PackageContext, snapshot: PackageSnaps
       if (!(err instanceof CommandFailedError) || !versionUnavailable(err.result)) throw err;
       if (!now.installed) await aptInstall(ctx, name, undefined);
       const after = await observePackage(ctx, name);
-      return { outcome: "approximate", detail: `${name} is installed at ${after.version}: the original version ${version} is no longer in the apt sources and no .deb of it was found`, observed: after };
+      return {
+        outcome: "approximate",
+        detail: `${name} is installed at ${after.version}: the original version ${version} is no longer in the apt sources and no .deb of it was found`,
+        observed: after,
+      };
     }
   }
   if (now.installed) {
-    return { outcome: "approximate", detail: `${name} left installed at ${now.version}: no .deb of the original version ${version} was found, and ${APT_NEEDS_REAL_ROOT}`, observed: now };
+    return {
+      outcome: "approximate",
+      detail: `${name} left installed at ${now.version}: no .deb of the original version ${version} was found, and ${APT_NEEDS_REAL_ROOT}`,
+      observed: now,
+    };
   }
   throw new Error(`cannot restore package ${name} to ${version}: no .deb of it was found, and ${APT_NEEDS_REAL_ROOT}`);
 }
@@ -250,7 +260,10 @@ export async function repairDpkg(ctx: PackageContext): Promise<DpkgRepair> {
   const found = await auditDpkg(ctx);
   if (found.clean) return { found, ran: false, after: found, output: "" };
   await prepareSandbox(ctx);
-  const result = await ctx.runner.run(["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, "--configure", "-a"], { env: UNATTENDED_ENV, timeoutMs: INSTALL_TIMEOUT_MS });
+  const result = await ctx.runner.run(["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, "--configure", "-a"], {
+    env: UNATTENDED_ENV,
+    timeoutMs: INSTALL_TIMEOUT_MS,
+  });
   const after = await auditDpkg(ctx);
   return { found, ran: true, after, output: `${result.stdout}${result.stderr}`.trim() };
 }
@@ -286,7 +299,13 @@ async function installDeb(ctx: PackageContext, deb: string, name: string): Promi
 export async function aptAvailable(ctx: PackageContext): Promise<boolean> {
   if (ctx.root === "/") return true;
   const etc = join(ctx.root, "etc/apt");
-  if (await fs.access(join(etc, "sources.list")).then(() => true, () => false)) return true;
+  if (
+    await fs.access(join(etc, "sources.list")).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true;
   const parts = await fs.readdir(join(etc, "sources.list.d")).catch(() => [] as string[]);
   return parts.some((f) => f.endsWith(".list") || f.endsWith(".sources"));
 }
@@ -295,10 +314,13 @@ export async function aptAvailable(ctx: PackageContext): Promise<boolean> {
 function aptRootArgs(ctx: PackageContext): string[] {
   if (ctx.root === "/") return [];
   return [
-    "-o", `Dir=${ctx.root}`,
-    "-o", `Dir::State::status=${join(ctx.root, "var/lib/dpkg/status")}`,
+    "-o",
+    `Dir=${ctx.root}`,
+    "-o",
+    `Dir::State::status=${join(ctx.root, "var/lib/dpkg/status")}`,
     // The sandbox's lists and cache belong to whoever runs the host; apt's _apt user may not read them.
-    "-o", "APT::Sandbox::User=root",
+    "-o",
+    "APT::Sandbox::User=root",
     ...dpkgArgs(ctx).flatMap((a) => ["-o", `DPkg::Options::=${a}`]),
   ];
 }
@@ -307,14 +329,22 @@ async function aptInstall(ctx: PackageContext, name: string, version: string | u
   if (!(await aptAvailable(ctx))) throw new Error(`package ${name}: ${APT_NEEDS_REAL_ROOT}`);
   await prepareSandbox(ctx);
   const argv = [
-    "apt-get", ...aptRootArgs(ctx), "install", "-y", "--no-install-recommends",
+    "apt-get",
+    ...aptRootArgs(ctx),
+    "install",
+    "-y",
+    "--no-install-recommends",
     // Never remove another package to make room: the host removes only what it owns.
     "--no-remove",
     // An exact version may be older than what stands; that is what was declared.
     ...(version ? ["--allow-downgrades"] : []),
-    "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+    "-o",
+    "Dpkg::Options::=--force-confdef",
+    "-o",
+    "Dpkg::Options::=--force-confold",
     // Wait for unattended-upgrades to finish instead of failing at once on its lock.
-    "-o", "DPkg::Lock::Timeout=120",
+    "-o",
+    "DPkg::Lock::Timeout=120",
     version ? `${name}=${version}` : name,
   ];
   const opts = { env: UNATTENDED_ENV, timeoutMs: INSTALL_TIMEOUT_MS };

@@ -34,7 +34,15 @@ afterEach(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-const conf = { type: "file" as const, id: "conf", path: "/srv/app.conf", content: "a=1\n", encoding: "utf8" as const, mode: "0644", onDrift: "correct" as const };
+const conf = {
+  type: "file" as const,
+  id: "conf",
+  path: "/srv/app.conf",
+  content: "a=1\n",
+  encoding: "utf8" as const,
+  mode: "0644",
+  onDrift: "correct" as const,
+};
 
 describe("acting on the observed inode", () => {
   it("a mode fix never follows a symlink swapped in after observing", async () => {
@@ -105,7 +113,9 @@ describe("acting on the observed inode", () => {
     });
     try {
       const original = { kind: "directory" as const, mode: "0777", uid: 1234, gid: 1234 };
-      await expect(restorePath(await ctx.hostPath("/srv/inbox"), "/srv/inbox", original, ctx)).rejects.toThrow(/replaced by another directory right after the host made it/);
+      await expect(restorePath(await ctx.hostPath("/srv/inbox"), "/srv/inbox", original, ctx)).rejects.toThrow(
+        /replaced by another directory right after the host made it/,
+      );
     } finally {
       spy.mockRestore();
     }

@@ -2,7 +2,21 @@
 // restore of it that file, directory and symlink adoption share. Reads and changes go through O_NOFOLLOW descriptors.
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
-import { closeSync, constants, createReadStream, fchmodSync, fchownSync, fstatSync, lstatSync, openSync, promises as fs, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  promises as fs,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  type Stats,
+} from "node:fs";
 import type { Original } from "../store/original";
 import { symlinkAtomically, tempBeside, writeFileAtomically } from "./atomic-write";
 import { normaliseMode, sha256Hex, type State } from "./observed";
@@ -100,7 +114,8 @@ export function extendState(state: State, extra: Record<string, number | string 
 }
 
 function sameInode(now: Stats, seen: { dev: number; ino: number }, path: string): void {
-  if (now.dev !== seen.dev || now.ino !== seen.ino) throw new Error(`${path} changed while the host was looking at it (something else was put in its place); not touched, tried again next reconcile`);
+  if (now.dev !== seen.dev || now.ino !== seen.ino)
+    throw new Error(`${path} changed while the host was looking at it (something else was put in its place); not touched, tried again next reconcile`);
 }
 
 /**
@@ -113,7 +128,8 @@ export function openObserved(hostPath: string, path: string, kind: "file" | "dir
     fd = openSync(hostPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | (kind === "directory" ? O_DIRECTORY : 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP" || code === "ENOTDIR") throw new Error(`${path} is no longer a ${kind} (a symlink put there since it was observed?); not followed, tried again next reconcile`);
+    if (code === "ELOOP" || code === "ENOTDIR")
+      throw new Error(`${path} is no longer a ${kind} (a symlink put there since it was observed?); not followed, tried again next reconcile`);
     throw err;
   }
   try {
@@ -183,7 +199,8 @@ function readObserved(hostPath: string, observed: State): Buffer {
   const fd = openObserved(hostPath, observed.path as string, "file", inodeOf(observed));
   try {
     const content = readFileSync(fd);
-    if (sha256Hex(content) !== observed.sha256) throw new Error(`${observed.path} changed while the host was taking it over; not taken over, tried again next reconcile`);
+    if (sha256Hex(content) !== observed.sha256)
+      throw new Error(`${observed.path} changed while the host was taking it over; not taken over, tried again next reconcile`);
     return content;
   } finally {
     closeSync(fd);
@@ -264,7 +281,9 @@ export async function ownerIds(
  */
 export const replacedPathLifecycle: Pick<ResourceProvider<FileResource | SymlinkResource>, "remove" | "snapshot" | "restore" | "settle"> = {
   async remove(path, ctx) {
-    const hostPath = await ctx.hostPath(path).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" || err.code === "ENOTDIR" ? null : Promise.reject(err)));
+    const hostPath = await ctx
+      .hostPath(path)
+      .catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" || err.code === "ENOTDIR" ? null : Promise.reject(err)));
     return hostPath === null ? { kind: "absent" } : unlinkPath(hostPath, path, ctx);
   },
   async snapshot(path, observed, ctx) {

@@ -14,11 +14,7 @@ import type { SafePaths } from "./safe-path";
 import type { ServiceManager } from "./service-manager";
 
 /** How a removal or a restore ended; `kept` is not a failure of the host but is reported. */
-export type RemoveOutcome =
-  | { kind: "removed" }
-  | { kind: "restored"; note?: string }
-  | { kind: "absent" }
-  | { kind: "kept"; reason: string };
+export type RemoveOutcome = { kind: "removed" } | { kind: "restored"; note?: string } | { kind: "absent" } | { kind: "kept"; reason: string };
 
 /** What the machine offers the providers; one per reconcile. */
 export interface ProviderContext {

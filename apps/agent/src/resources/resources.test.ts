@@ -1,6 +1,19 @@
 // The file, directory and symlink providers against a temp --root, driven through
 // one reconcile at a time as the host drives them: create, no-op, update, drift, adopt/restore, remove.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync, chmodSync, chownSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  chmodSync,
+  chownSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -84,7 +97,11 @@ describe("update: a changed declaration", () => {
   it("updates content, mode and target (an update, not drift)", async () => {
     await run([site, index, link]);
     const { report, changes } = await run(
-      [{ ...site, mode: "0755" } as ResourceInput, { ...index, content: "v2", mode: "0600" } as ResourceInput, { ...link, target: "/elsewhere" } as ResourceInput],
+      [
+        { ...site, mode: "0755" } as ResourceInput,
+        { ...index, content: "v2", mode: "0600" } as ResourceInput,
+        { ...link, target: "/elsewhere" } as ResourceInput,
+      ],
       { version: 2 },
     );
     expect(kinds(changes).sort()).toEqual(["updated:current", "updated:index", "updated:site"]);
@@ -130,7 +147,11 @@ describe("drift", () => {
   });
 
   it("onDrift report: reports in every reconcile until the machine matches again, and changes nothing", async () => {
-    const watched = [{ ...site, onDrift: "report" }, { ...index, onDrift: "report" }, { ...link, onDrift: "report" }] as ResourceInput[];
+    const watched = [
+      { ...site, onDrift: "report" },
+      { ...index, onDrift: "report" },
+      { ...link, onDrift: "report" },
+    ] as ResourceInput[];
     await run(watched);
     chmodSync(at("srv"), 0o700);
     writeFileSync(at("srv/index.html"), "edited by hand");
@@ -294,7 +315,12 @@ describe("file sources", () => {
       const time = String(req.headers[HTTP_SIGNATURE_HEADERS.time]);
       const signed =
         req.headers[HTTP_SIGNATURE_HEADERS.node] === NODE_ID &&
-        verify(null, Buffer.from(httpSignatureMessage("GET", req.url!, time, sha256Hex(""))), nodeKey.publicKey, Buffer.from(String(req.headers[HTTP_SIGNATURE_HEADERS.signature]), "base64"));
+        verify(
+          null,
+          Buffer.from(httpSignatureMessage("GET", req.url!, time, sha256Hex(""))),
+          nodeKey.publicKey,
+          Buffer.from(String(req.headers[HTTP_SIGNATURE_HEADERS.signature]), "base64"),
+        );
       if (!signed) {
         res.statusCode = 401;
         res.end("unsigned");

@@ -24,9 +24,13 @@ beforeEach(() => {
 
 const UNIT = "mesh-demo.service";
 const unitText = (cmd: string) => `[Unit]\nDescription=demo\n[Service]\nExecStart=${cmd}\n[Install]\nWantedBy=multi-user.target\n`;
-const web = (extra: Record<string, unknown> = {}): ResourceInput => ({ type: "service", id: "web", unit: UNIT, content: unitText("/bin/true"), enabled: true, ...extra }) as ResourceInput;
+const web = (extra: Record<string, unknown> = {}): ResourceInput =>
+  ({ type: "service", id: "web", unit: UNIT, content: unitText("/bin/true"), enabled: true, ...extra }) as ResourceInput;
 const run = (resources: ResourceInput[], version = 1) =>
-  reconcile({ store, root: new Root(root), log: silentLogger(), enrolled: false, systemdIsPid1: true }, { declaration: Declaration.parse({ version, resources }) });
+  reconcile(
+    { store, root: new Root(root), log: silentLogger(), enrolled: false, systemdIsPid1: true },
+    { declaration: Declaration.parse({ version, resources }) },
+  );
 const systemctl = (...args: string[]) => spawnSync("systemctl", [`--root=${root}`, ...args], { encoding: "utf8" });
 const enabled = () => systemctl("is-enabled", UNIT).stdout.trim();
 const unitFile = () => join(root, "etc/systemd/system", UNIT);
@@ -50,7 +54,9 @@ describe("service provider through reconcile (real systemctl --root)", () => {
     await run([web()]);
     systemctl("disable", UNIT);
     const corrected = await run([web()]);
-    expect(corrected.report.drift).toEqual([expect.objectContaining({ id: "web", type: "service", description: "disabled, declared enabled", corrected: true })]);
+    expect(corrected.report.drift).toEqual([
+      expect.objectContaining({ id: "web", type: "service", description: "disabled, declared enabled", corrected: true }),
+    ]);
     expect(enabled()).toBe("enabled");
     systemctl("disable", UNIT);
     for (let i = 0; i < 2; i++) {

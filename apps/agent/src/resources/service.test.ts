@@ -71,15 +71,25 @@ describe("with systemd as PID 1 (recorded systemctl)", () => {
   });
 
   it("creates: writes the unit file, reloads, enables and starts, then observes it", async () => {
-    const runner = systemd([["not-found", "inactive"], ["enabled", "active"]]);
+    const runner = systemd([
+      ["not-found", "inactive"],
+      ["enabled", "active"],
+    ]);
     const ctx = ctxWith(runner);
     const observed = await observeService(ctx, UNIT);
     expect(observed).toEqual({ unit: UNIT, unitFileSha256: null, enabled: "not-found", active: "inactive" });
     const declared = svc({ content: V1, enabled: true, state: "running" });
     const applied = await applyService(ctx, declared, observed);
     expect(applied.actions).toEqual(["wrote unit file", "daemon-reload", "enable", "start"]);
-    expect(changes(runner)).toEqual([["systemctl", "daemon-reload"], ["systemctl", "enable", UNIT], ["systemctl", "start", UNIT]]);
-    expect(runner.argvs.slice(0, 2)).toEqual([["systemctl", "is-enabled", UNIT], ["systemctl", "is-active", UNIT]]);
+    expect(changes(runner)).toEqual([
+      ["systemctl", "daemon-reload"],
+      ["systemctl", "enable", UNIT],
+      ["systemctl", "start", UNIT],
+    ]);
+    expect(runner.argvs.slice(0, 2)).toEqual([
+      ["systemctl", "is-enabled", UNIT],
+      ["systemctl", "is-active", UNIT],
+    ]);
     expect(readFileSync(unitFile(), "utf8")).toBe(V1);
     expect(serviceState(applied.observed, declared)).toEqual(declaredServiceState(declared));
   });
@@ -87,7 +97,10 @@ describe("with systemd as PID 1 (recorded systemctl)", () => {
   it("is a no-op when the unit is as declared", async () => {
     mkdirSync(unitDir, { recursive: true });
     writeFileSync(unitFile(), V1);
-    const runner = systemd([["enabled", "active"], ["enabled", "active"]]);
+    const runner = systemd([
+      ["enabled", "active"],
+      ["enabled", "active"],
+    ]);
     const ctx = ctxWith(runner);
     const applied = await applyService(ctx, svc({ content: V1, enabled: true, state: "running" }), await observeService(ctx, UNIT));
     expect(applied.actions).toEqual([]);
@@ -97,10 +110,16 @@ describe("with systemd as PID 1 (recorded systemctl)", () => {
   it("updates: a new unit file is written, reloaded, and a running service restarted to take it", async () => {
     mkdirSync(unitDir, { recursive: true });
     writeFileSync(unitFile(), V1);
-    const runner = systemd([["enabled", "active"], ["enabled", "active"]]);
+    const runner = systemd([
+      ["enabled", "active"],
+      ["enabled", "active"],
+    ]);
     const ctx = ctxWith(runner);
     const applied = await applyService(ctx, svc({ content: V2, enabled: true, state: "running" }), await observeService(ctx, UNIT));
-    expect(changes(runner)).toEqual([["systemctl", "daemon-reload"], ["systemctl", "restart", UNIT]]);
+    expect(changes(runner)).toEqual([
+      ["systemctl", "daemon-reload"],
+      ["systemctl", "restart", UNIT],
+    ]);
     expect(applied.actions).toEqual(["wrote unit file", "daemon-reload", "restart"]);
     expect(readFileSync(unitFile(), "utf8")).toBe(V2);
   });
@@ -108,29 +127,49 @@ describe("with systemd as PID 1 (recorded systemctl)", () => {
   it("sees drift (stopped, disabled, edited behind the host's back) and corrects it", async () => {
     mkdirSync(unitDir, { recursive: true });
     writeFileSync(unitFile(), "[Service]\nExecStart=/bin/false\n");
-    const runner = systemd([["disabled", "failed"], ["enabled", "active"]]);
+    const runner = systemd([
+      ["disabled", "failed"],
+      ["enabled", "active"],
+    ]);
     const ctx = ctxWith(runner);
     const declared = svc({ content: V1, enabled: true, state: "running" });
     const observed = await observeService(ctx, UNIT);
     expect(describeServiceDrift(declared, observed)).toBe("unit file content differs; disabled, declared enabled; failed, declared running");
     expect(serviceState(observed, declared)).not.toEqual(declaredServiceState(declared));
     await applyService(ctx, declared, observed);
-    expect(changes(runner)).toEqual([["systemctl", "daemon-reload"], ["systemctl", "enable", UNIT], ["systemctl", "start", UNIT]]);
+    expect(changes(runner)).toEqual([
+      ["systemctl", "daemon-reload"],
+      ["systemctl", "enable", UNIT],
+      ["systemctl", "start", UNIT],
+    ]);
   });
 
   it("stops and disables a unit declared stopped and disabled", async () => {
-    const runner = systemd([["enabled", "active"], ["disabled", "inactive"]]);
+    const runner = systemd([
+      ["enabled", "active"],
+      ["disabled", "inactive"],
+    ]);
     const ctx = ctxWith(runner);
     await applyService(ctx, svc({ enabled: false, state: "stopped" }), await observeService(ctx, UNIT));
-    expect(changes(runner)).toEqual([["systemctl", "disable", UNIT], ["systemctl", "stop", UNIT]]);
+    expect(changes(runner)).toEqual([
+      ["systemctl", "disable", UNIT],
+      ["systemctl", "stop", UNIT],
+    ]);
   });
 
   it("removes a unit it created: stop, disable, delete the file, reload", async () => {
     mkdirSync(unitDir, { recursive: true });
     writeFileSync(unitFile(), V1);
-    const runner = systemd([["enabled", "active"], ["not-found", "inactive"]]);
+    const runner = systemd([
+      ["enabled", "active"],
+      ["not-found", "inactive"],
+    ]);
     const removed = await removeService(ctxWith(runner), svc({ content: V1, enabled: true, state: "running" }));
-    expect(changes(runner)).toEqual([["systemctl", "stop", UNIT], ["systemctl", "disable", UNIT], ["systemctl", "daemon-reload"]]);
+    expect(changes(runner)).toEqual([
+      ["systemctl", "stop", UNIT],
+      ["systemctl", "disable", UNIT],
+      ["systemctl", "daemon-reload"],
+    ]);
     expect(removed.actions).toEqual(["stop", "disable", "deleted unit file", "daemon-reload"]);
     expect(existsSync(unitFile())).toBe(false);
   });
@@ -155,38 +194,57 @@ describe("with systemd as PID 1 (recorded systemctl)", () => {
 
     const restored = await restoreService(ctx, snapshot);
     expect(restored).toMatchObject({ outcome: "restored", actions: ["stop", "disable", "restored unit file", "daemon-reload"] });
-    expect(changes(runner)).toEqual([["systemctl", "stop", UNIT], ["systemctl", "disable", UNIT], ["systemctl", "daemon-reload"]]);
+    expect(changes(runner)).toEqual([
+      ["systemctl", "stop", UNIT],
+      ["systemctl", "disable", UNIT],
+      ["systemctl", "daemon-reload"],
+    ]);
     expect(readFileSync(unitFile(), "utf8")).toBe(V1);
   });
 
   it("restores a package's unit (no file in /etc) by deleting the override, and puts a mask link back as a link", async () => {
     mkdirSync(unitDir, { recursive: true });
     writeFileSync(unitFile(), V2);
-    let runner = systemd([["enabled", "active"], ["enabled", "active"]]);
+    let runner = systemd([
+      ["enabled", "active"],
+      ["enabled", "active"],
+    ]);
     let restored = await restoreService(ctxWith(runner), { unit: UNIT, unitFile: null, enabled: "enabled", active: "active" });
     expect(restored.actions).toEqual(["deleted unit file", "daemon-reload", "restart"]);
     expect(existsSync(unitFile())).toBe(false);
 
-    runner = systemd([["not-found", "inactive"], ["masked", "inactive"]]);
+    runner = systemd([
+      ["not-found", "inactive"],
+      ["masked", "inactive"],
+    ]);
     restored = await restoreService(ctxWith(runner), { unit: UNIT, unitFile: { kind: "symlink", target: "/dev/null" }, enabled: "masked", active: "inactive" });
     expect(restored.outcome).toBe("restored");
     expect(readlinkSync(unitFile())).toBe("/dev/null");
   });
 
   it("reports a restore that systemd did not follow as approximate, never as done", async () => {
-    const runner = systemd([["disabled", "inactive"], ["disabled", "failed"]]);
+    const runner = systemd([
+      ["disabled", "inactive"],
+      ["disabled", "failed"],
+    ]);
     const restored = await restoreService(ctxWith(runner), { unit: UNIT, unitFile: null, enabled: "disabled", active: "active" });
     expect(restored).toMatchObject({ outcome: "approximate", detail: `${UNIT}: failed, was active` });
   });
 
   it("throws with systemctl's words when an action fails, and when the unit is not as declared afterwards", async () => {
-    let runner = systemd([["enabled", "inactive"]], [{ match: ["systemctl", "start"], result: { code: 1, stderr: "Job for web.service failed because the control process exited with error code.\n" } }]);
+    let runner = systemd(
+      [["enabled", "inactive"]],
+      [{ match: ["systemctl", "start"], result: { code: 1, stderr: "Job for web.service failed because the control process exited with error code.\n" } }],
+    );
     let ctx = ctxWith(runner);
     await expect(applyService(ctx, svc({ state: "running" }), await observeService(ctx, UNIT))).rejects.toThrow(
       "cannot start web.service: `systemctl start web.service` exited 1: Job for web.service failed",
     );
 
-    runner = systemd([["enabled", "inactive"], ["enabled", "failed"]]);
+    runner = systemd([
+      ["enabled", "inactive"],
+      ["enabled", "failed"],
+    ]);
     ctx = ctxWith(runner);
     await expect(applyService(ctx, svc({ state: "running" }), await observeService(ctx, UNIT))).rejects.toThrow(
       "service web.service is not as declared after start: failed, declared running",
@@ -203,9 +261,14 @@ describe("with systemd as PID 1 (recorded systemctl)", () => {
 
   it("never touches the host's own unit (invariant 5)", async () => {
     const runner = systemd([]);
-    await expect(applyService(ctxWith(runner), svc({ unit: "mesh-host.service", state: "stopped" }), { unit: "mesh-host.service", unitFileSha256: null, enabled: "enabled", active: "active" })).rejects.toThrow(
-      "mesh-host.service belongs to the host's installation",
-    );
+    await expect(
+      applyService(ctxWith(runner), svc({ unit: "mesh-host.service", state: "stopped" }), {
+        unit: "mesh-host.service",
+        unitFileSha256: null,
+        enabled: "enabled",
+        active: "active",
+      }),
+    ).rejects.toThrow("mesh-host.service belongs to the host's installation");
     expect(runner.calls).toEqual([]);
   });
 });
@@ -237,6 +300,11 @@ describe("with systemd as PID 1 under a sandbox root", () => {
     mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
     symlinkSync("/dev/null", join(root, "etc/systemd/system", UNIT));
     const runner = new RecordingRunner([{ match: ["systemctl"], result: { stdout: "masked\n" } }]);
-    expect(await snapshotService({ root, manager: systemdManager(runner, root) }, UNIT)).toEqual({ unit: UNIT, unitFile: { kind: "symlink", target: "/dev/null" }, enabled: "masked", active: "unknown" });
+    expect(await snapshotService({ root, manager: systemdManager(runner, root) }, UNIT)).toEqual({
+      unit: UNIT,
+      unitFile: { kind: "symlink", target: "/dev/null" },
+      enabled: "masked",
+      active: "unknown",
+    });
   });
 });

@@ -201,7 +201,10 @@ export async function restoreService(ctx: ServiceContext, snapshot: ServiceSnaps
 
 /** systemd's start and stop act on the running machine, which a sandbox root promises not to touch. */
 function requireProcessControl(ctx: ServiceContext, unit: string): void {
-  if (!ctx.manager.controlsProcesses) throw new ServiceUnsupportedError(`service ${unit}: a running or stopped state needs --root /; under a sandbox root only the unit file and enablement are managed`);
+  if (!ctx.manager.controlsProcesses)
+    throw new ServiceUnsupportedError(
+      `service ${unit}: a running or stopped state needs --root /; under a sandbox root only the unit file and enablement are managed`,
+    );
 }
 
 function refuseHostUnit(unit: string): void {

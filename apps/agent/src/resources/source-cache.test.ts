@@ -38,7 +38,9 @@ afterAll(async () => {
 });
 
 function apply(file: string, root: string, state: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, "apply", "--file", file, "--state-dir", state, "--root", root], { env: { ...process.env, MESH_LOG_LEVEL: "warn" } });
+  const child = spawn(process.execPath, [BIN, "apply", "--file", file, "--state-dir", state, "--root", root], {
+    env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -52,7 +54,13 @@ describe("sources over a slow link that drops connections", () => {
     const state = join(base, "state");
     mkdirSync(join(root, "srv"), { recursive: true });
     const decl = join(base, "decl.json");
-    const resources = contents.map((c, i) => ({ type: "file", id: `f${i}`, path: `/srv/f${i}`, mode: "0644", source: { url: `${url}/f/${i}`, sha256: createHash("sha256").update(c).digest("hex") } }));
+    const resources = contents.map((c, i) => ({
+      type: "file",
+      id: `f${i}`,
+      path: `/srv/f${i}`,
+      mode: "0644",
+      source: { url: `${url}/f/${i}`, sha256: createHash("sha256").update(c).digest("hex") },
+    }));
     writeFileSync(decl, JSON.stringify({ version: 1, resources }));
 
     const r = await apply(decl, root, state);
@@ -80,7 +88,11 @@ describe("sources over a slow link that drops connections", () => {
     const cpServer = createServer(cut.handler);
     await new Promise<void>((r) => cpServer.listen(0, "127.0.0.1", r));
     try {
-      const cp = { url: `http://127.0.0.1:${(cpServer.address() as AddressInfo).port}`, nodeId: "00000000-0000-4000-8000-000000000001", privateKey: generateKeyPairSync("ed25519").privateKey };
+      const cp = {
+        url: `http://127.0.0.1:${(cpServer.address() as AddressInfo).port}`,
+        nodeId: "00000000-0000-4000-8000-000000000001",
+        privateKey: generateKeyPairSync("ed25519").privateKey,
+      };
       const dir = join(base, "cp-downloads");
       const cache = new SourceCache(dir, sourceOpener(cp), 1024 * 1024);
       const sources = [0, 1].map((i) => ({ url: `/f/${i}`, sha256: createHash("sha256").update(contents[i]!).digest("hex") }));

@@ -23,7 +23,10 @@ export class RecordingRunner implements Runner {
   private readonly script: { answer: ScriptedAnswer; used: boolean }[];
 
   /** `otherwise` answers a call no script entry matches; without it such a call rejects, so a test sees it. */
-  constructor(script: ScriptedAnswer[] = [], private readonly otherwise?: Partial<RunResult>) {
+  constructor(
+    script: ScriptedAnswer[] = [],
+    private readonly otherwise?: Partial<RunResult>,
+  ) {
     this.script = script.map((answer) => ({ answer, used: false }));
   }
 

@@ -42,11 +42,7 @@ export class CommandFailedError extends Error {
 
 /** "`dpkg -i x.deb` exited 1: <its last stderr lines>", for errors and reports. */
 export function describeRun(argv: string[], result: RunResult): string {
-  const how = result.timedOut
-    ? "timed out"
-    : result.signal
-      ? `was killed by ${result.signal}`
-      : `exited ${result.code}`;
+  const how = result.timedOut ? "timed out" : result.signal ? `was killed by ${result.signal}` : `exited ${result.code}`;
   const last = lastLines(result.stderr || result.stdout, 5);
   return `\`${argv.join(" ")}\` ${how}${last ? `: ${last}` : ""}`;
 }

@@ -12,7 +12,7 @@ export function runningAsSea(): boolean {
 }
 
 export function runningBinaryPath(): string {
-  const p = runningAsSea() ? process.execPath : process.argv[1] ?? process.execPath;
+  const p = runningAsSea() ? process.execPath : (process.argv[1] ?? process.execPath);
   // The path the supervisor starts: a symlink to it (/usr/bin -> /opt) would be replaced, not what it names.
   // Unresolvable (the file was removed under a running host): the upgrade's own stat reports it.
   try {

@@ -26,11 +26,15 @@ function build(name: string, env: Record<string, string>) {
 function host(bin: string, ...args: string[]) {
   const sandbox = join(dir, `sandbox-${Math.random().toString(36).slice(2)}`);
   mkdirSync(join(sandbox, "root"), { recursive: true });
-  const r = spawnSync(process.execPath, [bin, ...args, ...(args[0] === "version" ? [] : ["--state-dir", join(sandbox, "state"), "--root", join(sandbox, "root")])], {
-    encoding: "utf8",
-    env: { ...process.env, MESH_LOG_LEVEL: "warn" },
-    cwd: sandbox,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [bin, ...args, ...(args[0] === "version" ? [] : ["--state-dir", join(sandbox, "state"), "--root", join(sandbox, "root")])],
+    {
+      encoding: "utf8",
+      env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+      cwd: sandbox,
+    },
+  );
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, sandbox };
 }
 
@@ -54,10 +58,27 @@ describe("release signing fails closed", () => {
     const sha256 = createHash("sha256").update("x").digest("hex");
     const h = host(b.outfile, "version");
     const decl = join(h.sandbox, "decl.json");
-    writeFileSync(decl, JSON.stringify({ version: 1, resources: [{ type: "host", id: "mesh-host", version: "99.0.0", sha256, signature: Buffer.alloc(64).toString("base64"), source: { url: "http://127.0.0.1:9/mesh-host", sha256 } }] }));
+    writeFileSync(
+      decl,
+      JSON.stringify({
+        version: 1,
+        resources: [
+          {
+            type: "host",
+            id: "mesh-host",
+            version: "99.0.0",
+            sha256,
+            signature: Buffer.alloc(64).toString("base64"),
+            source: { url: "http://127.0.0.1:9/mesh-host", sha256 },
+          },
+        ],
+      }),
+    );
     const apply = host(b.outfile, "apply", "--file", decl);
     expect(apply.code).toBe(1);
-    expect(apply.stdout).toMatch(/error mesh-host: mesh-host 99\.0\.0: this build of mesh-host has no release key built in \(built without MESH_RELEASE_PUBLIC_KEY_FILE\), so it cannot verify any release; refused/);
+    expect(apply.stdout).toMatch(
+      /error mesh-host: mesh-host 99\.0\.0: this build of mesh-host has no release key built in \(built without MESH_RELEASE_PUBLIC_KEY_FILE\), so it cannot verify any release; refused/,
+    );
   });
 
   it("a release build takes its key from MESH_RELEASE_PUBLIC_KEY_FILE and says nothing of tests", () => {
@@ -82,9 +103,13 @@ describe("release signing fails closed", () => {
     const json = JSON.parse(host(b.outfile, "status", "--json").stdout);
     expect(json).toMatchObject({ testBuild: true, releaseKey: "test-key", warning: expect.stringMatching(/^TEST BUILD: /) });
     // The daemon's first line at start, before anything else it says.
-    const daemon = spawn(process.execPath, [b.outfile, "run", "--state-dir", join(text.sandbox, "state"), "--root", join(text.sandbox, "root")], { env: { ...process.env, MESH_LOG_LEVEL: "warn" } });
+    const daemon = spawn(process.execPath, [b.outfile, "run", "--state-dir", join(text.sandbox, "state"), "--root", join(text.sandbox, "root")], {
+      env: { ...process.env, MESH_LOG_LEVEL: "warn" },
+    });
     let stderr = "";
-    const first = await new Promise<string>((resolve) => daemon.stderr.on("data", (d: Buffer) => (stderr += d) && stderr.includes("\n") && resolve(stderr.split("\n")[0]!)));
+    const first = await new Promise<string>((resolve) =>
+      daemon.stderr.on("data", (d: Buffer) => (stderr += d) && stderr.includes("\n") && resolve(stderr.split("\n")[0]!)),
+    );
     daemon.kill("SIGTERM");
     expect(first).toMatch(/"level":40.*"testBuild":true.*TEST BUILD: /);
   });

@@ -16,13 +16,15 @@ export function refuseRelease(sha: string, resource: HostResource, running: stri
   }
   let good = false;
   try {
-    good = signature.length === 64 && verify(null, Buffer.from(hostReleaseMessage(resource.version, resource.sha256)), createPublicKey(publicKeyPem), signature);
+    good =
+      signature.length === 64 && verify(null, Buffer.from(hostReleaseMessage(resource.version, resource.sha256)), createPublicKey(publicKeyPem), signature);
   } catch {
     good = false;
   }
   if (!good) return `mesh-host ${resource.version}: the signature is not the release key's over this version and sha256; refused`;
   const order = compareVersions(resource.version, running);
-  if (order < 0 && !resource.allowDowngrade) return `mesh-host ${resource.version} is older than the running ${running}; refused (set allowDowngrade to go back)`;
+  if (order < 0 && !resource.allowDowngrade)
+    return `mesh-host ${resource.version} is older than the running ${running}; refused (set allowDowngrade to go back)`;
   return null;
 }
 

@@ -31,7 +31,16 @@ beforeEach(() => {
 const dpkgSays = (version: string) => new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true }]);
 
 async function host(runner: RecordingRunner) {
-  return new SelfUpgrade({ store, binary, running: "1.0.0", trialMs: 60_000, publicKey: null, log: silentLogger(), startedAs: await binaryIdentity(binary), packages: { runner, root: dir } });
+  return new SelfUpgrade({
+    store,
+    binary,
+    running: "1.0.0",
+    trialMs: 60_000,
+    publicKey: null,
+    log: silentLogger(),
+    startedAs: await binaryIdentity(binary),
+    packages: { runner, root: dir },
+  });
 }
 
 /** What dpkg does: unpack beside, rename over the path. */
@@ -72,9 +81,22 @@ describe("a binary replaced on disk", () => {
   });
 
   it("refuses a package version that was rolled back before, and leaves the binary alone", async () => {
-    await store.write(FAILED_KEY, JSON.stringify({ from: "1.0.0", to: "1.1.0", sha256: "a".repeat(64), binary, deadline: new Date().toISOString(), trialMs: 1000, package: { name: "mesh-host", previous: "1.0.0" } }));
+    await store.write(
+      FAILED_KEY,
+      JSON.stringify({
+        from: "1.0.0",
+        to: "1.1.0",
+        sha256: "a".repeat(64),
+        binary,
+        deadline: new Date().toISOString(),
+        trialMs: 1000,
+        package: { name: "mesh-host", previous: "1.0.0" },
+      }),
+    );
     const up = await host(dpkgSays("1.0.0"));
-    await expect(up.beforeHostPackage("1.1.0")).rejects.toThrow(/upgrade to mesh-host 1\.1\.0 failed and was rolled back to 1\.0\.0: the new binary exited before it reached the control plane.*not tried again/);
+    await expect(up.beforeHostPackage("1.1.0")).rejects.toThrow(
+      /upgrade to mesh-host 1\.1\.0 failed and was rolled back to 1\.0\.0: the new binary exited before it reached the control plane.*not tried again/,
+    );
     expect(existsSync(`${binary}.prev`)).toBe(false);
     // Another version is tried afresh.
     await up.beforeHostPackage("1.2.0");
@@ -83,7 +105,14 @@ describe("a binary replaced on disk", () => {
 });
 
 describe("after a rolled-back package upgrade", () => {
-  const failed = { from: "1.0.0", to: "1.1.0", sha256: "a".repeat(64), deadline: new Date().toISOString(), trialMs: 1000, package: { name: "mesh-host", previous: "1.0.0" } };
+  const failed = {
+    from: "1.0.0",
+    to: "1.1.0",
+    sha256: "a".repeat(64),
+    deadline: new Date().toISOString(),
+    trialMs: 1000,
+    package: { name: "mesh-host", previous: "1.0.0" },
+  };
 
   it("reinstalls the running version with apt, so dpkg's record is true again", async () => {
     await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));

@@ -43,7 +43,11 @@ function release(version: string, body = `mesh-host ${version}\n`) {
   const bytes = Buffer.from(body);
   const sha256 = sha256Hex(bytes);
   served.set(`/files/${sha256}`, bytes);
-  return { bytes, sha256, resource: { type: "host", id: "mesh-host", version, sha256, source: { url: `/files/${sha256}`, sha256 }, signature: signed(version, sha256) } as const };
+  return {
+    bytes,
+    sha256,
+    resource: { type: "host", id: "mesh-host", version, sha256, source: { url: `/files/${sha256}`, sha256 }, signature: signed(version, sha256) } as const,
+  };
 }
 
 async function apply(resource: ResourceInput, running = "1.0.0") {
@@ -124,7 +128,8 @@ describe("self-upgrade", () => {
 });
 
 describe("upgrade trial", () => {
-  const crumb = (to: string, trialMs = 60_000) => JSON.stringify({ from: "1.0.0", to, sha256: "a".repeat(64), binary, deadline: new Date(Date.now() + trialMs).toISOString(), trialMs });
+  const crumb = (to: string, trialMs = 60_000) =>
+    JSON.stringify({ from: "1.0.0", to, sha256: "a".repeat(64), binary, deadline: new Date(Date.now() + trialMs).toISOString(), trialMs });
 
   it("is kept once the control plane is reached", async () => {
     await store.write(BREADCRUMB_KEY, crumb("1.1.0"));
@@ -168,6 +173,13 @@ describe("compareVersions", () => {
   it("refuseRelease names a build with no release key", () => {
     const bytes = Buffer.from("x");
     const sha256 = sha256Hex(bytes);
-    expect(refuseRelease(sha256Hex(bytes), { type: "host", id: "h", version: "2.0.0", sha256, signature: signed("2.0.0", sha256), allowDowngrade: false, onDrift: "correct" }, "1.0.0", null)).toMatch(/no release key/);
+    expect(
+      refuseRelease(
+        sha256Hex(bytes),
+        { type: "host", id: "h", version: "2.0.0", sha256, signature: signed("2.0.0", sha256), allowDowngrade: false, onDrift: "correct" },
+        "1.0.0",
+        null,
+      ),
+    ).toMatch(/no release key/);
   });
 });

@@ -115,7 +115,10 @@ export class SelfUpgrade {
       };
       await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
       this.staged = { from: running, to: next.to };
-      log.info({ from: running, to: next.to, binary, package: next.package?.name }, "host binary replaced on disk; exiting after this report for the supervisor to start it");
+      log.info(
+        { from: running, to: next.to, binary, package: next.package?.name },
+        "host binary replaced on disk; exiting after this report for the supervisor to start it",
+      );
     } catch (err) {
       log.error({ binary, reason: (err as Error).message }, "the host binary was replaced; cannot put it on trial; exiting for the supervisor to start it");
     }

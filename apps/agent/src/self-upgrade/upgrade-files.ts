@@ -36,7 +36,8 @@ export const FailedUpgrade = Breadcrumb.extend({
 });
 export type FailedUpgrade = z.infer<typeof FailedUpgrade>;
 
-export const SCRIPT_ROLLBACK_REASON = "the new binary exited before it reached the control plane; the installation's rollback step put the previous binary back";
+export const SCRIPT_ROLLBACK_REASON =
+  "the new binary exited before it reached the control plane; the installation's rollback step put the previous binary back";
 
 export async function readJson<T>(store: Store, key: string, schema: z.ZodType<T>): Promise<T | null> {
   const raw = await store.read(key);

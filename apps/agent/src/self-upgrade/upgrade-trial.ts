@@ -39,7 +39,10 @@ export class UpgradeTrial {
     const trial = new UpgradeTrial(store, crumb, log);
     const deadline = Math.max(Date.parse(crumb.deadline), Date.now() + crumb.trialMs);
     log.info({ from: crumb.from, to: crumb.to, deadline: new Date(deadline).toISOString() }, "upgraded: on trial until the control plane is reached");
-    trial.timer = setTimeout(() => void trial.rollBack(`mesh-host ${crumb.to} did not reach the control plane within ${Math.round(crumb.trialMs / 1000)} s`), deadline - Date.now());
+    trial.timer = setTimeout(
+      () => void trial.rollBack(`mesh-host ${crumb.to} did not reach the control plane within ${Math.round(crumb.trialMs / 1000)} s`),
+      deadline - Date.now(),
+    );
     return trial;
   }
 
@@ -72,7 +75,10 @@ export class UpgradeTrial {
     await this.store.write(FAILED_KEY, JSON.stringify(failed));
     await this.store.remove(BREADCRUMB_KEY);
     await this.store.remove(EXITED_KEY);
-    this.log.error({ from: this.crumb.from, to: this.crumb.to, reason }, "upgrade rolled back: the previous binary is back; exiting for the supervisor to start it");
+    this.log.error(
+      { from: this.crumb.from, to: this.crumb.to, reason },
+      "upgrade rolled back: the previous binary is back; exiting for the supervisor to start it",
+    );
     this.onRolledBack?.();
   }
 }

@@ -21,7 +21,13 @@ export const ControlRequest = z.strictObject({
 });
 export type ControlRequest = z.infer<typeof ControlRequest>;
 
-const ChangeLine = z.strictObject({ kind: z.string().max(32), id: z.string().max(256), type: z.string().max(32), subject: z.string().max(4200), detail: z.string().max(2048).optional() });
+const ChangeLine = z.strictObject({
+  kind: z.string().max(32),
+  id: z.string().max(256),
+  type: z.string().max(32),
+  subject: z.string().max(4200),
+  detail: z.string().max(2048).optional(),
+});
 export const ControlAnswer = z.discriminatedUnion("ok", [
   z.strictObject({ ok: z.literal(true), report: Report, changes: z.array(ChangeLine).max(20_000), unchanged: z.number().int().min(0) }),
   z.strictObject({ ok: z.literal(false), error: z.string().max(4096) }),
@@ -60,7 +66,11 @@ function readLine(socket: Socket, max: number): Promise<string> {
 }
 
 /** Serves reconcile requests until closed; a socket that cannot be made is one log line (the daemon runs on). */
-export async function serveControlSocket(stateDir: string, handle: (request: ControlRequest) => Promise<ControlAnswer>, log: Logger): Promise<{ close(): Promise<void> }> {
+export async function serveControlSocket(
+  stateDir: string,
+  handle: (request: ControlRequest) => Promise<ControlAnswer>,
+  log: Logger,
+): Promise<{ close(): Promise<void> }> {
   const path = controlSocketPath(stateDir);
   const open = new Set<Socket>();
   const server: Server = createServer((socket) => {
@@ -90,7 +100,10 @@ export async function serveControlSocket(stateDir: string, handle: (request: Con
     await fs.chmod(path, 0o600);
   } catch (err) {
     server.close();
-    log.warn({ path, reason: reasonOf(err) }, "cannot open the control socket; `mesh-host reconcile` cannot reach this daemon (the timer and the link still reconcile)");
+    log.warn(
+      { path, reason: reasonOf(err) },
+      "cannot open the control socket; `mesh-host reconcile` cannot reach this daemon (the timer and the link still reconcile)",
+    );
     return { close: async () => undefined };
   }
   return {
@@ -138,7 +151,8 @@ export function askDaemon(stateDir: string, request: ControlRequest, timeoutMs =
           } catch {
             return reject(new ControlUnreachable(false, "the daemon's answer is not JSON"));
           }
-          if (!parsed.success) return reject(new ControlUnreachable(false, `the daemon's answer does not fit: ${parsed.error.issues[0]?.message ?? "invalid"}`));
+          if (!parsed.success)
+            return reject(new ControlUnreachable(false, `the daemon's answer does not fit: ${parsed.error.issues[0]?.message ?? "invalid"}`));
           resolve(parsed.data);
         },
         (err) => {

@@ -3,7 +3,11 @@
 import { z } from "zod";
 import { LIMITS, Sha256Hex } from "@mesh/protocol";
 
-const Id = z.number().int().min(0).max(2 ** 32);
+const Id = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 32);
 const Mode = z.string().regex(/^[0-7]{4}$/);
 
 export const Original = z.discriminatedUnion("kind", [

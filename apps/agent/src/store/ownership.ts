@@ -9,7 +9,10 @@ import type { Store } from "./store";
 export const OWNERSHIP_KEY = "store.json";
 
 /** What a record manages, as `resourceSubject` says it: `path:/x`, `package:curl`, `service:x.service`, `host:mesh-host`. */
-export const Subject = z.string().max(LIMITS.path + 16).regex(/^(path|package|service|host):./);
+export const Subject = z
+  .string()
+  .max(LIMITS.path + 16)
+  .regex(/^(path|package|service|host):./);
 
 /**
  * Written before the machine changes, cleared with the result. A host that dies
@@ -102,7 +105,10 @@ export interface LoadedOwnership {
  * the one it stored (`rolledBack`): it no longer lists what was made since, and acting
  * on it would remove and restore from a past that is gone.
  */
-export async function loadOwnership(store: Store, opts: { enrolled: boolean; now?: Date; acknowledged?: number; rolledBack?: boolean }): Promise<LoadedOwnership> {
+export async function loadOwnership(
+  store: Store,
+  opts: { enrolled: boolean; now?: Date; acknowledged?: number; rolledBack?: boolean },
+): Promise<LoadedOwnership> {
   const now = opts.now ?? new Date();
   const acknowledged = opts.acknowledged ?? 0;
   const stamp = now.toISOString().replace(/[-:.]/g, "");

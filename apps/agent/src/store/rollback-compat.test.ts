@@ -15,7 +15,11 @@ import { OWNERSHIP_KEY, loadOwnership, saveOwnership, type Ownership } from "./o
 import type { Store } from "./store";
 
 // ---- The previous release's store.json schema (fixture: do not update with ownership.ts) ----
-const OldId = z.number().int().min(0).max(2 ** 32);
+const OldId = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 32);
 const OldMode = z.string().regex(/^[0-7]{4}$/);
 const OldOriginal = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("file"), blob: Sha256Hex, mode: OldMode, uid: OldId, gid: OldId }),
@@ -23,7 +27,10 @@ const OldOriginal = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("symlink"), target: z.string().min(1).max(LIMITS.path) }),
   z.strictObject({ kind: z.literal("opaque"), data: z.json() }),
 ]);
-const OldSubject = z.string().max(LIMITS.path + 16).regex(/^(path|package|service|host):./);
+const OldSubject = z
+  .string()
+  .max(LIMITS.path + 16)
+  .regex(/^(path|package|service|host):./);
 const OldIntent = z.strictObject({
   op: z.enum(["create", "adopt", "update", "remove", "restore"]),
   want: z

@@ -39,7 +39,13 @@ const sample: Ownership = {
       adopted: { original: { kind: "file", blob: "c".repeat(64), mode: "0644", uid: 0, gid: 0 }, digest: "d".repeat(64) },
       intent: { op: "adopt", want: { type: "file", path: "/etc/motd", mode: "0600", sha256: "e".repeat(64) } },
     },
-    { id: "curl", type: "package", subject: "package:curl", applied: "f".repeat(64), adopted: { original: { kind: "opaque", data: { version: null } }, digest: "0".repeat(64) } },
+    {
+      id: "curl",
+      type: "package",
+      subject: "package:curl",
+      applied: "f".repeat(64),
+      adopted: { original: { kind: "opaque", data: { version: null } }, digest: "0".repeat(64) },
+    },
   ],
 };
 

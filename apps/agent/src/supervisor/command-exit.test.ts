@@ -33,7 +33,9 @@ describe("shouldRestart", () => {
     { policy: "on-abnormal" as const, restarts: [false, false, true] },
     { policy: "on-abort" as const, restarts: [false, false, true] },
   ])("Restart=$policy", ({ policy, restarts }) => {
-    expect([shouldRestart(policy, true, exited(0)), shouldRestart(policy, false, exited(1)), shouldRestart(policy, false, killed("SIGKILL"))]).toEqual(restarts);
+    expect([shouldRestart(policy, true, exited(0)), shouldRestart(policy, false, exited(1)), shouldRestart(policy, false, killed("SIGKILL"))]).toEqual(
+      restarts,
+    );
   });
 });
 

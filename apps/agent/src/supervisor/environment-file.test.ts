@@ -7,7 +7,7 @@ describe("parseEnvironmentFile", () => {
   it.each([
     ["A=1\nB=2", { A: "1", B: "2" }],
     ["# comment\n; other comment\n\n  A = spaced  \n", { A: "spaced" }],
-    ['A="double quoted"\nB=\'single # quoted\'', { A: "double quoted", B: "single # quoted" }],
+    ["A=\"double quoted\"\nB='single # quoted'", { A: "double quoted", B: "single # quoted" }],
     ['A="esc \\" \\\\ \\$ \\n"', { A: 'esc " \\ $ \\n' }],
     ["A='no \\escapes'", { A: "no \\escapes" }],
     ['A="multi\nline"\nB=2', { A: "multi\nline", B: "2" }],
@@ -20,7 +20,7 @@ describe("parseEnvironmentFile", () => {
     ["A=1\nA=2", { A: "2" }],
     ["export A=1\nB=2", { B: "2" }],
     ["no equals here\n1BAD=x\nGOOD=y", { GOOD: "y" }],
-    ["A=mixed\"quo ted\"end", { A: "mixedquo tedend" }],
+    ['A=mixed"quo ted"end', { A: "mixedquo tedend" }],
     ['A="unterminated\nB=2', {}],
     ["", {}],
   ])("%j", (text, expected) => {

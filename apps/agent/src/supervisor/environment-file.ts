@@ -18,7 +18,10 @@ export function parseEnvironmentFile(text: string): Record<string, string> {
     if (i >= s.length) break;
     const eol = s.indexOf("\n", i) < 0 ? s.length : s.indexOf("\n", i);
     const eq = s.indexOf("=", i);
-    if (s[i] === "#" || s[i] === ";" || eq < 0 || eq > eol) { i = eol + 1; continue; }
+    if (s[i] === "#" || s[i] === ";" || eq < 0 || eq > eol) {
+      i = eol + 1;
+      continue;
+    }
     const key = s.slice(i, eq).trim();
     i = eq + 1;
     while (s[i] === " " || s[i] === "\t") i++;
@@ -29,14 +32,26 @@ export function parseEnvironmentFile(text: string): Record<string, string> {
       const c = s[i]!;
       if (c === "'" || c === '"') {
         const close = c === "'" ? s.indexOf("'", i + 1) : findDoubleQuoteEnd(s, i + 1);
-        if (close < 0) { ok = false; i = s.length; break; }
+        if (close < 0) {
+          ok = false;
+          i = s.length;
+          break;
+        }
         const body = s.slice(i + 1, close);
         value += c === "'" ? body : body.replace(/\\([\n"\\`$])/g, (_, e: string) => (e === "\n" ? "" : e));
-        kept = value.length; i = close + 1;
+        kept = value.length;
+        i = close + 1;
       } else if (c === "\\") {
         if (s[i + 1] === "\n") i += 2;
-        else { if (i + 1 < s.length) value += s[i + 1]; kept = value.length; i += 2; }
-      } else { value += c; i++; }
+        else {
+          if (i + 1 < s.length) value += s[i + 1];
+          kept = value.length;
+          i += 2;
+        }
+      } else {
+        value += c;
+        i++;
+      }
     }
     i++;
     if (ok && ENV_NAME.test(key)) out[key] = value.slice(0, kept) + value.slice(kept).trimEnd();

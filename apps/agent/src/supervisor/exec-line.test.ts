@@ -8,14 +8,38 @@ const WEB = { unit: "web.service", name: "web", prefix: "web", instance: "" };
 describe("expandCommand", () => {
   const env = { A: "one two  three", B: "b", EMPTY: "", PATHX: "/opt/bin" };
   it.each([
-    [["/bin/x", "$A"], ["/bin/x", "one", "two", "three"]],
-    [["/bin/x", "${A}"], ["/bin/x", "one two  three"]],
-    [["/bin/x", "--b=${B}", "${B}${B}"], ["/bin/x", "--b=b", "bb"]],
-    [["/bin/x", "$EMPTY", "$UNSET", "end"], ["/bin/x", "end"]],
-    [["/bin/x", "${UNSET}", "x${UNSET}y"], ["/bin/x", "", "xy"]],
-    [["/bin/x", "$$", "$$A", "cost=$$5", "$B-x"], ["/bin/x", "$", "$A", "cost=$5", "$B-x"]],
-    [["/bin/x", "${PATHX}/tool", "$", "${1}"], ["/bin/x", "/opt/bin/tool", "$", "${1}"]],
-    [["$B", "a"], ["$B", "a"]],
+    [
+      ["/bin/x", "$A"],
+      ["/bin/x", "one", "two", "three"],
+    ],
+    [
+      ["/bin/x", "${A}"],
+      ["/bin/x", "one two  three"],
+    ],
+    [
+      ["/bin/x", "--b=${B}", "${B}${B}"],
+      ["/bin/x", "--b=b", "bb"],
+    ],
+    [
+      ["/bin/x", "$EMPTY", "$UNSET", "end"],
+      ["/bin/x", "end"],
+    ],
+    [
+      ["/bin/x", "${UNSET}", "x${UNSET}y"],
+      ["/bin/x", "", "xy"],
+    ],
+    [
+      ["/bin/x", "$$", "$$A", "cost=$$5", "$B-x"],
+      ["/bin/x", "$", "$A", "cost=$5", "$B-x"],
+    ],
+    [
+      ["/bin/x", "${PATHX}/tool", "$", "${1}"],
+      ["/bin/x", "/opt/bin/tool", "$", "${1}"],
+    ],
+    [
+      ["$B", "a"],
+      ["$B", "a"],
+    ],
   ])("%j", (argv, expected) => {
     expect(expandCommand({ argv, ignoreFailure: false }, env)).toEqual(expected);
   });

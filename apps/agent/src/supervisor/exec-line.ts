@@ -6,7 +6,10 @@ import { fail, specifiers, splitWords, type UnitContext } from "./unit-syntax";
  * One Exec*= command line. `-` prefix => ignoreFailure. A `:` prefix (no variable expansion) is
  * stripped and every `$` in argv[1..] is doubled, so expandCommand() yields the text literally.
  */
-export interface UnitCommand { argv: string[]; ignoreFailure: boolean }
+export interface UnitCommand {
+  argv: string[];
+  ignoreFailure: boolean;
+}
 
 /** The value of an Exec*= line: its prefixes, its words (quoting and escapes), its specifiers. */
 export function parseExecLine(ctx: UnitContext, line: number, value: string): UnitCommand {
@@ -24,7 +27,8 @@ export function parseExecLine(ctx: UnitContext, line: number, value: string): Un
   }
   if (first === "") fail(ctx, line, "empty command");
   const argv = [first, ...words.slice(1)].map((w) => specifiers(ctx, line, w));
-  if (argv[0]!.includes("/") && !argv[0]!.startsWith("/")) fail(ctx, line, `command ${JSON.stringify(argv[0])} must be an absolute path or a bare program name`);
+  if (argv[0]!.includes("/") && !argv[0]!.startsWith("/"))
+    fail(ctx, line, `command ${JSON.stringify(argv[0])} must be an absolute path or a bare program name`);
   return { argv: literal ? argv.map((a, i) => (i === 0 ? a : a.replaceAll("$", () => "$$"))) : argv, ignoreFailure };
 }
 
@@ -37,9 +41,17 @@ export function expandCommand(cmd: UnitCommand, env: Record<string, string>): st
   const get = (k: string) => (Object.hasOwn(env, k) ? env[k]! : "");
   const out: string[] = [];
   cmd.argv.forEach((arg, i) => {
-    if (i === 0) { out.push(arg); return; }
+    if (i === 0) {
+      out.push(arg);
+      return;
+    }
     const whole = /^\$([A-Za-z_][A-Za-z0-9_]*)$/.exec(arg);
-    if (whole) out.push(...get(whole[1]!).split(/\s+/).filter((w) => w !== ""));
+    if (whole)
+      out.push(
+        ...get(whole[1]!)
+          .split(/\s+/)
+          .filter((w) => w !== ""),
+      );
     else out.push(arg.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, k?: string) => (k === undefined ? "$" : get(k))));
   });
   return out;

@@ -37,7 +37,10 @@ export async function launchContext(rootDir: string, spec: UnitSpec): Promise<La
   let cwd = rootDir;
   if (spec.workingDirectory) {
     const dir = join(rootDir, spec.workingDirectory.path);
-    const ok = await fs.stat(dir).then((s) => s.isDirectory(), () => false);
+    const ok = await fs.stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (ok) cwd = dir;
     else if (!spec.workingDirectory.optional) throw new Error(`WorkingDirectory=${spec.workingDirectory.path}: not a directory`);
   }

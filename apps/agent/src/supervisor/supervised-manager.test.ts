@@ -120,7 +120,9 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     writeFileSync(join(root, "etc/demo/env"), "FROM_FILE=file\n# a comment\nBOTH=file\n");
     const script = `echo "$GREETING $FROM_FILE $BOTH $(pwd)"; exec sleep 1000`;
     const r = await run([
-      svc(`Environment="GREETING=hello there" BOTH=unit\nEnvironmentFile=/etc/demo/env\nEnvironmentFile=-/etc/demo/missing\nWorkingDirectory=/srv/demo\nExecStartPre=/bin/echo pre ran\nExecStart=/bin/sh -c '${script}'`),
+      svc(
+        `Environment="GREETING=hello there" BOTH=unit\nEnvironmentFile=/etc/demo/env\nEnvironmentFile=-/etc/demo/missing\nWorkingDirectory=/srv/demo\nExecStartPre=/bin/echo pre ran\nExecStart=/bin/sh -c '${script}'`,
+      ),
     ]);
     expect(r.report.errors).toEqual([]);
     const out = await waitFor("the service's output", () => (log().includes("hello there") ? log() : null));
@@ -155,7 +157,11 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     const out = join(root, "out");
     mkdirSync(out, { mode: 0o777 });
     chmodSync(out, 0o777);
-    await run([svc(`User=nobody\nExecStart=/bin/sh -c 'echo "$(id -u):$(id -g):$HOME" > ${out}/id; exec sleep 1000'\nExecStop=/bin/sh -c 'echo "stop $MAINPID" > ${out}/stop'`)]);
+    await run([
+      svc(
+        `User=nobody\nExecStart=/bin/sh -c 'echo "$(id -u):$(id -g):$HOME" > ${out}/id; exec sleep 1000'\nExecStop=/bin/sh -c 'echo "stop $MAINPID" > ${out}/stop'`,
+      ),
+    ]);
     const s = await status();
     expect(await waitFor("the id file", () => existsSync(join(out, "id")) && readFileSync(join(out, "id"), "utf8"))).toBe("65534:65534:/nonexistent\n");
     await supervisedManager({ rootDir: root, command: () => HOST }).act("stop", UNIT);
@@ -221,19 +227,26 @@ describe("the host's own supervisor (systemd is not PID 1)", () => {
     // ROOT/etc and ROOT/var/log handed to a user, who points systemd/ and mesh-host/ at a directory of root's.
     const victim = join(root, "victim");
     mkdirSync(victim, { mode: 0o700 });
-    for (const [dir, link] of [["etc", "etc/systemd"], ["var/log", "var/log/mesh-host"]] as const) {
+    for (const [dir, link] of [
+      ["etc", "etc/systemd"],
+      ["var/log", "var/log/mesh-host"],
+    ] as const) {
       mkdirSync(join(root, dir), { recursive: true });
       chownSync(join(root, dir), 65534, 65534);
       symlinkSync(victim, join(root, link));
     }
     const r = await run([svc("ExecStart=/bin/sleep 1000")]);
-    expect(r.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/\/etc\/systemd is a symlink in a directory owned by uid 65534; not followed/) }]);
+    expect(r.report.errors).toEqual([
+      { id: "demo", message: expect.stringMatching(/\/etc\/systemd is a symlink in a directory owned by uid 65534; not followed/) },
+    ]);
     // The unit file written by hand, the log is next: still refused, and nothing lands in root's directory.
     rmSync(join(root, "etc/systemd"));
     mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
     writeFileSync(join(root, "etc/systemd/system", UNIT), unitText("ExecStart=/bin/sleep 1000"));
     const again = await run([svc("ExecStart=/bin/sleep 1000", { enabled: undefined })], 2);
-    expect(again.report.errors).toEqual([{ id: "demo", message: expect.stringMatching(/\/var\/log\/mesh-host is a symlink in a directory owned by uid 65534; not followed/) }]);
+    expect(again.report.errors).toEqual([
+      { id: "demo", message: expect.stringMatching(/\/var\/log\/mesh-host is a symlink in a directory owned by uid 65534; not followed/) },
+    ]);
     expect(readdirSync(victim)).toEqual([]);
   });
 

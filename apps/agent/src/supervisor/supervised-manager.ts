@@ -77,7 +77,13 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     const last = (await readStatus(paths.status)) ?? status;
     if (last.main && isAlive(last.main)) await killGroup(last.main, "SIGTERM", 10_000);
     if (last.state !== "inactive" && last.state !== "failed") {
-      writeStatusSync(paths.status, { ...last, main: null, state: "inactive", since: new Date().toISOString(), result: "stopped by the host after its supervisor was gone" } satisfies ServiceStatus);
+      writeStatusSync(paths.status, {
+        ...last,
+        main: null,
+        state: "inactive",
+        since: new Date().toISOString(),
+        result: "stopped by the host after its supervisor was gone",
+      } satisfies ServiceStatus);
     }
   }
 
@@ -135,7 +141,15 @@ export async function supervisedServices(rootDir: string): Promise<SupervisedSer
     if (!status) continue;
     const state = effectiveState(status);
     const running = state === "active" || state === "activating" || state === "deactivating";
-    out.push({ unit, state, since: status.since, pid: running && status.main && isAlive(status.main) ? status.main.pid : null, restarts: status.restarts, result: status.result, log: paths.log });
+    out.push({
+      unit,
+      state,
+      since: status.since,
+      pid: running && status.main && isAlive(status.main) ? status.main.pid : null,
+      restarts: status.restarts,
+      result: status.result,
+      log: paths.log,
+    });
   }
   return out;
 }

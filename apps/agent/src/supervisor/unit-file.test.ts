@@ -36,12 +36,32 @@ WantedBy=multi-user.target
 describe("parseUnitFile", () => {
   it("fills in systemd's defaults", () => {
     expect(svc("ExecStart=/bin/true")).toEqual({
-      unit: "web.service", description: null, type: "simple", execStartPre: [],
-      execStart: [{ argv: ["/bin/true"], ignoreFailure: false }], execStartPost: [], execStop: [],
-      environment: {}, environmentFiles: [], workingDirectory: null, user: null, group: null,
-      restart: "no", restartMs: 100, timeoutStopMs: 90_000, killSignal: "SIGTERM", killMode: "control-group",
-      successExitStatus: [], remainAfterExit: false, startLimitIntervalMs: 10_000, startLimitBurst: 5,
-      wantedBy: [], requiredBy: [], hasInstall: false, notEnforced: [], ignored: [],
+      unit: "web.service",
+      description: null,
+      type: "simple",
+      execStartPre: [],
+      execStart: [{ argv: ["/bin/true"], ignoreFailure: false }],
+      execStartPost: [],
+      execStop: [],
+      environment: {},
+      environmentFiles: [],
+      workingDirectory: null,
+      user: null,
+      group: null,
+      restart: "no",
+      restartMs: 100,
+      timeoutStopMs: 90_000,
+      killSignal: "SIGTERM",
+      killMode: "control-group",
+      successExitStatus: [],
+      remainAfterExit: false,
+      startLimitIntervalMs: 10_000,
+      startLimitBurst: 5,
+      wantedBy: [],
+      requiredBy: [],
+      hasInstall: false,
+      notEnforced: [],
+      ignored: [],
     } satisfies UnitSpec);
   });
 
@@ -49,35 +69,84 @@ describe("parseUnitFile", () => {
     expect(parseUnitFile("mesh-control-plane.service", CONTROL_PLANE)).toEqual({
       unit: "mesh-control-plane.service",
       description: "Mesh control plane: dashboard, API and agent gateway",
-      type: "exec", execStartPre: [],
+      type: "exec",
+      execStartPre: [],
       execStart: [{ argv: ["/usr/bin/node", "--import", "tsx", "src/server.ts"], ignoreFailure: false }],
-      execStartPost: [], execStop: [], environment: {},
+      execStartPost: [],
+      execStop: [],
+      environment: {},
       environmentFiles: [{ path: "/etc/mesh/control-plane.env", optional: false }],
-      workingDirectory: { path: "/opt/mesh/apps/web", optional: false }, user: null, group: null,
-      restart: "always", restartMs: 2000, timeoutStopMs: 90_000, killSignal: "SIGTERM", killMode: "control-group",
-      successExitStatus: [], remainAfterExit: false, startLimitIntervalMs: 10_000, startLimitBurst: 5,
-      wantedBy: ["multi-user.target"], requiredBy: [], hasInstall: true,
-      notEnforced: ["Unit.After", "Unit.Wants"], ignored: [],
+      workingDirectory: { path: "/opt/mesh/apps/web", optional: false },
+      user: null,
+      group: null,
+      restart: "always",
+      restartMs: 2000,
+      timeoutStopMs: 90_000,
+      killSignal: "SIGTERM",
+      killMode: "control-group",
+      successExitStatus: [],
+      remainAfterExit: false,
+      startLimitIntervalMs: 10_000,
+      startLimitBurst: 5,
+      wantedBy: ["multi-user.target"],
+      requiredBy: [],
+      hasInstall: true,
+      notEnforced: ["Unit.After", "Unit.Wants"],
+      ignored: [],
     } satisfies UnitSpec);
   });
 
   it("reads the remaining directives", () => {
-    const s = parseUnitFile("job.service", [
-      "[Unit]", "StartLimitIntervalSec=30", "StartLimitBurst=3",
-      "[Service]", "Type=oneshot", "RemainAfterExit=yes", "ExecStartPre=-/bin/mkdir -p /run/job",
-      "ExecStart=/bin/a", "ExecStart=/bin/b", "ExecStartPost=/bin/c", "ExecStop=/bin/d",
-      "User=app", "Group=app", "TimeoutStopSec=5s", "KillSignal=INT", "KillMode=mixed",
-      "SuccessExitStatus=143 SIGTERM 3", "Restart=on-failure",
-      "[Install]", "WantedBy=a.target b.target", "WantedBy=c.target", "RequiredBy=d.target", "Alias=job2.service",
-    ].join("\n"));
+    const s = parseUnitFile(
+      "job.service",
+      [
+        "[Unit]",
+        "StartLimitIntervalSec=30",
+        "StartLimitBurst=3",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        "ExecStartPre=-/bin/mkdir -p /run/job",
+        "ExecStart=/bin/a",
+        "ExecStart=/bin/b",
+        "ExecStartPost=/bin/c",
+        "ExecStop=/bin/d",
+        "User=app",
+        "Group=app",
+        "TimeoutStopSec=5s",
+        "KillSignal=INT",
+        "KillMode=mixed",
+        "SuccessExitStatus=143 SIGTERM 3",
+        "Restart=on-failure",
+        "[Install]",
+        "WantedBy=a.target b.target",
+        "WantedBy=c.target",
+        "RequiredBy=d.target",
+        "Alias=job2.service",
+      ].join("\n"),
+    );
     expect(s).toMatchObject({
-      type: "oneshot", remainAfterExit: true, startLimitIntervalMs: 30_000, startLimitBurst: 3,
+      type: "oneshot",
+      remainAfterExit: true,
+      startLimitIntervalMs: 30_000,
+      startLimitBurst: 3,
       execStartPre: [{ argv: ["/bin/mkdir", "-p", "/run/job"], ignoreFailure: true }],
-      execStart: [{ argv: ["/bin/a"], ignoreFailure: false }, { argv: ["/bin/b"], ignoreFailure: false }],
-      execStartPost: [{ argv: ["/bin/c"] }], execStop: [{ argv: ["/bin/d"] }],
-      user: "app", group: "app", timeoutStopMs: 5000, killSignal: "SIGINT", killMode: "mixed",
-      successExitStatus: [143, 3], restart: "on-failure",
-      wantedBy: ["a.target", "b.target", "c.target"], requiredBy: ["d.target"], hasInstall: true,
+      execStart: [
+        { argv: ["/bin/a"], ignoreFailure: false },
+        { argv: ["/bin/b"], ignoreFailure: false },
+      ],
+      execStartPost: [{ argv: ["/bin/c"] }],
+      execStop: [{ argv: ["/bin/d"] }],
+      user: "app",
+      group: "app",
+      timeoutStopMs: 5000,
+      killSignal: "SIGINT",
+      killMode: "mixed",
+      successExitStatus: [143, 3],
+      restart: "on-failure",
+      wantedBy: ["a.target", "b.target", "c.target"],
+      requiredBy: ["d.target"],
+      hasInstall: true,
       notEnforced: ["Install.Alias"],
     });
   });
@@ -131,15 +200,39 @@ describe("parseUnitFile", () => {
   });
 
   it("resets list-valued keys on an empty assignment", () => {
-    const s = parseUnitFile("web.service", [
-      "[Service]", "ExecStart=/bin/a", "ExecStart=", "ExecStart=/bin/b", "ExecStartPre=/bin/p", "ExecStartPre=",
-      "Environment=A=1", "Environment=", "Environment=B=2", "EnvironmentFile=/a", "EnvironmentFile=", "EnvironmentFile=-/b",
-      "SuccessExitStatus=1", "SuccessExitStatus=",
-      "[Install]", "WantedBy=a.target", "WantedBy=", "RequiredBy=x.target", "RequiredBy=",
-    ].join("\n"));
+    const s = parseUnitFile(
+      "web.service",
+      [
+        "[Service]",
+        "ExecStart=/bin/a",
+        "ExecStart=",
+        "ExecStart=/bin/b",
+        "ExecStartPre=/bin/p",
+        "ExecStartPre=",
+        "Environment=A=1",
+        "Environment=",
+        "Environment=B=2",
+        "EnvironmentFile=/a",
+        "EnvironmentFile=",
+        "EnvironmentFile=-/b",
+        "SuccessExitStatus=1",
+        "SuccessExitStatus=",
+        "[Install]",
+        "WantedBy=a.target",
+        "WantedBy=",
+        "RequiredBy=x.target",
+        "RequiredBy=",
+      ].join("\n"),
+    );
     expect(s).toMatchObject({
-      execStart: [{ argv: ["/bin/b"] }], execStartPre: [], environment: { B: "2" },
-      environmentFiles: [{ path: "/b", optional: true }], successExitStatus: [], wantedBy: [], requiredBy: [], hasInstall: false,
+      execStart: [{ argv: ["/bin/b"] }],
+      execStartPre: [],
+      environment: { B: "2" },
+      environmentFiles: [{ path: "/b", optional: true }],
+      successExitStatus: [],
+      wantedBy: [],
+      requiredBy: [],
+      hasInstall: false,
     });
   });
 
@@ -163,25 +256,62 @@ describe("parseUnitFile", () => {
   });
 
   it.each([
-    ["5", 5000], ["250ms", 250], ["1min 30s", 90_000], ["1min30s", 90_000], ["2h", 7_200_000], ["1hr", 3_600_000],
-    ["1d", 86_400_000], ["1.5s", 1500], ["500us", 1], ["3 sec", 3000], ["2m", 120_000], ["0", 0],
+    ["5", 5000],
+    ["250ms", 250],
+    ["1min 30s", 90_000],
+    ["1min30s", 90_000],
+    ["2h", 7_200_000],
+    ["1hr", 3_600_000],
+    ["1d", 86_400_000],
+    ["1.5s", 1500],
+    ["500us", 1],
+    ["3 sec", 3000],
+    ["2m", 120_000],
+    ["0", 0],
   ])("time span RestartSec=%s", (value, ms) => {
     expect(svc(`ExecStart=/bin/true\nRestartSec=${value}`).restartMs).toBe(ms);
   });
 
   it("records directives it accepts without enforcing, and ones it does not know", () => {
-    const s = parseUnitFile("web.service", [
-      "[Unit]", "Documentation=man:x", "Requires=db.service", "ConditionPathExists=/x", "Frobnicate=1",
-      "[Service]", "ExecStart=/bin/true", "ProtectSystem=strict", "PrivateTmp=yes", "NoNewPrivileges=yes",
-      "CapabilityBoundingSet=", "ReadWritePaths=/var/lib/x", "LimitNOFILE=65536", "MemoryMax=1G", "PrivateTmp=no", "Bogus=2",
-      "[Install]", "Also=other.service",
-      "[X-Mesh]", "Whatever=1",
-      "[Socket]", "ListenStream=80",
-    ].join("\n"));
+    const s = parseUnitFile(
+      "web.service",
+      [
+        "[Unit]",
+        "Documentation=man:x",
+        "Requires=db.service",
+        "ConditionPathExists=/x",
+        "Frobnicate=1",
+        "[Service]",
+        "ExecStart=/bin/true",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        "NoNewPrivileges=yes",
+        "CapabilityBoundingSet=",
+        "ReadWritePaths=/var/lib/x",
+        "LimitNOFILE=65536",
+        "MemoryMax=1G",
+        "PrivateTmp=no",
+        "Bogus=2",
+        "[Install]",
+        "Also=other.service",
+        "[X-Mesh]",
+        "Whatever=1",
+        "[Socket]",
+        "ListenStream=80",
+      ].join("\n"),
+    );
     expect(s.notEnforced).toEqual([
-      "Unit.Documentation", "Unit.Requires", "Unit.ConditionPathExists", "Service.ProtectSystem", "Service.PrivateTmp",
-      "Service.NoNewPrivileges", "Service.CapabilityBoundingSet", "Service.ReadWritePaths", "Service.LimitNOFILE",
-      "Service.MemoryMax", "Install.Also",
+      "Unit.Documentation",
+      "Unit.Requires",
+      "Unit.ConditionPathExists",
+      "Service.ProtectSystem",
+      "Service.PrivateTmp",
+      "Service.NoNewPrivileges",
+      "Service.CapabilityBoundingSet",
+      "Service.ReadWritePaths",
+      "Service.LimitNOFILE",
+      "Service.MemoryMax",
+      "Install.Also",
     ]);
     expect(s.ignored).toEqual(["Unit.Frobnicate", "Service.Bogus", "Socket.ListenStream"]);
     expect(s.hasInstall).toBe(true);
@@ -205,7 +335,7 @@ describe("parseUnitFile refusals", () => {
     ["ExecStartPre=/bin/x 100%", 2, "lone %"],
     ['ExecStartPre=/bin/x "open', 2, 'unterminated " quote'],
     ["ExecStartPre=/bin/x \\q", 2, "unsupported escape \\q"],
-    ["Environment=1A=x", 2, "Environment= assignment \"1A=x\""],
+    ["Environment=1A=x", 2, 'Environment= assignment "1A=x"'],
     ["Environment=NOEQUALS", 2, "is not KEY=VALUE"],
     ["EnvironmentFile=relative.env", 2, "EnvironmentFile=relative.env is not an absolute path"],
     ["WorkingDirectory=~", 2, "WorkingDirectory=~ is not supported"],
@@ -231,12 +361,13 @@ describe("parseUnitFile refusals", () => {
 
   it("names the line of the second ExecStart and the [Service] header for a missing one", () => {
     expect(refusal(() => svc("ExecStart=/bin/a\nExecStart=/bin/b"))).toBe(
-      "web.service line 3: a second ExecStart= is only allowed with Type=oneshot (Type=simple)");
+      "web.service line 3: a second ExecStart= is only allowed with Type=oneshot (Type=simple)",
+    );
     expect(refusal(() => parseUnitFile("web.service", "[Unit]\nDescription=x\n\n[Service]\nRestart=always\n"))).toBe(
-      "web.service line 4: no ExecStart= in [Service]");
+      "web.service line 4: no ExecStart= in [Service]",
+    );
     expect(refusal(() => svc("Type=oneshot"))).toContain("no ExecStart=");
-    expect(refusal(() => svc("Type=oneshot\nExecStart=/bin/a\nRestart=always"))).toBe(
-      "web.service line 4: Restart=always is not allowed for Type=oneshot");
+    expect(refusal(() => svc("Type=oneshot\nExecStart=/bin/a\nRestart=always"))).toBe("web.service line 4: Restart=always is not allowed for Type=oneshot");
   });
 
   it("reports the first physical line of a continued line", () => {

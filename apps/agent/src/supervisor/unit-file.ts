@@ -47,22 +47,30 @@ const KILL_MODES = ["control-group", "mixed", "process"] as const;
 const LIST_EXEC = { ExecStartPre: "execStartPre", ExecStart: "execStart", ExecStartPost: "execStartPost", ExecStop: "execStop" } as const;
 
 const NOT_ENFORCED: Record<string, Set<string>> = {
-  Unit: new Set(("Documentation After Before Wants Requires Requisite BindsTo PartOf Upholds Conflicts OnFailure OnSuccess " +
-    "PropagatesReloadTo ReloadPropagatedFrom JoinsNamespaceOf RequiresMountsFor DefaultDependencies StopWhenUnneeded " +
-    "RefuseManualStart RefuseManualStop AllowIsolate IgnoreOnIsolate JobTimeoutSec JobRunningTimeoutSec StartLimitAction " +
-    "FailureAction SuccessAction CollectMode").split(" ")),
-  Service: new Set(("ExecReload ExecStopPost ExecCondition TimeoutStartSec TimeoutAbortSec RuntimeMaxSec WatchdogSec NotifyAccess " +
-    "GuessMainPID RestartPreventExitStatus RestartForceExitStatus RestartSteps RestartMaxDelaySec SendSIGKILL SendSIGHUP " +
-    "FinalKillSignal OOMPolicy NoNewPrivileges CapabilityBoundingSet AmbientCapabilities SecureBits ReadWritePaths ReadOnlyPaths " +
-    "InaccessiblePaths ExecPaths NoExecPaths BindPaths BindReadOnlyPaths TemporaryFileSystem LockPersonality " +
-    "MemoryDenyWriteExecute SystemCallFilter SystemCallArchitectures SystemCallErrorNumber SystemCallLog DevicePolicy DeviceAllow " +
-    "UMask Nice CPUSchedulingPolicy CPUSchedulingPriority IOSchedulingClass IOSchedulingPriority OOMScoreAdjust CPUAffinity " +
-    "MemoryMax MemoryHigh MemoryLow MemoryMin MemoryLimit MemorySwapMax CPUQuota CPUWeight CPUShares TasksMax IOWeight " +
-    "IPAddressAllow IPAddressDeny Slice Delegate DynamicUser SupplementaryGroups RemoveIPC KeyringMode ProcSubset RootDirectory " +
-    "RootImage StandardInput StandardOutput StandardError SyslogIdentifier SyslogFacility SyslogLevel LogLevelMax TTYPath " +
-    "RuntimeDirectory StateDirectory CacheDirectory LogsDirectory ConfigurationDirectory RuntimeDirectoryMode StateDirectoryMode " +
-    "CacheDirectoryMode LogsDirectoryMode ConfigurationDirectoryMode RuntimeDirectoryPreserve PassEnvironment UnsetEnvironment " +
-    "LoadCredential SetCredential LoadCredentialEncrypted SetCredentialEncrypted FileDescriptorStoreMax").split(" ")),
+  Unit: new Set(
+    (
+      "Documentation After Before Wants Requires Requisite BindsTo PartOf Upholds Conflicts OnFailure OnSuccess " +
+      "PropagatesReloadTo ReloadPropagatedFrom JoinsNamespaceOf RequiresMountsFor DefaultDependencies StopWhenUnneeded " +
+      "RefuseManualStart RefuseManualStop AllowIsolate IgnoreOnIsolate JobTimeoutSec JobRunningTimeoutSec StartLimitAction " +
+      "FailureAction SuccessAction CollectMode"
+    ).split(" "),
+  ),
+  Service: new Set(
+    (
+      "ExecReload ExecStopPost ExecCondition TimeoutStartSec TimeoutAbortSec RuntimeMaxSec WatchdogSec NotifyAccess " +
+      "GuessMainPID RestartPreventExitStatus RestartForceExitStatus RestartSteps RestartMaxDelaySec SendSIGKILL SendSIGHUP " +
+      "FinalKillSignal OOMPolicy NoNewPrivileges CapabilityBoundingSet AmbientCapabilities SecureBits ReadWritePaths ReadOnlyPaths " +
+      "InaccessiblePaths ExecPaths NoExecPaths BindPaths BindReadOnlyPaths TemporaryFileSystem LockPersonality " +
+      "MemoryDenyWriteExecute SystemCallFilter SystemCallArchitectures SystemCallErrorNumber SystemCallLog DevicePolicy DeviceAllow " +
+      "UMask Nice CPUSchedulingPolicy CPUSchedulingPriority IOSchedulingClass IOSchedulingPriority OOMScoreAdjust CPUAffinity " +
+      "MemoryMax MemoryHigh MemoryLow MemoryMin MemoryLimit MemorySwapMax CPUQuota CPUWeight CPUShares TasksMax IOWeight " +
+      "IPAddressAllow IPAddressDeny Slice Delegate DynamicUser SupplementaryGroups RemoveIPC KeyringMode ProcSubset RootDirectory " +
+      "RootImage StandardInput StandardOutput StandardError SyslogIdentifier SyslogFacility SyslogLevel LogLevelMax TTYPath " +
+      "RuntimeDirectory StateDirectory CacheDirectory LogsDirectory ConfigurationDirectory RuntimeDirectoryMode StateDirectoryMode " +
+      "CacheDirectoryMode LogsDirectoryMode ConfigurationDirectoryMode RuntimeDirectoryPreserve PassEnvironment UnsetEnvironment " +
+      "LoadCredential SetCredential LoadCredentialEncrypted SetCredentialEncrypted FileDescriptorStoreMax"
+    ).split(" "),
+  ),
   Install: new Set(["Alias", "Also", "DefaultInstance"]),
 };
 const NOT_ENFORCED_PATTERN: Record<string, RegExp> = {
@@ -82,10 +90,32 @@ export function parseUnitFile(unit: string, text: string): UnitSpec {
   if (bytes > MAX_TEXT) fail(ctx, null, `unit file is ${bytes} bytes, over the 256 KiB limit`);
 
   const spec: UnitSpec = {
-    unit, description: null, type: "simple", execStartPre: [], execStart: [], execStartPost: [], execStop: [],
-    environment: {}, environmentFiles: [], workingDirectory: null, user: null, group: null, restart: "no", restartMs: 100,
-    timeoutStopMs: 90_000, killSignal: "SIGTERM", killMode: "control-group", successExitStatus: [], remainAfterExit: false,
-    startLimitIntervalMs: 10_000, startLimitBurst: 5, wantedBy: [], requiredBy: [], hasInstall: false, notEnforced: [], ignored: [],
+    unit,
+    description: null,
+    type: "simple",
+    execStartPre: [],
+    execStart: [],
+    execStartPost: [],
+    execStop: [],
+    environment: {},
+    environmentFiles: [],
+    workingDirectory: null,
+    user: null,
+    group: null,
+    restart: "no",
+    restartMs: 100,
+    timeoutStopMs: 90_000,
+    killSignal: "SIGTERM",
+    killMode: "control-group",
+    successExitStatus: [],
+    remainAfterExit: false,
+    startLimitIntervalMs: 10_000,
+    startLimitBurst: 5,
+    wantedBy: [],
+    requiredBy: [],
+    hasInstall: false,
+    notEnforced: [],
+    ignored: [],
   };
   let serviceLine: number | null = null;
   let restartLine = 0;
@@ -113,31 +143,55 @@ export function parseUnitFile(unit: string, text: string): UnitSpec {
       continue;
     }
     switch (id) {
-      case "Unit.Description": spec.description = value === "" ? null : value; break;
-      case "Unit.StartLimitIntervalSec": case "Service.StartLimitInterval": case "Service.StartLimitIntervalSec":
-        spec.startLimitIntervalMs = timespanMs(ctx, line, key, value, true); break;
-      case "Unit.StartLimitBurst": case "Service.StartLimitBurst":
+      case "Unit.Description":
+        spec.description = value === "" ? null : value;
+        break;
+      case "Unit.StartLimitIntervalSec":
+      case "Service.StartLimitInterval":
+      case "Service.StartLimitIntervalSec":
+        spec.startLimitIntervalMs = timespanMs(ctx, line, key, value, true);
+        break;
+      case "Unit.StartLimitBurst":
+      case "Service.StartLimitBurst":
         if (!/^\d{1,9}$/.test(value)) fail(ctx, line, `${key}=${value} is not a non-negative integer`);
-        spec.startLimitBurst = Number(value); break;
+        spec.startLimitBurst = Number(value);
+        break;
       case "Service.Type": {
         const t = value === "notify-reload" ? "notify" : value;
         if (t === "forking") fail(ctx, line, "Type=forking is not supported without systemd (the host supervises the main process itself)");
         if (t === "dbus") fail(ctx, line, "Type=dbus is not supported without systemd (there is no bus to watch for the name)");
         if (!includes(TYPES, t)) fail(ctx, line, `unknown Type=${value}`);
-        spec.type = t; break;
+        spec.type = t;
+        break;
       }
+      case "Service.PIDFile":
+      case "Service.BusName":
       // biome-ignore lint/suspicious/noFallthroughSwitchClause: fail() throws (it returns never)
-      case "Service.PIDFile": case "Service.BusName": case "Service.Sockets":
-        fail(ctx, line, `${key}= is not supported without systemd (${key === "Sockets" ? "no socket activation" : key === "PIDFile" ? "no forking services" : "no D-Bus"})`);
-      case "Service.ExecStartPre": case "Service.ExecStart": case "Service.ExecStartPost": case "Service.ExecStop": {
+      case "Service.Sockets":
+        fail(
+          ctx,
+          line,
+          `${key}= is not supported without systemd (${key === "Sockets" ? "no socket activation" : key === "PIDFile" ? "no forking services" : "no D-Bus"})`,
+        );
+      case "Service.ExecStartPre":
+      case "Service.ExecStart":
+      case "Service.ExecStartPost":
+      case "Service.ExecStop": {
         const list = spec[LIST_EXEC[key as keyof typeof LIST_EXEC]];
-        if (value === "") { list.length = 0; if (key === "ExecStart") execStartLines.length = 0; break; }
+        if (value === "") {
+          list.length = 0;
+          if (key === "ExecStart") execStartLines.length = 0;
+          break;
+        }
         list.push(parseExecLine(ctx, line, value));
         if (key === "ExecStart") execStartLines.push(line);
         break;
       }
       case "Service.Environment":
-        if (value === "") { spec.environment = {}; break; }
+        if (value === "") {
+          spec.environment = {};
+          break;
+        }
         for (const word of splitWords(ctx, line, value)) {
           const w = specifiers(ctx, line, word);
           const i = w.indexOf("=");
@@ -146,46 +200,73 @@ export function parseUnitFile(unit: string, text: string): UnitSpec {
         }
         break;
       case "Service.EnvironmentFile": {
-        if (value === "") { spec.environmentFiles = []; break; }
+        if (value === "") {
+          spec.environmentFiles = [];
+          break;
+        }
         const optional = value.startsWith("-");
         const path = specifiers(ctx, line, optional ? value.slice(1) : value);
         if (!path.startsWith("/")) fail(ctx, line, `EnvironmentFile=${value} is not an absolute path`);
-        spec.environmentFiles.push({ path, optional }); break;
+        spec.environmentFiles.push({ path, optional });
+        break;
       }
       case "Service.WorkingDirectory": {
-        if (value === "") { spec.workingDirectory = null; break; }
+        if (value === "") {
+          spec.workingDirectory = null;
+          break;
+        }
         const optional = value.startsWith("-");
         const path = specifiers(ctx, line, optional ? value.slice(1) : value);
         if (path === "~") fail(ctx, line, "WorkingDirectory=~ is not supported without systemd (the user's home is not resolved)");
         if (!path.startsWith("/")) fail(ctx, line, `WorkingDirectory=${value} is not an absolute path`);
-        spec.workingDirectory = { path, optional }; break;
+        spec.workingDirectory = { path, optional };
+        break;
       }
-      case "Service.User": spec.user = value === "" ? null : specifiers(ctx, line, value); break;
-      case "Service.Group": spec.group = value === "" ? null : specifiers(ctx, line, value); break;
+      case "Service.User":
+        spec.user = value === "" ? null : specifiers(ctx, line, value);
+        break;
+      case "Service.Group":
+        spec.group = value === "" ? null : specifiers(ctx, line, value);
+        break;
       case "Service.Restart": {
         const r = value === "on-watchdog" ? "no" : value; // no watchdog here, so it never fires
         if (!includes(RESTART, r)) fail(ctx, line, `unknown Restart=${value}`);
-        spec.restart = r; restartLine = line; break;
+        spec.restart = r;
+        restartLine = line;
+        break;
       }
-      case "Service.RestartSec": spec.restartMs = timespanMs(ctx, line, key, value, false); break;
-      case "Service.TimeoutStopSec": case "Service.TimeoutSec": {
+      case "Service.RestartSec":
+        spec.restartMs = timespanMs(ctx, line, key, value, false);
+        break;
+      case "Service.TimeoutStopSec":
+      case "Service.TimeoutSec": {
         const ms = timespanMs(ctx, line, key, value, true);
-        spec.timeoutStopMs = ms === 0 ? Infinity : ms; break;
+        spec.timeoutStopMs = ms === 0 ? Infinity : ms;
+        break;
       }
-      case "Service.KillSignal": spec.killSignal = signal(ctx, line, value); break;
+      case "Service.KillSignal":
+        spec.killSignal = signal(ctx, line, value);
+        break;
       case "Service.KillMode":
         if (value === "none") fail(ctx, line, "KillMode=none is not supported without systemd (the host must be able to stop what it started)");
         if (!includes(KILL_MODES, value)) fail(ctx, line, `unknown KillMode=${value}`);
-        spec.killMode = value; break;
+        spec.killMode = value;
+        break;
       case "Service.SuccessExitStatus":
-        if (value === "") { spec.successExitStatus = []; break; }
+        if (value === "") {
+          spec.successExitStatus = [];
+          break;
+        }
         for (const w of value.split(/\s+/)) {
           if (/^\d{1,3}$/.test(w) && Number(w) <= 255) spec.successExitStatus.push(Number(w));
           else if (!isSignal(w)) fail(ctx, line, `SuccessExitStatus= entry ${JSON.stringify(w)} is neither an exit status nor a signal`);
         }
         break;
-      case "Service.RemainAfterExit": spec.remainAfterExit = bool(ctx, line, key, value); break;
-      case "Install.WantedBy": case "Install.RequiredBy": {
+      case "Service.RemainAfterExit":
+        spec.remainAfterExit = bool(ctx, line, key, value);
+        break;
+      case "Install.WantedBy":
+      case "Install.RequiredBy": {
         const list = key === "WantedBy" ? spec.wantedBy : spec.requiredBy;
         if (value === "") list.length = 0;
         else for (const w of value.split(/\s+/)) list.push(specifiers(ctx, line, w));

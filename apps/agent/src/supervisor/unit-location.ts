@@ -72,7 +72,8 @@ export async function enableUnit(rootDir: string, unit: string): Promise<void> {
   const spec = parseUnitFile(unit, found.text);
   for (const target of [...spec.wantedBy, ...spec.requiredBy]) {
     // A unit name, never a path: the links stay inside /etc/systemd/system.
-    if (!/^[A-Za-z0-9@._:\\-]+$/.test(target) || target === "." || target === "..") throw new Error(`unit ${unit}: [Install] names ${JSON.stringify(target)}, which is not a unit name`);
+    if (!/^[A-Za-z0-9@._:\\-]+$/.test(target) || target === "." || target === "..")
+      throw new Error(`unit ${unit}: [Install] names ${JSON.stringify(target)}, which is not a unit name`);
   }
   const links = [...spec.wantedBy.map((t) => `${t}.wants`), ...spec.requiredBy.map((t) => `${t}.requires`)];
   if (!links.length) throw new Error(`unit ${unit} has no WantedBy= or RequiredBy= in [Install]; there is nothing to enable it into`);

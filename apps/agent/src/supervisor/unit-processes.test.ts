@@ -42,7 +42,13 @@ async function procIgnoresTerm(pid: number): Promise<void> {
 
 describe.each<Implementation>([
   { name: "real processes", make: () => realProcesses, pass: (ms) => new Promise((r) => setTimeout(r, ms)), fakeTimers: false, ignoringTerm: procIgnoresTerm },
-  { name: "the fake", make: () => new FakeUnitProcesses(systemClock, FAKE_PROGRAMS), pass: (ms) => vi.advanceTimersByTimeAsync(ms), fakeTimers: true, ignoringTerm: async () => undefined },
+  {
+    name: "the fake",
+    make: () => new FakeUnitProcesses(systemClock, FAKE_PROGRAMS),
+    pass: (ms) => vi.advanceTimersByTimeAsync(ms),
+    fakeTimers: true,
+    ignoringTerm: async () => undefined,
+  },
 ])("UnitProcesses: $name", ({ make, pass, fakeTimers, ignoringTerm }) => {
   let processes: UnitProcesses;
   beforeEach(() => {

@@ -32,7 +32,15 @@ function supervise(service: string, programs: Record<string, FakeProgram> = {}, 
   const log: string[] = [];
   let failWrite = opts.failWriteOf;
   let releaseEnvironment: () => void = () => {};
-  const initial: ServiceStatus = { unit: "demo.service", supervisor: { pid: 1, startTime: "t1" }, main: null, state: "activating", since: new Date().toISOString(), restarts: 0, result: "starting" };
+  const initial: ServiceStatus = {
+    unit: "demo.service",
+    supervisor: { pid: 1, startTime: "t1" },
+    main: null,
+    state: "activating",
+    since: new Date().toISOString(),
+    restarts: 0,
+    result: "starting",
+  };
   const run = new UnitRun({
     spec,
     status: initial,
@@ -147,8 +155,18 @@ describe("a stop that comes before the unit runs is kept and carried out: nothin
 
 describe("a failure inside the supervisor kills what it started and records failed, instead of hanging", () => {
   it.each([
-    { failure: "the status cannot be written when a stop begins", failWriteOf: "deactivating" as const, stop: true, result: "supervisor failed: no space left on device" },
-    { failure: "the status cannot be written when the main process starts", failWriteOf: "active" as const, stop: false, result: "supervisor failed: no space left on device" },
+    {
+      failure: "the status cannot be written when a stop begins",
+      failWriteOf: "deactivating" as const,
+      stop: true,
+      result: "supervisor failed: no space left on device",
+    },
+    {
+      failure: "the status cannot be written when the main process starts",
+      failWriteOf: "active" as const,
+      stop: false,
+      result: "supervisor failed: no space left on device",
+    },
   ])("$failure", async ({ failWriteOf, stop, result }) => {
     const s = supervise("ExecStart=/bin/main\nExecStartPost=/bin/post", {}, { failWriteOf });
     s.start();

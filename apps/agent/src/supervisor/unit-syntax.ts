@@ -8,7 +8,12 @@ export class UnitFileError extends Error {}
 const MAX_LINE = 64 * 1024;
 
 /** The unit being parsed, for specifiers and for the messages of its errors. */
-export interface UnitContext { unit: string; name: string; prefix: string; instance: string }
+export interface UnitContext {
+  unit: string;
+  name: string;
+  prefix: string;
+  instance: string;
+}
 
 export function fail(ctx: { unit: string }, line: number | null, msg: string): never {
   throw new UnitFileError(line === null ? `${ctx.unit}: ${msg}` : `${ctx.unit} line ${line}: ${msg}`);
@@ -27,9 +32,15 @@ export function* logicalLines(ctx: UnitContext, text: string): Generator<{ line:
     const backslashes = /\\*$/.exec(l)![0].length;
     const continues = backslashes % 2 === 1 && !(acc === null && (trimmed.startsWith("#") || trimmed.startsWith(";")));
     if (continues) l = l.slice(0, -1) + " ";
-    if (acc === null) { acc = l; start = i + 1; } else acc += l;
+    if (acc === null) {
+      acc = l;
+      start = i + 1;
+    } else acc += l;
     if (acc.length > MAX_LINE) fail(ctx, start, "line (with continuations) is longer than 64 KiB");
-    if (!continues) { yield { line: start, text: acc.trim() }; acc = null; }
+    if (!continues) {
+      yield { line: start, text: acc.trim() };
+      acc = null;
+    }
   }
   if (acc !== null) yield { line: start, text: acc.trim() };
 }
@@ -47,9 +58,11 @@ export function splitWords(ctx: UnitContext, line: number, s: string): string[] 
       const c = s[i]!;
       if (c === "\\") {
         const [text, used] = unescapeAt(ctx, line, s, i);
-        w += text; i += used - 1;
+        w += text;
+        i += used - 1;
       } else if (quote !== null) {
-        if (c === quote) quote = null; else w += c;
+        if (c === quote) quote = null;
+        else w += c;
       } else if (/\s/.test(c)) break;
       else if (c === '"' || c === "'") quote = c;
       else w += c;
@@ -73,20 +86,43 @@ function unescapeAt(ctx: UnitContext, line: number, s: string, i: number): [stri
 export function specifiers(ctx: UnitContext, line: number, s: string): string {
   return s.replace(/%(.?)/gs, (_, c: string) => {
     switch (c) {
-      case "%": return "%";
-      case "n": return ctx.unit;
-      case "N": return ctx.name;
-      case "p": return ctx.prefix;
-      case "i": return ctx.instance;
-      default: return fail(ctx, line, c === "" ? "lone % at end of value (write %% for a percent sign)" : `specifier %${c} is not supported without systemd`);
+      case "%":
+        return "%";
+      case "n":
+        return ctx.unit;
+      case "N":
+        return ctx.name;
+      case "p":
+        return ctx.prefix;
+      case "i":
+        return ctx.instance;
+      default:
+        return fail(ctx, line, c === "" ? "lone % at end of value (write %% for a percent sign)" : `specifier %${c} is not supported without systemd`);
     }
   });
 }
 
 const TIME_UNITS: Record<string, number> = {
-  us: 0.001, usec: 0.001, ms: 1, msec: 1, "": 1000, s: 1000, sec: 1000, second: 1000, seconds: 1000,
-  m: 60_000, min: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hr: 3_600_000, hour: 3_600_000, hours: 3_600_000,
-  d: 86_400_000, day: 86_400_000, days: 86_400_000,
+  us: 0.001,
+  usec: 0.001,
+  ms: 1,
+  msec: 1,
+  "": 1000,
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
 };
 export function timespanMs(ctx: UnitContext, line: number, key: string, value: string, allowInfinity: boolean): number {
   if (value === "infinity") {

@@ -10,12 +10,18 @@ export default function ErrorPage({ error, reset }: { error: Error & { digest?: 
   const router = useRouter();
   const unavailable = error.digest === DATABASE_UNAVAILABLE_DIGEST;
   // The page is rendered on the server: render it again there, not only this boundary.
-  const retry = () => startTransition(() => { router.refresh(); reset(); });
+  const retry = () =>
+    startTransition(() => {
+      router.refresh();
+      reset();
+    });
   return (
     <main className="mx-auto max-w-xl px-4 py-16">
       <div role="alert" className="space-y-3 rounded-lg border border-rose-200 bg-rose-50 p-6 text-rose-900">
         <h1 className="text-lg font-semibold">{unavailable ? "The database is unreachable" : "This page could not be shown"}</h1>
-        <p className="text-sm">{unavailable ? DATABASE_UNAVAILABLE_TEXT : "Something went wrong on the control plane. It has been logged; try again in a moment."}</p>
+        <p className="text-sm">
+          {unavailable ? DATABASE_UNAVAILABLE_TEXT : "Something went wrong on the control plane. It has been logged; try again in a moment."}
+        </p>
         <Button onClick={retry}>Try again</Button>
       </div>
     </main>

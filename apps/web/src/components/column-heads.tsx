@@ -16,9 +16,15 @@ export function ColumnHeads({
     <thead className={className}>
       <tr>
         {names.map((name) => (
-          <th key={name} scope="col" className={th}>{name}</th>
+          <th key={name} scope="col" className={th}>
+            {name}
+          </th>
         ))}
-        {actions && <th scope="col" className={th}><span className="sr-only">Actions</span></th>}
+        {actions && (
+          <th scope="col" className={th}>
+            <span className="sr-only">Actions</span>
+          </th>
+        )}
       </tr>
     </thead>
   );

@@ -19,17 +19,26 @@ export function conflictsOf(err: unknown): { nodes: number; conflicts: Finding[]
   return { nodes: data.details.nodes ?? 0, conflicts: data.details.conflicts };
 }
 
-export function ConflictRefusal({ refusal, onConfirm, pending }: { refusal: { nodes: number; conflicts: Finding[] }; onConfirm: () => void; pending: boolean }) {
+export function ConflictRefusal({
+  refusal,
+  onConfirm,
+  pending,
+}: {
+  refusal: { nodes: number; conflicts: Finding[] };
+  onConfirm: () => void;
+  pending: boolean;
+}) {
   return (
     <div role="alert" data-testid="conflict-refusal" className="space-y-2 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-amber-950">
       <p className="font-medium">
-        Not saved: this would put {refusal.nodes} node{refusal.nodes === 1 ? "" : "s"} into conflict. A node in conflict gets nothing new until the conflict is resolved.
+        Not saved: this would put {refusal.nodes} node{refusal.nodes === 1 ? "" : "s"} into conflict. A node in conflict gets nothing new until the conflict is
+        resolved.
       </p>
       <ul className="list-disc space-y-1 pl-5">
         {refusal.conflicts.map((c) => (
           <li key={`${c.key} ${c.roles.join(" ")}`} data-testid="conflict-item">
-            <code>{c.key}</code> is declared differently by roles <strong>{c.roles[0]}</strong> and <strong>{c.roles[1]}</strong> on {c.nodes} node{c.nodes === 1 ? "" : "s"}:{" "}
-            <NodeLinks nodes={c.sample} total={c.nodes} />
+            <code>{c.key}</code> is declared differently by roles <strong>{c.roles[0]}</strong> and <strong>{c.roles[1]}</strong> on {c.nodes} node
+            {c.nodes === 1 ? "" : "s"}: <NodeLinks nodes={c.sample} total={c.nodes} />
           </li>
         ))}
       </ul>

@@ -20,7 +20,12 @@ export const HEALTHS = Object.keys(HEALTH) as NodeHealth[];
 export function HealthBadge({ health }: { health: NodeHealth | null }) {
   if (!health) return <span className="text-xs text-slate-600">–</span>;
   return (
-    <span data-testid="node-health" data-health={health} title={HEALTH[health].meaning} className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${HEALTH[health].colour}`}>
+    <span
+      data-testid="node-health"
+      data-health={health}
+      title={HEALTH[health].meaning}
+      className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${HEALTH[health].colour}`}
+    >
       {health}
     </span>
   );

@@ -4,7 +4,10 @@ import { Labels } from "@mesh/protocol";
 
 export function parseLabels(text: string): { labels: Record<string, string> } | { error: string } {
   const labels: Record<string, string> = {};
-  for (const part of text.split(/[,\n]/).map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const i = part.indexOf("=");
     if (i <= 0) return { error: `"${part}" is not key=value` };
     labels[part.slice(0, i).trim()] = part.slice(i + 1).trim();

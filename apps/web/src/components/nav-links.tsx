@@ -18,7 +18,13 @@ export function NavLinks({ admin }: { admin: boolean }) {
   useEffect(() => {
     document.documentElement.dataset.hydrated = "true";
   }, []);
-  const links = admin ? [...LINKS, { href: "/access", label: "Users & keys", match: (p: string) => p.startsWith("/access") }, { href: "/alerts", label: "Alerts", match: (p: string) => p.startsWith("/alerts") }] : LINKS;
+  const links = admin
+    ? [
+        ...LINKS,
+        { href: "/access", label: "Users & keys", match: (p: string) => p.startsWith("/access") },
+        { href: "/alerts", label: "Alerts", match: (p: string) => p.startsWith("/alerts") },
+      ]
+    : LINKS;
   return (
     <nav aria-label="Main">
       <ul className="flex flex-wrap gap-1 text-sm">

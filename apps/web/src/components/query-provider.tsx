@@ -12,7 +12,10 @@ export function QueryProvider({ children }: { children: ReactNode }) {
       new QueryClient({
         defaultOptions: {
           // A 4xx will not get better by asking again; a dropped connection might.
-          queries: { staleTime: 1000, retry: (n, err) => n < 2 && !/UNAUTHORIZED|FORBIDDEN|NOT_FOUND|BAD_REQUEST/.test(String((err as { data?: { code?: string } }).data?.code)) },
+          queries: {
+            staleTime: 1000,
+            retry: (n, err) => n < 2 && !/UNAUTHORIZED|FORBIDDEN|NOT_FOUND|BAD_REQUEST/.test(String((err as { data?: { code?: string } }).data?.code)),
+          },
         },
       }),
   );

@@ -17,7 +17,10 @@ export const stateLabel = (state: string) => STATE_LABELS[state] ?? state;
 
 export function StateBadge({ state }: { state: string }) {
   return (
-    <span data-testid="node-state" className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[state] ?? STATE_COLOURS.retired}`}>
+    <span
+      data-testid="node-state"
+      className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[state] ?? STATE_COLOURS.retired}`}
+    >
       {stateLabel(state)}
     </span>
   );

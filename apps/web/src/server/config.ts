@@ -144,8 +144,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== "")));
   if (!!e.MESH_TLS_CERT !== !!e.MESH_TLS_KEY) throw new Error("set both MESH_TLS_CERT and MESH_TLS_KEY, or neither");
   // Shorter, and an instance whose beat is merely on its way would be taken for dead.
-  if (e.MESH_GATEWAY_STALE_MS !== undefined && e.MESH_GATEWAY_STALE_MS < 3 * e.MESH_GATEWAY_HEARTBEAT_MS) throw new Error("MESH_GATEWAY_STALE_MS must be at least three times MESH_GATEWAY_HEARTBEAT_MS");
-  const trustedProxies = (e.MESH_TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (e.MESH_GATEWAY_STALE_MS !== undefined && e.MESH_GATEWAY_STALE_MS < 3 * e.MESH_GATEWAY_HEARTBEAT_MS)
+    throw new Error("MESH_GATEWAY_STALE_MS must be at least three times MESH_GATEWAY_HEARTBEAT_MS");
+  const trustedProxies = (e.MESH_TRUSTED_PROXIES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of trustedProxies) {
     if (!isAddressOrCidr(entry)) throw new Error(`MESH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR`);
   }
@@ -174,9 +178,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): Config 
     linkHandshakesInFlight: e.MESH_LINK_HANDSHAKES_IN_FLIGHT,
     linkHandshakesInFlightPerAddress: e.MESH_LINK_HANDSHAKES_IN_FLIGHT_PER_ADDRESS,
     bootstrapSecretFile: e.MESH_BOOTSTRAP_SECRET_FILE && path.resolve(cwd, e.MESH_BOOTSTRAP_SECRET_FILE),
-    artifactsDir: e.MESH_ARTIFACTS_DIR ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
+    artifactsDir: e.MESH_ARTIFACTS_DIR
+      ? path.resolve(cwd, e.MESH_ARTIFACTS_DIR)
+      : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../infra/dist"),
     aptSigningKeyFile: e.MESH_APT_SIGNING_KEY_FILE && path.resolve(cwd, e.MESH_APT_SIGNING_KEY_FILE),
-    tls: { certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT), keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY), selfSigned: e.MESH_TLS === "self-signed" },
+    tls: {
+      certPath: e.MESH_TLS_CERT && path.resolve(cwd, e.MESH_TLS_CERT),
+      keyPath: e.MESH_TLS_KEY && path.resolve(cwd, e.MESH_TLS_KEY),
+      selfSigned: e.MESH_TLS === "self-signed",
+    },
     grantPostgresUrl: e.MESH_GRANT_POSTGRES_URL,
     grantPostgresPublicUrl: e.MESH_GRANT_POSTGRES_PUBLIC_URL,
     secretKey: e.MESH_SECRET_KEY,

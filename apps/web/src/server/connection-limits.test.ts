@@ -12,8 +12,17 @@ function limits(overrides: Partial<Parameters<typeof limitConnections>[1]> = {})
   const server = http.createServer();
   servers.push(server);
   return limitConnections(server, {
-    max: 100, perAddress: 10, pendingHandshakes: 3, pendingHandshakesPerAddress: 2, handshakeTimeoutMs: 60_000, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000,
-    tls: false, proxies: new TrustedProxies([]), log: pino({ level: "silent" }), ...overrides,
+    max: 100,
+    perAddress: 10,
+    pendingHandshakes: 3,
+    pendingHandshakesPerAddress: 2,
+    handshakeTimeoutMs: 60_000,
+    headersTimeoutMs: 60_000,
+    requestTimeoutMs: 60_000,
+    tls: false,
+    proxies: new TrustedProxies([]),
+    log: pino({ level: "silent" }),
+    ...overrides,
   });
 }
 

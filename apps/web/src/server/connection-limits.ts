@@ -45,7 +45,9 @@ class Counter {
 function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string, retryAfterSeconds?: number) {
   const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "TIMEOUT", message });
   const retryAfter = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   // end() waits for the peer; a client that never reads must not keep the socket.
   setTimeout(() => socket.destroy(), 1000).unref();
 }

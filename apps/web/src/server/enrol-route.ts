@@ -16,7 +16,12 @@ export async function serveEnrol(req: IncomingMessage, res: ServerResponse): Pro
     else if (value !== undefined) headers.set(name, value);
   }
   // The body is streamed: readJsonBody stops reading at the enrolment's size limit.
-  const request = new Request(`http://localhost${ENROL_PATH}`, { method: "POST", headers, body: Readable.toWeb(req) as ReadableStream, duplex: "half" } as RequestInit);
+  const request = new Request(`http://localhost${ENROL_PATH}`, {
+    method: "POST",
+    headers,
+    body: Readable.toWeb(req) as ReadableStream,
+    duplex: "half",
+  } as RequestInit);
   const response = await handleEnrol(runtimeDeps(), request, { address: remoteAddress(request), limits: getRuntime().enrolLimits });
   const body = Buffer.from(await response.arrayBuffer());
   response.headers.forEach((value, name) => res.setHeader(name, value));

@@ -49,7 +49,8 @@ export function readinessProbe(r: Readiness) {
       const [database, bus] = await Promise.all([databaseAnswers(r.db, deadlineMs), r.bus(deadlineMs)]);
       const checks: Verdict["checks"] = { database, migrations: r.migrated() ? "ok" : "pending", bus };
       const failing = Object.entries(checks).filter(([, v]) => v !== "ok");
-      const verdict: Verdict = failing.length === 0 ? { ready: true, checks } : { ready: false, checks, reason: failing.map(([k, v]) => `${k}: ${v}`).join("; ") };
+      const verdict: Verdict =
+        failing.length === 0 ? { ready: true, checks } : { ready: false, checks, reason: failing.map(([k, v]) => `${k}: ${v}`).join("; ") };
       last = { at: Date.now(), verdict };
       return verdict;
     })().finally(() => (inFlight = null));

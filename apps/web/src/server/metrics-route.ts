@@ -33,10 +33,18 @@ export function metricsHandler(deps: Pick<Deps, "db">, log: Logger) {
 }
 
 /** On the main port: only with a token, and only to a caller bearing it. False when not for /metrics. */
-export function serveMetricsOnMainPort(req: IncomingMessage, res: ServerResponse, pathname: string, token: string | undefined, handler: ReturnType<typeof metricsHandler>): boolean {
+export function serveMetricsOnMainPort(
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  token: string | undefined,
+  handler: ReturnType<typeof metricsHandler>,
+): boolean {
   if (pathname !== METRICS_PATH || !token) return false;
   if (!bearerMatches(req.headers.authorization, token)) {
-    res.writeHead(401, { "content-type": "application/json", "www-authenticate": 'Bearer realm="metrics"' }).end(JSON.stringify({ error: "UNAUTHORIZED", message: "metrics need Authorization: Bearer <MESH_METRICS_TOKEN>" }));
+    res
+      .writeHead(401, { "content-type": "application/json", "www-authenticate": 'Bearer realm="metrics"' })
+      .end(JSON.stringify({ error: "UNAUTHORIZED", message: "metrics need Authorization: Bearer <MESH_METRICS_TOKEN>" }));
     return true;
   }
   void handler(req, res);
@@ -44,7 +52,11 @@ export function serveMetricsOnMainPort(req: IncomingMessage, res: ServerResponse
 }
 
 /** A listener serving only /metrics (and a token check too when one is set), on its own address. */
-export async function listenMetrics(address: { host: string; port: number }, token: string | undefined, handler: ReturnType<typeof metricsHandler>): Promise<http.Server> {
+export async function listenMetrics(
+  address: { host: string; port: number },
+  token: string | undefined,
+  handler: ReturnType<typeof metricsHandler>,
+): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? "/").split("?")[0];
     if (pathname !== METRICS_PATH || (req.method !== "GET" && req.method !== "HEAD")) {

@@ -24,8 +24,13 @@ export function openFileCount(): number | null {
 
 function readLimit(): { soft: number; hard: number } | null {
   try {
-    const line = fs.readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"));
-    const [soft, hard] = (line?.match(/\s(\d+|unlimited)\s+(\d+|unlimited)\s/)?.slice(1) ?? []).map((v) => (v === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(v)));
+    const line = fs
+      .readFileSync("/proc/self/limits", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
+    const [soft, hard] = (line?.match(/\s(\d+|unlimited)\s+(\d+|unlimited)\s/)?.slice(1) ?? []).map((v) =>
+      v === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(v),
+    );
     return soft !== undefined && hard !== undefined && Number.isFinite(soft) && Number.isFinite(hard) ? { soft, hard } : null;
   } catch {
     return null;

@@ -14,7 +14,11 @@ function refuse(res: ServerResponse, status: 400 | 413, error: string, message: 
 }
 
 /** Prepares the request for the routes; false when it was answered here (and must go no further). */
-export function admitRequest(req: IncomingMessage, res: ServerResponse, opts: { dev: boolean; tls: boolean; servedOverHttps: boolean; proxies: TrustedProxies }): boolean {
+export function admitRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: { dev: boolean; tls: boolean; servedOverHttps: boolean; proxies: TrustedProxies },
+): boolean {
   applySecurityHeaders(req, res, { dev: opts.dev, https: opts.servedOverHttps });
   // Routes learn the peer, the origin and whether a proxy was involved from us only.
   const forwarded = req.headers["x-forwarded-for"] !== undefined || req.headers.forwarded !== undefined;

@@ -25,8 +25,25 @@ function makeSelfSigned(dir: string): { certPath: string; keyPath: string } {
   fs.mkdirSync(dir, { recursive: true });
   execFileSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "3650", "-subj", "/CN=mesh-control-plane",
-      "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1", "-keyout", keyPath, "-out", certPath],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "3650",
+      "-subj",
+      "/CN=mesh-control-plane",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1",
+      "-keyout",
+      keyPath,
+      "-out",
+      certPath,
+    ],
     { stdio: "ignore" },
   );
   fs.chmodSync(keyPath, 0o600);

@@ -16,7 +16,6 @@ export function isAddressOrCidr(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-
 export class TrustedProxies {
   private readonly list = new BlockList();
   readonly empty: boolean;
@@ -46,7 +45,10 @@ export class TrustedProxies {
   clientAddress(peer: string | undefined, forwardedFor: string | undefined): string {
     const direct = plainAddress(peer);
     if (!this.has(direct) || !forwardedFor) return direct;
-    const hops = forwardedFor.split(",").map((s) => plainAddress(s.trim())).filter((s) => net.isIP(s));
+    const hops = forwardedFor
+      .split(",")
+      .map((s) => plainAddress(s.trim()))
+      .filter((s) => net.isIP(s));
     for (let i = hops.length - 1; i >= 0; i--) if (!this.has(hops[i])) return hops[i]!;
     return hops[0] ?? direct;
   }

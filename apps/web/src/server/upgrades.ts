@@ -9,7 +9,9 @@ import type { ConnectionLimits } from "./connection-limits";
 function answer(socket: Duplex, status: 400 | 404, message: string) {
   const body = JSON.stringify({ error: status === 404 ? "NOT_FOUND" : "BAD_INPUT", message });
   socket.on("error", () => {});
-  socket.end(`HTTP/1.1 ${status} ${status === 404 ? "Not Found" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 
@@ -24,6 +26,12 @@ export function upgradeListener(opts: { dev: boolean; gateway: Gateway | null; l
     }
     // Next's dev server adds its own upgrade listener for HMR (/_next/hmr): leave its paths alone.
     if (opts.dev && pathname?.startsWith("/_next/")) return;
-    answer(socket, 404, pathname === AGENT_PATH ? "this instance does not serve the agent gateway (MESH_ROLE=web)" : `no websocket at ${(pathname ?? "").slice(0, 100)}; hosts connect to ${AGENT_PATH}`);
+    answer(
+      socket,
+      404,
+      pathname === AGENT_PATH
+        ? "this instance does not serve the agent gateway (MESH_ROLE=web)"
+        : `no websocket at ${(pathname ?? "").slice(0, 100)}; hosts connect to ${AGENT_PATH}`,
+    );
   };
 }

@@ -13,5 +13,12 @@ export interface AlertNode {
 
 export function alertBody(event: AlertEvent | "test", at: Date, nodes: AlertNode[]): string {
   const listed = nodes.slice(0, NODES_PER_DELIVERY);
-  return JSON.stringify({ type: "mesh.alert", event, at: at.toISOString(), count: nodes.length, nodes: listed, ...(nodes.length > listed.length ? { truncated: true } : {}) });
+  return JSON.stringify({
+    type: "mesh.alert",
+    event,
+    at: at.toISOString(),
+    count: nodes.length,
+    nodes: listed,
+    ...(nodes.length > listed.length ? { truncated: true } : {}),
+  });
 }

@@ -67,7 +67,8 @@ describe.each(testEngines())("alerts on %s", (engine) => {
 
   const enrol = async (labels: Record<string, string> = {}) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
   const deliveries = () => deps.db.select().from(alertDeliveries).orderBy(alertDeliveries.id);
   /** The one delivery queued for `hookId` since the last look, parsed. */
@@ -102,7 +103,8 @@ describe.each(testEngines())("alerts on %s", (engine) => {
 
   it("lets only admins use alert.*, refuses bad input through the API, and audits changes", async () => {
     await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
-    const callerWith = async (authorization: string) => createCaller(await createTrpcContext({ deps, headers: new Headers({ authorization }), publicUrl: "http://cp" }));
+    const callerWith = async (authorization: string) =>
+      createCaller(await createTrpcContext({ deps, headers: new Headers({ authorization }), publicUrl: "http://cp" }));
     const admin = await callerWith("Bearer env-admin-api-key-0123");
     const { key } = await admin.apiKey.create({ name: `viewer-${randomBytes(3).toString("hex")}`, role: "viewer" });
     const viewer = await callerWith(`Bearer ${key}`);
@@ -196,7 +198,10 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     const [a, b, fresh] = [await enrol(), await enrol(), await enrol()];
     await createAlertEvaluator(deps)();
     // a and b crossed 5 minutes offline since the last run; fresh has been offline for 1 minute only.
-    await deps.db.update(nodes).set({ state: "disconnected", lastSeenAt: sql`now() - interval '5 minutes' + interval '1 second'` }).where(sql`${nodes.id} in (${a}, ${b})`);
+    await deps.db
+      .update(nodes)
+      .set({ state: "disconnected", lastSeenAt: sql`now() - interval '5 minutes' + interval '1 second'` })
+      .where(sql`${nodes.id} in (${a}, ${b})`);
     await deps.db.update(nodes).set({ state: "disconnected", lastSeenAt: sql`now() - interval '1 minute'` }).where(eq(nodes.id, fresh));
     await new Promise((r) => setTimeout(r, 1100));
     expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
@@ -219,7 +224,10 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     expect(await deliverAlerts(deps)).toEqual({ delivered: 0, failed: 0 });
     // Due again, at a receiver that now answers.
     await deps.db.update(webhooks).set({ url: ok.url }).where(eq(webhooks.id, hook.id));
-    await deps.db.update(alertDeliveries).set({ nextAttemptAt: new Date(Date.now() - 1000) }).where(eq(alertDeliveries.id, d!.id));
+    await deps.db
+      .update(alertDeliveries)
+      .set({ nextAttemptAt: new Date(Date.now() - 1000) })
+      .where(eq(alertDeliveries.id, d!.id));
     expect(await deliverAlerts(deps)).toEqual({ delivered: 1, failed: 0 });
     const log = await listAttempts(deps, { id: hook.id });
     expect(log.items.map((a) => [a.ok, a.httpStatus, a.error])).toEqual([
@@ -279,7 +287,11 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     const sel = { labels: { clash: tag } };
     await upsertRole(deps, { actor: "test", input: { name: `one-${tag}`, selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "1" }] } });
     await createAlertEvaluator(deps)();
-    await upsertRole(deps, { actor: "test", confirmConflicts: true, input: { name: `two-${tag}`, selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      confirmConflicts: true,
+      input: { name: `two-${tag}`, selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] },
+    });
     expect(await createAlertEvaluator(deps)()).toEqual({ deliveries: 1 });
     const body = await bodyFor(hook.id);
     expect(body).toMatchObject({ event: "conflicted", count: 2 });
@@ -293,8 +305,20 @@ describe.each(testEngines())("alerts on %s", (engine) => {
   it("alerts failing as the node's health says: a node that refused its declaration", async () => {
     const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["failing"] } });
     const id = await enrol();
-    await deps.db.update(nodes).set({ state: "enrolled", lastSeenAt: new Date(), lastCheckedAt: new Date(), declaredVersion: 1, appliedVersion: 0 }).where(eq(nodes.id, id));
-    const report = (extra: Record<string, unknown> = {}) => ({ declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), ...extra });
+    await deps.db
+      .update(nodes)
+      .set({ state: "enrolled", lastSeenAt: new Date(), lastCheckedAt: new Date(), declaredVersion: 1, appliedVersion: 0 })
+      .where(eq(nodes.id, id));
+    const report = (extra: Record<string, unknown> = {}) => ({
+      declarationVersion: 1,
+      owned: [],
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+      ...extra,
+    });
     await recordReport(deps, id, report());
     await createAlertEvaluator(deps)();
     // The host refuses v2 whole: it reports v1 (held), no errors, and names v2.
@@ -359,7 +383,9 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["enrolled"] } });
     await testWebhook(deps, { actor: "admin", id: hook.id });
     // A webhook row the evaluator cannot read (events not a list): every evaluation throws.
-    await deps.db.execute(sql`insert into webhooks (name, url, events, secret, created_by) values ('broken', ${ok.url}, '{"not": "a list"}'::jsonb, 'x', 'test')`);
+    await deps.db.execute(
+      sql`insert into webhooks (name, url, events, secret, created_by) values ('broken', ${ok.url}, '{"not": "a list"}'::jsonb, 'x', 'test')`,
+    );
     const before = ok.got.length;
     const stop = startAlertWorker(deps, { intervalMs: 50 });
     for (let i = 0; i < 100 && ok.got.length === before; i++) await new Promise((r) => setTimeout(r, 50));

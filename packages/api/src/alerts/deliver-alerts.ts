@@ -44,7 +44,12 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
   );
   if (claimed.length === 0) return { delivered: 0, failed: 0 };
   const hooks = new Map(
-    (await deps.db.select({ id: webhooks.id, url: webhooks.url, secret: webhooks.secret, enabled: webhooks.enabled }).from(webhooks).where(inArray(webhooks.id, [...new Set(claimed.map((c) => c.webhook_id))]))).map((h) => [h.id, h]),
+    (
+      await deps.db
+        .select({ id: webhooks.id, url: webhooks.url, secret: webhooks.secret, enabled: webhooks.enabled })
+        .from(webhooks)
+        .where(inArray(webhooks.id, [...new Set(claimed.map((c) => c.webhook_id))]))
+    ).map((h) => [h.id, h]),
   );
   // A delivery to a disabled webhook is not sent, and not kept for later either: it is marked failed
   // with an attempt saying why (one statement each, whatever their number). Turning a webhook back on
@@ -57,7 +62,10 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
       await tx.execute(sql`
         insert into alert_attempts (delivery_id, webhook_id, event, ok, error)
         select id, webhook_id, event, false, 'webhook disabled: not sent' from alert_deliveries
-        where id in (${sql.join(disabled.map((id) => sql`${id}`), sql`, `)})`);
+        where id in (${sql.join(
+          disabled.map((id) => sql`${id}`),
+          sql`, `,
+        )})`);
     });
   }
   let delivered = 0;
@@ -73,7 +81,13 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
       try {
         const res = await send(hook.url, {
           method: "POST",
-          headers: { "content-type": "application/json", "user-agent": "mesh-alerts/1", [SIGNATURE_HEADER]: signBody(openSecret(deps, hook.id, hook.secret), d.body), "x-mesh-event": d.event, "x-mesh-delivery": String(id) },
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "mesh-alerts/1",
+            [SIGNATURE_HEADER]: signBody(openSecret(deps, hook.id, hook.secret), d.body),
+            "x-mesh-event": d.event,
+            "x-mesh-delivery": String(id),
+          },
           body: d.body,
           redirect: "manual",
           signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
@@ -108,7 +122,10 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
     await deps.db.execute(sql`
       delete from alert_attempts a using (
         select id from (select id, row_number() over (partition by webhook_id order by id desc) as k from alert_attempts
-                        where webhook_id in (${sql.join([...hooks.keys()].map((h) => sql`${h}::uuid`), sql`, `)})) t where k > ${ATTEMPTS_KEPT}) old
+                        where webhook_id in (${sql.join(
+                          [...hooks.keys()].map((h) => sql`${h}::uuid`),
+                          sql`, `,
+                        )})) t where k > ${ATTEMPTS_KEPT}) old
       where a.id = old.id`);
   }
   // Deliveries done with (delivered or failed) leave after DELIVERIES_KEPT_DAYS, their attempts with

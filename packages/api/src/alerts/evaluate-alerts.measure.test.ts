@@ -41,7 +41,9 @@ describe.skipIf(!process.env.MESH_MEASURE_ALERTS || !process.env.DATABASE_URL)("
     const result = await evaluate();
     const ms = performance.now() - t0;
     const [totals] = await sql<{ n: number; bytes: number }[]>`select count(*)::int as n, coalesce(sum(length(body)), 0)::int as bytes from alert_deliveries`;
-    console.log(`ALERTS ${NODES} nodes, 3 webhooks: one run ${ms.toFixed(0)} ms, ${counting.count()} statements (a plain read, then 1 transaction), ${result?.deliveries} deliveries queued (${totals!.n} rows, ${(totals!.bytes / 1024).toFixed(0)} KiB of bodies)`);
+    console.log(
+      `ALERTS ${NODES} nodes, 3 webhooks: one run ${ms.toFixed(0)} ms, ${counting.count()} statements (a plain read, then 1 transaction), ${result?.deliveries} deliveries queued (${totals!.n} rows, ${(totals!.bytes / 1024).toFixed(0)} KiB of bodies)`,
+    );
     // Audit events are read 5,000 a run: the second run takes the rest of the burst, the third has nothing to do.
     for (const label of ["second run (the rest of the burst)", "an idle run"]) {
       const t1 = performance.now();

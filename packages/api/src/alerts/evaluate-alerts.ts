@@ -127,7 +127,9 @@ export function createAlertEvaluator(deps: Pick<Deps, "db" | "log">, opts: { now
       if (opts.minIntervalMs && now.getTime() - since.getTime() < opts.minIntervalMs) return null;
       const hooks = rowsOf<Hook>(await tx.execute(sql`select id, events, offline_minutes from webhooks where enabled`));
 
-      const ids = rowsOf<{ id: string | number }>(await tx.execute(sql`select id from events where id > ${from} order by id limit ${EVENTS_PER_RUN}`)).map((r) => Number(r.id));
+      const ids = rowsOf<{ id: string | number }>(await tx.execute(sql`select id from events where id > ${from} order by id limit ${EVENTS_PER_RUN}`)).map(
+        (r) => Number(r.id),
+      );
       const upTo = readable(ids, from, BigInt(cursor.xmin), BigInt(cursor.xmax));
       let deliveries = 0;
       if (hooks.length > 0) {
@@ -162,7 +164,9 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
     list.push(node);
     out.set(event, list);
   };
-  const actions = Object.entries(AUDIT_ACTIONS).filter(([, e]) => w.wanted.has(e)).map(([a]) => a);
+  const actions = Object.entries(AUDIT_ACTIONS)
+    .filter(([, e]) => w.wanted.has(e))
+    .map(([a]) => a);
   if (w.upTo > w.from && actions.length > 0) {
     // One row per event and node it names, expanded in the statement: an event about one node names it
     // (node_id); a bulk revoke and a fleet-wide conflict name theirs in data.nodeIds (node_id null), and
@@ -184,7 +188,10 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
         ) x
         left join ${nodes} on ${nodes.id} = x.id
         where e.id > ${w.from} and e.id <= ${w.upTo}
-          and e.action in (${sql.join(actions.map((a) => sql`${a}`), sql`, `)})
+          and e.action in (${sql.join(
+            actions.map((a) => sql`${a}`),
+            sql`, `,
+          )})
         order by e.id`),
     );
     for (const r of audit) {
@@ -213,7 +220,12 @@ async function whatHappened(tx: Tx, w: { from: number; upTo: number; since: Date
         where ${nodes.lastChangedAt} > ${w.since.toISOString()}::timestamptz and ${nodes.lastChangedAt} <= ${w.now.toISOString()}::timestamptz
           and ${nodeHealth} = 'failing'`),
     );
-    for (const r of failing) add("failing", { id: r.id, name: r.name, detail: { errors: r.errors, skipped: r.skipped, ...(r.rejected !== null ? { rejectedVersion: r.rejected } : {}) } });
+    for (const r of failing)
+      add("failing", {
+        id: r.id,
+        name: r.name,
+        detail: { errors: r.errors, skipped: r.skipped, ...(r.rejected !== null ? { rejectedVersion: r.rejected } : {}) },
+      });
   }
   return out;
 }

@@ -28,7 +28,10 @@ export const CreateWebhookInput = z
     /** For "offline": minutes a node must have been disconnected (1 minute to 30 days). */
     offlineMinutes: z.number().int().min(1).max(43_200).optional(),
   })
-  .refine((w) => !w.events.includes("offline") || w.offlineMinutes !== undefined, { message: "say after how many minutes offline to alert", path: ["offlineMinutes"] });
+  .refine((w) => !w.events.includes("offline") || w.offlineMinutes !== undefined, {
+    message: "say after how many minutes offline to alert",
+    path: ["offlineMinutes"],
+  });
 export type CreateWebhookInput = z.input<typeof CreateWebhookInput>;
 
 export const WebhookId = z.strictObject({ id: z.string().uuid() });
@@ -46,7 +49,16 @@ export function openSecret(deps: Pick<Deps, "grants">, id: string, stored: strin
 
 export async function listWebhooks(deps: Pick<Deps, "db">) {
   const items = await deps.db
-    .select({ id: webhooks.id, name: webhooks.name, url: webhooks.url, events: webhooks.events, offlineMinutes: webhooks.offlineMinutes, enabled: webhooks.enabled, createdBy: webhooks.createdBy, createdAt: webhooks.createdAt })
+    .select({
+      id: webhooks.id,
+      name: webhooks.name,
+      url: webhooks.url,
+      events: webhooks.events,
+      offlineMinutes: webhooks.offlineMinutes,
+      enabled: webhooks.enabled,
+      createdBy: webhooks.createdBy,
+      createdAt: webhooks.createdAt,
+    })
     .from(webhooks)
     .orderBy(webhooks.createdAt)
     .limit(MAX_WEBHOOKS);
@@ -72,7 +84,12 @@ export async function createWebhook(deps: Deps, opts: { actor: string; input: Cr
     // The first webhook watching offline or failing: its windows start now, not where an idle evaluator left them.
     await restartAlertWindow(tx, id);
     // The URL may carry a path token of the receiver's: only its origin goes in the audit trail.
-    await recordEvent(tx, { actor: opts.actor, action: "alert.webhook-create", target: `webhook:${id}`, data: { name: input.name, origin: new URL(input.url).origin, events: input.events, offlineMinutes: input.offlineMinutes } });
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: "alert.webhook-create",
+      target: `webhook:${id}`,
+      data: { name: input.name, origin: new URL(input.url).origin, events: input.events, offlineMinutes: input.offlineMinutes },
+    });
   });
   return { id, name: input.name, secret };
 }
@@ -111,7 +128,15 @@ export async function testWebhook(deps: Deps, opts: { actor: string; id: string 
 /** The delivery log: a webhook's last attempts, newest first. */
 export async function listAttempts(deps: Pick<Deps, "db">, input: { id: string; limit?: number }) {
   const items = await deps.db
-    .select({ id: alertAttempts.id, deliveryId: alertAttempts.deliveryId, event: alertAttempts.event, at: alertAttempts.at, httpStatus: alertAttempts.httpStatus, ok: alertAttempts.ok, error: alertAttempts.error })
+    .select({
+      id: alertAttempts.id,
+      deliveryId: alertAttempts.deliveryId,
+      event: alertAttempts.event,
+      at: alertAttempts.at,
+      httpStatus: alertAttempts.httpStatus,
+      ok: alertAttempts.ok,
+      error: alertAttempts.error,
+    })
     .from(alertAttempts)
     .where(eq(alertAttempts.webhookId, input.id))
     .orderBy(desc(alertAttempts.id))

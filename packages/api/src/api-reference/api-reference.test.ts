@@ -21,7 +21,14 @@ describe("the API reference", () => {
 
   it("says who may call each procedure from the guard it was built on", () => {
     const access = Object.fromEntries(listProcedures().map((p) => [p.path, p.access]));
-    expect(access).toMatchObject({ "node.list": "viewer", "node.get": "viewer", "token.create": "admin", "role.upsert": "admin", "user.me": "viewer", "user.list": "admin" });
+    expect(access).toMatchObject({
+      "node.list": "viewer",
+      "node.get": "viewer",
+      "token.create": "admin",
+      "role.upsert": "admin",
+      "user.me": "viewer",
+      "user.list": "admin",
+    });
     expect(Object.values(access)).not.toContain("public");
   });
 
@@ -35,6 +42,8 @@ describe("compactJson", () => {
     expect(compactJson({ a: 1, b: [1, 2] })).toBe('{ "a": 1, "b": [1, 2] }');
     const long = { key: "x".repeat(120), list: [] };
     expect(compactJson(long)).toBe(`{\n  "key": "${"x".repeat(120)}",\n  "list": []\n}`);
-    expect(JSON.parse(compactJson({ deep: { deeper: Array.from({ length: 40 }, (_, i) => i) } }))).toEqual({ deep: { deeper: Array.from({ length: 40 }, (_, i) => i) } });
+    expect(JSON.parse(compactJson({ deep: { deeper: Array.from({ length: 40 }, (_, i) => i) } }))).toEqual({
+      deep: { deeper: Array.from({ length: 40 }, (_, i) => i) },
+    });
   });
 });

@@ -45,7 +45,11 @@ const ACCESS: Record<ProcedureAccess, string> = {
 };
 
 const json = (value: unknown) => ["```json", compactJson(value), "```"].join("\n");
-const anchor = (text: string) => text.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-");
+const anchor = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, "")
+    .replace(/ /g, "-");
 
 export function renderApiReference(): string {
   const procedures = listProcedures();
@@ -53,7 +57,8 @@ export function renderApiReference(): string {
   const collect = (defs: Record<string, JsonSchema>) => {
     for (const [name, def] of Object.entries(defs)) {
       const seen = shared.get(name);
-      if (seen && JSON.stringify(seen) !== JSON.stringify(def)) throw new Error(`the shared type ${name} converts two ways; name only schemas that convert one way`);
+      if (seen && JSON.stringify(seen) !== JSON.stringify(def))
+        throw new Error(`the shared type ${name} converts two ways; name only schemas that convert one way`);
       shared.set(name, def);
     }
   };
@@ -81,8 +86,8 @@ export function renderApiReference(): string {
     "Every dashboard action is a tRPC procedure, callable over HTTP at `/api/trpc/<procedure>` with",
     "`Authorization: Bearer <API key>` (or a dashboard session). A query is a `GET` with its input as",
     "JSON in the `input` query parameter; a mutation is a `POST` with its input as the JSON body",
-    "(`Content-Type: application/json`). The answer is `{ \"result\": { \"data\": <output> } }`; an error is",
-    "`{ \"error\": { \"message\", \"data\": { \"code\", \"httpStatus\", \"zodIssues\" } } }`.",
+    '(`Content-Type: application/json`). The answer is `{ "result": { "data": <output> } }`; an error is',
+    '`{ "error": { "message", "data": { "code", "httpStatus", "zodIssues" } } }`.',
     "",
     "The API sends plain JSON: times (`format: date-time`) are ISO 8601 strings. Inputs are checked",
     "against the schemas below (an unknown key is refused where the schema says",

@@ -42,7 +42,12 @@ export async function buildAptIndex(opts: { dir: string; debs: PoolDeb[]; key: A
     const rel = `${COMPONENT}/binary-${arch}`;
     fs.mkdirSync(path.join(dists, rel), { recursive: true });
     const packages = path.join(dists, rel, "Packages");
-    await runTool(["dpkg-scanpackages", "--multiversion", "--arch", arch, "pool", "/dev/null"], { cwd: dir, stdoutFile: packages, timeoutMs: 300_000, env: { LC_ALL: "C" } });
+    await runTool(["dpkg-scanpackages", "--multiversion", "--arch", arch, "pool", "/dev/null"], {
+      cwd: dir,
+      stdoutFile: packages,
+      timeoutMs: 300_000,
+      env: { LC_ALL: "C" },
+    });
     fs.writeFileSync(`${packages}.gz`, zlib.gzipSync(fs.readFileSync(packages), { level: 9 }));
     files.set(`dists/${SUITE}/${rel}/Packages`, `dists/${SUITE}/${rel}/Packages`);
     files.set(`dists/${SUITE}/${rel}/Packages.gz`, `dists/${SUITE}/${rel}/Packages.gz`);

@@ -30,6 +30,8 @@ describe("aptInstallCommands", () => {
   it("quotes a public URL that carries shell syntax", () => {
     const c = aptInstallCommands("http://x.example/a'b$(id)");
     expect(c.key).toBe(`curl -fsSL -o /usr/share/keyrings/mesh.gpg 'http://x.example/a'\\''b$(id)/apt/mesh.gpg'`);
-    expect(c.source).toBe(`echo 'deb [signed-by=/usr/share/keyrings/mesh.gpg] http://x.example/a'\\''b$(id)/apt stable main' > /etc/apt/sources.list.d/mesh.list`);
+    expect(c.source).toBe(
+      `echo 'deb [signed-by=/usr/share/keyrings/mesh.gpg] http://x.example/a'\\''b$(id)/apt stable main' > /etc/apt/sources.list.d/mesh.list`,
+    );
   });
 });

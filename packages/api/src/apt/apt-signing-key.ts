@@ -60,7 +60,8 @@ async function fingerprintOfKeyFile(scratchParent: string, keyFile: string): Pro
     fs.rmSync(scratch, { recursive: true, force: true });
   }
   const [fpr] = secretFingerprints(listing);
-  if (!fpr) throw new AptSigningKeyError(`MESH_APT_SIGNING_KEY_FILE (${keyFile}) holds no secret key: export it with \`gpg --armor --export-secret-keys KEYID\``);
+  if (!fpr)
+    throw new AptSigningKeyError(`MESH_APT_SIGNING_KEY_FILE (${keyFile}) holds no secret key: export it with \`gpg --armor --export-secret-keys KEYID\``);
   return fpr;
 }
 
@@ -91,9 +92,10 @@ export async function openAptSigningKey(opts: { gnupgHome: string; keyFile?: str
   // The operator's file is checked before anything is imported from it.
   const given = keyFile ? await fingerprintOfKeyFile(path.dirname(gnupgHome), keyFile) : null;
   if (!fs.existsSync(gnupgHome)) await makeHome(gnupgHome, keyFile);
-  else if (keyFile) await gpg(gnupgHome, ["--import", keyFile]).catch((err) => {
-    throw new AptSigningKeyError(`MESH_APT_SIGNING_KEY_FILE (${keyFile}) could not be imported: ${(err as Error).message}`);
-  });
+  else if (keyFile)
+    await gpg(gnupgHome, ["--import", keyFile]).catch((err) => {
+      throw new AptSigningKeyError(`MESH_APT_SIGNING_KEY_FILE (${keyFile}) could not be imported: ${(err as Error).message}`);
+    });
   fs.chmodSync(gnupgHome, 0o700);
   let fingerprint: string;
   if (given) fingerprint = given;

@@ -76,11 +76,14 @@ describe.each(testEngines())("access on %s", (engine) => {
     const limits = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
     for (let i = 0; i < 4; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
     // The attacker's address is locked for that account...
-    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "attacker" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "attacker" })).rejects.toMatchObject({
+      code: "RATE_LIMITED",
+    });
     // ...while the admin logs in from anywhere else.
     await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
     // Successes do not count: many logins in a row from one address all work.
-    for (let i = 0; i < 8; i++) await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
+    for (let i = 0; i < 8; i++)
+      await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "office" })).resolves.toMatchObject({ role: "admin" });
     // Repeated failures back off: 1 s after the first lock, 2 s after the next failure.
     now += 1000;
     await expect(loginUser(deps.db, limits, { name: "admin", password: "nope", address: "attacker" })).rejects.toThrow(/wrong/);
@@ -99,15 +102,20 @@ describe.each(testEngines())("access on %s", (engine) => {
     const now = 1_000_000;
     const limits = createLoginLimits({ perAccountAddress: 3, perAddress: 5, now: () => now });
     // Someone behind the shared address fails on many accounts, well past the per-address cap.
-    for (let i = 0; i < 12; i++) await expect(loginUser(deps.db, limits, { name: `guess${i}`, password: "nope", address: "10.0.0.1" })).rejects.toThrow(/wrong/);
+    for (let i = 0; i < 12; i++)
+      await expect(loginUser(deps.db, limits, { name: `guess${i}`, password: "nope", address: "10.0.0.1" })).rejects.toThrow(/wrong/);
     // The admin, who has not failed from there, still logs in from the same address.
     await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "10.0.0.1" })).resolves.toMatchObject({ role: "admin" });
     // A pair that has failed from there meets the per-address cap.
     await expect(loginUser(deps.db, limits, { name: "guess0", password: "nope", address: "10.0.0.1" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
     // One IPv6 /64 is one address: a new address per guess does not reset the (account, address) count.
     for (let i = 0; i < 4; i++) await loginUser(deps.db, limits, { name: "admin", password: "nope", address: `2001:db8:5:6::${i + 1}` }).catch(() => {});
-    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "2001:db8:5:6::99" })).rejects.toMatchObject({ code: "RATE_LIMITED" });
-    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "2001:db8:5:7::1" })).resolves.toMatchObject({ role: "admin" });
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "2001:db8:5:6::99" })).rejects.toMatchObject({
+      code: "RATE_LIMITED",
+    });
+    await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-1", address: "2001:db8:5:7::1" })).resolves.toMatchObject({
+      role: "admin",
+    });
   });
 
   it("issues a named key once, stores only its hash, and refuses it once revoked", async () => {
@@ -126,7 +134,10 @@ describe.each(testEngines())("access on %s", (engine) => {
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
     const { key } = await admin.apiKey.create({ name: "file-reader", role: "viewer" });
     const upload = (authorization: string) =>
-      handleFileUpload(deps, new Request("http://cp/api/files", { method: "POST", headers: { authorization, "content-type": "application/octet-stream" }, body: "hello" }));
+      handleFileUpload(
+        deps,
+        new Request("http://cp/api/files", { method: "POST", headers: { authorization, "content-type": "application/octet-stream" }, body: "hello" }),
+      );
     const refused = await upload(`Bearer ${key}`);
     expect(refused.status).toBe(403);
     const stored = await upload("Bearer env-admin-api-key-0123");
@@ -135,10 +146,15 @@ describe.each(testEngines())("access on %s", (engine) => {
     const byViewer = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: `Bearer ${key}` } }), sha256);
     expect(byViewer.status).toBe(403);
     expect(await byViewer.text()).not.toContain("hello");
-    const read = await handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123" } }), sha256);
+    const read = await handleFileDownload(
+      deps,
+      new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123" } }),
+      sha256,
+    );
     expect(await read.text()).toBe("hello");
     // A download a dropped connection cut is resumed from a byte on (one range); past the end is a 416.
-    const ranged = (range: string) => handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123", range } }), sha256);
+    const ranged = (range: string) =>
+      handleFileDownload(deps, new Request(`http://cp/api/files/${sha256}`, { headers: { authorization: "Bearer env-admin-api-key-0123", range } }), sha256);
     const rest = await ranged("bytes=2-");
     expect([rest.status, rest.headers.get("content-range"), await rest.text()]).toEqual([206, "bytes 2-4/5", "llo"]);
     expect((await ranged("bytes=9-")).status).toBe(416);
@@ -157,7 +173,12 @@ describe.each(testEngines())("access on %s", (engine) => {
     const { key } = await admin.apiKey.create({ name: "content-viewer", role: "viewer" });
     const viewer = await callerWith({ authorization: `Bearer ${key}` });
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "vault" } } });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const { nodeId } = await enrolNode(deps, {
+      token,
+      publicKey: testKeyPair().publicKey,
+      profile: testProfile(crypto.randomUUID()),
+      inventory: emptyInventory(),
+    });
     const secret = "API_TOKEN=hunter2-very-secret\n";
     const binary = Buffer.from("s3cr3t-bytes\u0000").toString("base64");
     await admin.role.upsert({
@@ -198,7 +219,10 @@ describe.each(testEngines())("access on %s", (engine) => {
     const here = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-1" });
     const elsewhere = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-1" });
     const pia = await callerWith({ cookie: `${SESSION_COOKIE}=${here.sessionId}` });
-    await expect(pia.user.changePassword({ currentPassword: "not-it", newPassword: "pia-password-2" })).rejects.toMatchObject({ code: "BAD_REQUEST", message: /current password is wrong/ });
+    await expect(pia.user.changePassword({ currentPassword: "not-it", newPassword: "pia-password-2" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+      message: /current password is wrong/,
+    });
     await expect(pia.user.changePassword({ currentPassword: "pia-password-1", newPassword: "short" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     expect(await pia.user.changePassword({ currentPassword: "pia-password-1", newPassword: "pia-password-2" })).toEqual({ changed: true, sessionsEnded: 1 });
     // The other session is refused; the one that made the change goes on.
@@ -208,8 +232,11 @@ describe.each(testEngines())("access on %s", (engine) => {
     await expect(loginUser(deps.db, limits, { name: "pia", password: "pia-password-2" })).resolves.toMatchObject({ role: "viewer" });
     expect(await lastEvent("user.change-password")).toMatchObject({ actor: "user:pia", target: "user:pia", data: { sessionsEnded: 1 } });
     // Someone holding a stolen session cannot guess the password behind it for long.
-    for (let i = 0; i < 6; i++) await expect(pia.user.changePassword({ currentPassword: `guess-${i}`, newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
-    await expect(pia.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    for (let i = 0; i < 6; i++)
+      await expect(pia.user.changePassword({ currentPassword: `guess-${i}`, newPassword: "pia-password-3" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(pia.user.changePassword({ currentPassword: "pia-password-2", newPassword: "pia-password-3" })).rejects.toMatchObject({
+      code: "TOO_MANY_REQUESTS",
+    });
     // ... and those guesses do not lock the owner, in their own session, out of changing it.
     const own = await loginUser(deps.db, limits, { name: "pia", password: "pia-password-2" });
     const owner = await callerWith({ cookie: `${SESSION_COOKIE}=${own.sessionId}` });
@@ -275,7 +302,10 @@ describe.each(testEngines())("access on %s", (engine) => {
     await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
     await expect(stillThere()).resolves.toMatchObject({ name: "admin" });
     // Admin changes the password in the dashboard; a restart with the same setting keeps that change.
-    await (await callerWith({ cookie: `${SESSION_COOKIE}=${before.sessionId}` })).user.changePassword({ currentPassword: "admin-password-1", newPassword: "admin-password-2" });
+    await (await callerWith({ cookie: `${SESSION_COOKIE}=${before.sessionId}` })).user.changePassword({
+      currentPassword: "admin-password-1",
+      newPassword: "admin-password-2",
+    });
     await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
     await expect(loginUser(deps.db, limits, { name: "admin", password: "admin-password-2" })).resolves.toMatchObject({ role: "admin" });
     // A new setting replaces the password and ends every session of admin.
@@ -286,7 +316,15 @@ describe.each(testEngines())("access on %s", (engine) => {
     // The old admin key is refused, the new one works.
     await expect((await callerWith({ authorization: "Bearer env-admin-api-key-0123" })).user.me()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-4567" });
-    expect((await admin.event.list({ action: "user.set-password", limit: 1 })).items[0]).toMatchObject({ actor: "system", target: "user:admin", data: { from: "MESH_ADMIN_PASSWORD" } });
-    expect((await admin.event.list({ action: "api-key.rotate", limit: 1 })).items[0]).toMatchObject({ actor: "system", target: "api-key", data: { from: "MESH_ADMIN_API_KEY" } });
+    expect((await admin.event.list({ action: "user.set-password", limit: 1 })).items[0]).toMatchObject({
+      actor: "system",
+      target: "user:admin",
+      data: { from: "MESH_ADMIN_PASSWORD" },
+    });
+    expect((await admin.event.list({ action: "api-key.rotate", limit: 1 })).items[0]).toMatchObject({
+      actor: "system",
+      target: "api-key",
+      data: { from: "MESH_ADMIN_API_KEY" },
+    });
   });
 });

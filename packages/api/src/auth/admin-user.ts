@@ -23,6 +23,11 @@ export async function ensureAdminUser(db: Db, opts: { changedFromEnv: boolean })
     if (created.length > 0 || !opts.changedFromEnv) return;
     await tx.update(users).set({ passwordHash: hash, role: "admin", revokedAt: sql`null` }).where(eq(users.name, "admin"));
     await tx.delete(sessions).where(eq(sessions.user, "admin"));
-    await recordEvent(tx, { actor: ACTOR.system, action: "user.set-password", target: userActor("admin"), data: { from: "MESH_ADMIN_PASSWORD", sessionsEnded: true } });
+    await recordEvent(tx, {
+      actor: ACTOR.system,
+      action: "user.set-password",
+      target: userActor("admin"),
+      data: { from: "MESH_ADMIN_PASSWORD", sessionsEnded: true },
+    });
   });
 }

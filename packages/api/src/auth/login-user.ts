@@ -77,7 +77,10 @@ export async function loginUser(
     }
     counted.push([limiter, key]);
   }
-  const [user] = await db.select().from(users).where(and(eq(users.name, name), isNull(users.revokedAt)));
+  const [user] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.name, name), isNull(users.revokedAt)));
   decoy ??= hashPassword(randomBytes(16).toString("hex"));
   const ok = await verifyPassword(input.password, user?.passwordHash ?? (await decoy));
   const session = user && ok ? await startSession(db, user, input.previousSessionId) : null;

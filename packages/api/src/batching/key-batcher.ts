@@ -82,14 +82,16 @@ export class KeyBatcher<K, V> {
     } catch (err) {
       call = Promise.reject(err);
     }
-    call.then(
-      (answers) => {
-        for (const [key, waiters] of batch) for (const w of waiters) w.resolve(answers.get(key));
-      },
-      (err) => {
-        for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
-      },
-    ).finally(() => this.settled());
+    call
+      .then(
+        (answers) => {
+          for (const [key, waiters] of batch) for (const w of waiters) w.resolve(answers.get(key));
+        },
+        (err) => {
+          for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+        },
+      )
+      .finally(() => this.settled());
   }
 
   /** A flight landed: keys that waited for it go now (they waited one statement already). */

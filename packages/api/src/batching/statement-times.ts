@@ -28,7 +28,14 @@ export function takeStatementTimes(): Array<{ statement: string; count: number; 
   const rows = [...statementTimes.entries()].map(([statement, times]) => {
     const sorted = [...times].sort((a, b) => a - b);
     const ms = (x: number) => Number(x.toFixed(1));
-    return { statement, count: times.length, minMs: ms(sorted[0]!), medianMs: ms(sorted[Math.floor(sorted.length / 2)]!), maxMs: ms(sorted.at(-1)!), totalMs: ms(times.reduce((a, b) => a + b, 0)) };
+    return {
+      statement,
+      count: times.length,
+      minMs: ms(sorted[0]!),
+      medianMs: ms(sorted[Math.floor(sorted.length / 2)]!),
+      maxMs: ms(sorted.at(-1)!),
+      totalMs: ms(times.reduce((a, b) => a + b, 0)),
+    };
   });
   statementTimes.clear();
   return rows;

@@ -22,9 +22,32 @@ describe("compileDeclaration", () => {
       ],
       ids: ["d", "y", "z"],
     },
-    { name: "same resource twice merges", roles: [{ name: "a", resources: [file("a", "/a")] }, { name: "b", resources: [file("a", "/a")] }], ids: ["a"] },
-    { name: "same id differently conflicts", roles: [{ name: "a", resources: [file("a", "/a", "1")] }, { name: "b", resources: [file("a", "/a", "2")] }], ids: ["a"], conflicts: 1 },
-    { name: "same path under two ids conflicts", roles: [{ name: "a", resources: [file("a", "/a")] }, { name: "b", resources: [file("b", "/a")] }], ids: ["a"], conflicts: 1 },
+    {
+      name: "same resource twice merges",
+      roles: [
+        { name: "a", resources: [file("a", "/a")] },
+        { name: "b", resources: [file("a", "/a")] },
+      ],
+      ids: ["a"],
+    },
+    {
+      name: "same id differently conflicts",
+      roles: [
+        { name: "a", resources: [file("a", "/a", "1")] },
+        { name: "b", resources: [file("a", "/a", "2")] },
+      ],
+      ids: ["a"],
+      conflicts: 1,
+    },
+    {
+      name: "same path under two ids conflicts",
+      roles: [
+        { name: "a", resources: [file("a", "/a")] },
+        { name: "b", resources: [file("b", "/a")] },
+      ],
+      ids: ["a"],
+      conflicts: 1,
+    },
   ];
   it.each(cases)("$name", ({ roles, ids, conflicts }) => {
     const out = compileDeclaration(node, roles.map(role));

@@ -42,7 +42,11 @@ describe.each(testEngines())("link admission on %s", (engine) => {
   /** One handshake; a handshake timeout is an answer too, and the test says none may happen. */
   const handshake = (auth: string): Promise<Answer> =>
     new Promise((resolve) => {
-      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false, handshakeTimeout: 20_000 });
+      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, {
+        headers: { [AUTH_HEADER]: auth },
+        perMessageDeflate: false,
+        handshakeTimeout: 20_000,
+      });
       ws.once("open", () => resolve({ status: 101, ws }));
       ws.once("unexpected-response", (_req, res) => {
         res.resume();

@@ -151,7 +151,10 @@ export class FairLinkAdmission {
       // The same burst as the shared bucket: a site's hosts coming back together are not split up; a
       // flood still gets at most the burst and then its share of the rate.
       const inFlight = this.opts.perAddressInFlight ?? (Number.isFinite(this.shared.inFlight) ? Math.max(1, Math.ceil(this.shared.inFlight / 4)) : Infinity);
-      entry = { admission: new LinkAdmission({ perSecond, burst: this.opts.burst ?? Math.ceil(this.shared.perSecond / 10), inFlight, now: this.opts.now }), lastUsed: now };
+      entry = {
+        admission: new LinkAdmission({ perSecond, burst: this.opts.burst ?? Math.ceil(this.shared.perSecond / 10), inFlight, now: this.opts.now }),
+        lastUsed: now,
+      };
       this.byAddress.set(addressKey, entry);
     }
     entry.lastUsed = now;

@@ -85,7 +85,8 @@ export class DeclarationCatchUp {
     );
     void this.running.finally(() => {
       this.running = null;
-      if (this.pending !== null) this.schedule(this.failures > 0 ? retryDelayMs(this.failures) : this.pending === "all" ? 0 : (this.opts.reportWindowMs ?? 1_000));
+      if (this.pending !== null)
+        this.schedule(this.failures > 0 ? retryDelayMs(this.failures) : this.pending === "all" ? 0 : (this.opts.reportWindowMs ?? 1_000));
     });
   }
 }

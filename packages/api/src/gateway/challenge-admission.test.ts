@@ -48,9 +48,15 @@ describe.each(testEngines())("admission at the challenge on %s", (engine) => {
   /** The upgrade of `host` with `nonce`: 101, or the refusal's status. */
   const upgrade = (base: string, host: RawHost, nonce: string): Promise<{ status: number; ws?: WebSocket }> => {
     const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString("base64url");
+    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString(
+      "base64url",
+    );
     return new Promise((resolve) => {
-      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false, handshakeTimeout: 20_000 });
+      const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, {
+        headers: { [AUTH_HEADER]: auth },
+        perMessageDeflate: false,
+        handshakeTimeout: 20_000,
+      });
       ws.once("open", () => resolve({ status: 101, ws }));
       ws.once("unexpected-response", (_req, res) => (res.resume(), resolve({ status: res.statusCode ?? 0 })));
       ws.once("error", () => resolve({ status: -1 }));
@@ -85,7 +91,10 @@ describe.each(testEngines())("admission at the challenge on %s", (engine) => {
   });
 
   it("past the bound on handshakes in flight, a challenge waits until one settles", async () => {
-    const { base, hosts } = await setup({ admissionsPerSecond: 1000, admissionsPerAddressPerSecond: 1000, handshakesInFlight: 2, handshakesInFlightPerAddress: 2 }, 2);
+    const { base, hosts } = await setup(
+      { admissionsPerSecond: 1000, admissionsPerAddressPerSecond: 1000, handshakesInFlight: 2, handshakesInFlightPerAddress: 2 },
+      2,
+    );
     const [a, b] = [await challenge(base), await challenge(base)];
     expect([a.status, b.status]).toEqual([200, 200]);
     const third = await challenge(base);

@@ -50,7 +50,11 @@ describe.each(testEngines())("link challenges on %s", (engine) => {
 
   it("refuses a forged or expired nonce without recording it", async () => {
     let now = Date.now();
-    const issuer = new ChallengeIssuer(randomBytes(32), databaseUsedNonces(t.database.db, () => now), () => now);
+    const issuer = new ChallengeIssuer(
+      randomBytes(32),
+      databaseUsedNonces(t.database.db, () => now),
+      () => now,
+    );
     const stranger = new ChallengeIssuer(randomBytes(32), databaseUsedNonces(t.database.db));
     expect(await issuer.accept(stranger.issue().nonce)).toBe(false);
     const { nonce } = issuer.issue();

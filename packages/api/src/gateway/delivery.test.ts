@@ -78,10 +78,24 @@ describe.each(testEngines())("delivery on %s", (engine) => {
   beforeAll(async () => {
     t = await createTestDatabase(engine, { maxConnections: 8 });
     const sink = new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) });
-    deps = { db: t.database.db, log: pino({ level: "info" }, sink), grants: { providers: { postgres: mem.provider }, secrets: createSecretBox(randomBytes(32)) } };
+    deps = {
+      db: t.database.db,
+      log: pino({ level: "info" }, sink),
+      grants: { providers: { postgres: mem.provider }, secrets: createSecretBox(randomBytes(32)) },
+    };
     gatewayDb = countingDb(deps.db);
     bus = interruptibleBus(t.database.bus, deps.db);
-    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus: bus.bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000, admissionsPerSecond: 100_000, reportIntervalMs: 0, reportCheckWindowMs: 50 });
+    gateway = await createGateway({
+      deps: { ...deps, db: gatewayDb.db },
+      bus: bus.bus,
+      pingIntervalMs: 120_000,
+      lastCheckedFlushMs: 120_000,
+      heartbeatMs: 120_000,
+      connectsPerMinute: 1000,
+      admissionsPerSecond: 100_000,
+      reportIntervalMs: 0,
+      reportCheckWindowMs: 50,
+    });
     served = await serveGateway(gateway);
   });
   afterAll(async () => {
@@ -115,7 +129,15 @@ describe.each(testEngines())("delivery on %s", (engine) => {
   };
   let seq = 0;
   const report = (ws: WebSocket, declarationVersion: number, owned: Report["owned"] = []) =>
-    sendReport(ws, ++seq, { declarationVersion, owned, drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date(Date.now() + seq).toISOString() });
+    sendReport(ws, ++seq, {
+      declarationVersion,
+      owned,
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date(Date.now() + seq).toISOString(),
+    });
   /** One host linked and holding its node's current declaration. */
   const linkedHost = async () => {
     const [host] = await enrolRawHosts(deps, 1);
@@ -207,8 +229,14 @@ describe.each(testEngines())("delivery on %s", (engine) => {
   it("retirement finishes through transient database errors: the node ends retired, its key refused and its grant revoked", async () => {
     const [host] = await enrolRawHosts(deps, 1);
     const hostname = `retiring-${host!.nodeId.slice(0, 8)}`;
-    await deps.db.update(nodes).set({ labels: { retire: hostname } }).where(eq(nodes.id, host!.nodeId));
-    await upsertRole(deps, { actor: "test", input: { name: hostname, selector: { labels: { retire: hostname } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/app.env" }] } });
+    await deps.db
+      .update(nodes)
+      .set({ labels: { retire: hostname } })
+      .where(eq(nodes.id, host!.nodeId));
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: hostname, selector: { labels: { retire: hostname } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/app.env" }] },
+    });
     expect(await settleGrants(deps)).toBe(0);
     const [grant] = await deps.db.select().from(grants).where(eq(grants.nodeId, host!.nodeId));
     expect(mem.held.has(grant!.principal)).toBe(true);
@@ -236,7 +264,13 @@ describe.each(testEngines())("delivery on %s", (engine) => {
       await report(linked.ws, final, []);
       await until(() => linked.closedWith() !== undefined, "the link to close");
     } finally {
-      for (const statement of ["drop trigger retire_fault_event on events", "drop trigger retire_fault_grant on grants", "drop function retire_fault()", "drop sequence retire_fault_event", "drop sequence retire_fault_grant"]) {
+      for (const statement of [
+        "drop trigger retire_fault_event on events",
+        "drop trigger retire_fault_grant on grants",
+        "drop function retire_fault()",
+        "drop sequence retire_fault_event",
+        "drop sequence retire_fault_grant",
+      ]) {
         await deps.db.execute(sql.raw(statement));
       }
     }

@@ -7,7 +7,20 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import { CHANNELS, MANY_NODES, type ChangeBus } from "@mesh/db";
-import { CloseCode, EVERY_FEATURE, FEATURES_HEADER, HOST_FEATURE, HOST_FEATURES_HEADER, HostFrame, LIMITS, describeZodError, parseFeatures, type FactsFrame, type ReportFrame, type ServerFrame } from "@mesh/protocol";
+import {
+  CloseCode,
+  EVERY_FEATURE,
+  FEATURES_HEADER,
+  HOST_FEATURE,
+  HOST_FEATURES_HEADER,
+  HostFrame,
+  LIMITS,
+  describeZodError,
+  parseFeatures,
+  type FactsFrame,
+  type ReportFrame,
+  type ServerFrame,
+} from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { SETTING, settingOnce } from "../services/settings";
 import { ReportBatcher, reportHash } from "../services/report-batch";
@@ -147,7 +160,9 @@ function refuseUpgrade(socket: Duplex, status: keyof typeof REFUSAL, reason: str
   const [error, text] = REFUSAL[status];
   const body = JSON.stringify({ error, message: reason });
   const retryAfter = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -303,7 +318,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (factsPacer.offer(link.nodeId, frame) === "now") await applyFacts(link.nodeId, frame);
     } else {
       const slot = errorLines.take(link.nodeId);
-      if (slot) log.warn({ nodeId: link.nodeId, code: frame.code, message: frame.message, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "host sent an error");
+      if (slot)
+        log.warn(
+          { nodeId: link.nodeId, code: frame.code, message: frame.message, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
+          "host sent an error",
+        );
     }
   }
 
@@ -373,7 +392,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const link = links.get(nodeId);
     if (link) send(link, { type: "ack", seq: frame.seq, ...(storeBehind !== undefined ? { storeGeneration: storeBehind } : {}) });
-    if (storeBehind !== undefined) log.warn({ nodeId, reported: frame.report.storeGeneration, stored: storeBehind }, "report from a store older than the one stored: rolled back, so lost");
+    if (storeBehind !== undefined)
+      log.warn({ nodeId, reported: frame.report.storeGeneration, stored: storeBehind }, "report from a store older than the one stored: rolled back, so lost");
     log.debug({ nodeId, written, version: frame.report.declarationVersion }, "report");
     await finishRetirement(nodeId, frame);
   }
@@ -410,7 +430,24 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function onConnection(ws: WebSocket, nodeId: string, publicKey: string, hostHas: number, hostVersion: string, hostFeatures: Set<string>, socket?: Duplex) {
     const previous = links.get(nodeId);
     if (previous) previous.ws.close(CloseCode.replaced, "replaced by a newer link");
-    const link: Link = { nodeId, id: randomBytes(8).toString("hex"), ws, alive: true, queue: Promise.resolve(), inFlight: 0, inFlightBytes: 0, pauses: 0, overloaded: false, audited: linkEvents.take(nodeId), knownVersion: hostHas, reportedVersion: -1, socket, ready: false, publicKey, hostFeatures };
+    const link: Link = {
+      nodeId,
+      id: randomBytes(8).toString("hex"),
+      ws,
+      alive: true,
+      queue: Promise.resolve(),
+      inFlight: 0,
+      inFlightBytes: 0,
+      pauses: 0,
+      overloaded: false,
+      audited: linkEvents.take(nodeId),
+      knownVersion: hostHas,
+      reportedVersion: -1,
+      socket,
+      ready: false,
+      publicKey,
+      hostFeatures,
+    };
     links.set(nodeId, link);
     // Another instance may have stored this node's reports meanwhile: compare with the database again.
     pacer.forget(nodeId);
@@ -464,13 +501,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (link.audited) suppressedLinkEvents.delete(nodeId);
     else suppressedLinkEvents.set(nodeId, suppressed + 1);
     enqueue(async () => {
-      const connected = await presence.connect({ nodeId, hostVersion, hostFeatures: [...hostFeatures], audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 }, publicKey, linkId: link.id }).catch((err) => {
-        // The database could not take it (after retries): the host links again later, rather than being
-        // held here while its node says it is not.
-        log.warn({ err, nodeId }, "could not mark the node connected; closing its link");
-        link.ws.close(1013, "try again later");
-        return null;
-      });
+      const connected = await presence
+        .connect({
+          nodeId,
+          hostVersion,
+          hostFeatures: [...hostFeatures],
+          audit: { audit: link.audited, suppressed: link.audited ? suppressed : 0 },
+          publicKey,
+          linkId: link.id,
+        })
+        .catch((err) => {
+          // The database could not take it (after retries): the host links again later, rather than being
+          // held here while its node says it is not.
+          log.warn({ err, nodeId }, "could not mark the node connected; closing its link");
+          link.ws.close(1013, "try again later");
+          return null;
+        });
       if (connected === null) return;
       if (!connected) {
         // Revoked, retired or re-keyed between the handshake and now: its close notice may have come before this link existed.
@@ -580,8 +626,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         let closed = 0;
         for (const [link, node] of found) {
           if (links.get(link.nodeId) !== link) continue;
-          const reason = !node || REFUSED_STATES.has(node.state) ? (node?.state === "retired" ? "retired" : "revoked") : node.publicKey !== link.publicKey ? "replaced" : null;
-          if (reason) (closeHeldLink(link, reason), closed++);
+          const reason =
+            !node || REFUSED_STATES.has(node.state)
+              ? node?.state === "retired"
+                ? "retired"
+                : "revoked"
+              : node.publicKey !== link.publicKey
+                ? "replaced"
+                : null;
+          if (reason) closeHeldLink(link, reason), closed++;
         }
         log.info({ links: held.length, closed }, "links checked after a gap on the change bus");
       })
@@ -613,7 +666,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // A gateway is dead after this much silence: many beats, and never under 30 s, so a
   // busy event loop or a slow pool (a large push) on the other instance is not death.
   const staleMs = options.staleMs ?? Math.max(heartbeatMs * SWEEP_BEATS, MIN_STALE_MS);
-  const stopBeat = await startGatewayBeat({ deps, log, gatewayId: id, heartbeatMs, staleMs, heldLinks: () => [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id })) });
+  const stopBeat = await startGatewayBeat({
+    deps,
+    log,
+    gatewayId: id,
+    heartbeatMs,
+    staleMs,
+    heldLinks: () => [...links.values()].map((l) => ({ nodeId: l.nodeId, linkId: l.id })),
+  });
 
   return {
     id,
@@ -644,7 +704,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           if (!result.ok) {
             // Anyone can be refused: the log lines are budgeted per address key.
             const slot = refusedLinks.take(addressKey(req.socket.remoteAddress));
-            if (slot) log.warn({ status: result.status, reason: result.reason, address: req.socket.remoteAddress, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "link refused");
+            if (slot)
+              log.warn(
+                {
+                  status: result.status,
+                  reason: result.reason,
+                  address: req.socket.remoteAddress,
+                  ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}),
+                },
+                "link refused",
+              );
             refuseUpgrade(socket, result.status, result.reason);
             return;
           }
@@ -652,12 +721,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           const connect = connects.attempt(result.node.id);
           if (!connect.allowed) {
             const slot = errorLines.take(`${result.node.id}\u0000connect`);
-            if (slot) log.warn({ nodeId: result.node.id, retryAfterMs: connect.retryAfterMs, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "node reconnects too often; told to wait");
+            if (slot)
+              log.warn(
+                { nodeId: result.node.id, retryAfterMs: connect.retryAfterMs, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
+                "node reconnects too often; told to wait",
+              );
             refuseUpgrade(socket, 503, "this node reconnects too often; try again later", Math.ceil(connect.retryAfterMs / 1000));
             return;
           }
           const hostFeatures = new Set([...parseFeatures(req.headers[HOST_FEATURES_HEADER])].filter((f) => KNOWN_HOST_FEATURES.has(f)));
-          wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion, hostFeatures, socket));
+          wss.handleUpgrade(req, socket, head, (ws) =>
+            onConnection(ws, result.node.id, result.node.publicKey, result.auth.declarationVersion, result.auth.hostVersion, hostFeatures, socket),
+          );
         })
         .catch((err) => {
           settled();
@@ -665,7 +740,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           const unavailable = asMeshError(err);
           if (unavailable?.code === "DATABASE_UNAVAILABLE") {
             const slot = errorLines.take("\u0000database");
-            if (slot) log.warn({ code: (err as { cause?: { code?: unknown } }).cause?.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "link refused: the database cannot answer");
+            if (slot)
+              log.warn(
+                { code: (err as { cause?: { code?: unknown } }).cause?.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
+                "link refused: the database cannot answer",
+              );
             refuseUpgrade(socket, 503, unavailable.message, unavailable.retryAfterSeconds);
             return;
           }

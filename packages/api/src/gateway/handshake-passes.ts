@@ -22,9 +22,7 @@ export class HandshakePasses {
   /** Every pass not yet used or expired, by nonce, oldest first: at most the admission's rate × PASS_TTL_MS. */
   private readonly good = new Map<string, number>();
 
-  constructor(
-    private readonly opts: { slotMs?: number; ttlMs?: number; now?: () => number } = {},
-  ) {}
+  constructor(private readonly opts: { slotMs?: number; ttlMs?: number; now?: () => number } = {}) {}
 
   private get now(): number {
     return (this.opts.now ?? Date.now)();

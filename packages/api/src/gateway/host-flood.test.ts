@@ -37,7 +37,10 @@ describe.each(testEngines())("a host flooding the control plane's writes on %s",
     server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    await upsertRole(deps, { actor: "test", input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] },
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -55,11 +58,15 @@ describe.each(testEngines())("a host flooding the control plane's writes on %s",
   const open = async (host: Host): Promise<WebSocket> => {
     const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
     const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString("base64url");
+    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString(
+      "base64url",
+    );
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
       ws.once("open", () => resolve(ws));
-      ws.once("unexpected-response", (_req, res) => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode, retryAfter: res.headers["retry-after"] })));
+      ws.once("unexpected-response", (_req, res) =>
+        reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode, retryAfter: res.headers["retry-after"] })),
+      );
       ws.once("error", reject);
     });
   };
@@ -73,7 +80,11 @@ describe.each(testEngines())("a host flooding the control plane's writes on %s",
       const report = { declarationVersion: 0, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
       ws.send(JSON.stringify({ type: "report", seq, report }));
     });
-  const eventsOf = async (nodeId: string, action: string) => (await deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, action)))) as { data: Record<string, unknown> }[];
+  const eventsOf = async (nodeId: string, action: string) =>
+    (await deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.nodeId, nodeId), eq(events.action, action)))) as { data: Record<string, unknown> }[];
   const closed = (ws: WebSocket) => new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : ws.once("close", () => resolve())));
 
   it("facts toggling a role and a repeated identity claim write a bounded number of events and declarations", async () => {

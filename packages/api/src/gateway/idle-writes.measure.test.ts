@@ -83,7 +83,7 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
         const mine = ++seq;
         const onMessage = (data: WebSocket.RawData) => {
           const frame = JSON.parse(String(data));
-          if (frame.type === "ack" && frame.seq === mine) (ws.off("message", onMessage), resolve());
+          if (frame.type === "ack" && frame.seq === mine) ws.off("message", onMessage), resolve();
         };
         ws.on("message", onMessage);
         ws.send(JSON.stringify({ type: "report", seq: mine, report: { ...report, reconciledAt: new Date().toISOString() } }));
@@ -91,7 +91,9 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
     await inBatches(hosts, 50, async (host) => {
       const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
       const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-      const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 1, hostVersion: "0.1.0" })).toString("base64url");
+      const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 1, hostVersion: "0.1.0" })).toString(
+        "base64url",
+      );
       const ws = await new Promise<WebSocket>((resolve, reject) => {
         const w = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false });
         w.once("open", () => resolve(w));

@@ -33,7 +33,14 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
   let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   const start = async (options: { pingIntervalMs?: number; presenceWindowMs?: number; presenceBatchItems?: number; gatewayId: string }) => {
     // Many hosts from one address at once: admission (per address and in all) is not what these tests are about.
-    gateway = await createGateway({ deps, bus: t.database.bus, reportIntervalMs: 0, admissionsPerSecond: 100_000, handshakesInFlightPerAddress: 100_000, ...options });
+    gateway = await createGateway({
+      deps,
+      bus: t.database.bus,
+      reportIntervalMs: 0,
+      admissionsPerSecond: 100_000,
+      handshakesInFlightPerAddress: 100_000,
+      ...options,
+    });
     served = await serveGateway(gateway);
     base = served.base;
   };
@@ -47,7 +54,15 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
   // The same state every time; only the reconcile time moves, as a host's timer report does.
   const report = async (ws: WebSocket) => {
     const mine = ++seq;
-    await sendReport(ws, mine, { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date(Date.now() + mine).toISOString() });
+    await sendReport(ws, mine, {
+      declarationVersion: 1,
+      owned: [],
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date(Date.now() + mine).toISOString(),
+    });
   };
   const pings = (ws: WebSocket, count: number) =>
     new Promise<void>((resolve, reject) => {
@@ -61,18 +76,28 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const done = sql.begin(async (tx) => {
-      await tx`lock table nodes, latest_reports in access exclusive mode`;
-      locked();
-      await released;
-      throw new Error("rollback");
-    }).catch(() => {});
+    const done = sql
+      .begin(async (tx) => {
+        await tx`lock table nodes, latest_reports in access exclusive mode`;
+        locked();
+        await released;
+        throw new Error("rollback");
+      })
+      .catch(() => {});
     await isLocked;
     return async () => (release(), await done);
   };
   const rowVersions = async (ids: string[]) => {
-    const rows = await deps.db.select({ id: nodes.id, xmin: sql<string>`${nodes}.xmin::text`, lastCheckedAt: nodes.lastCheckedAt }).from(nodes).where(inArray(nodes.id, ids)).orderBy(nodes.id);
-    const reports = await deps.db.select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids)).orderBy(latestReports.nodeId);
+    const rows = await deps.db
+      .select({ id: nodes.id, xmin: sql<string>`${nodes}.xmin::text`, lastCheckedAt: nodes.lastCheckedAt })
+      .from(nodes)
+      .where(inArray(nodes.id, ids))
+      .orderBy(nodes.id);
+    const reports = await deps.db
+      .select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` })
+      .from(latestReports)
+      .where(inArray(latestReports.nodeId, ids))
+      .orderBy(latestReports.nodeId);
     const [history] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(reportHistory).where(inArray(reportHistory.nodeId, ids));
     return { nodes: rows, reports, history: history!.n };
   };
@@ -132,11 +157,17 @@ describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
       expect(await closed).toBe(CloseCode.revoked);
       for (const ws of sockets) ws.on("error", () => {});
       await Promise.all(sockets.filter((ws) => ws !== victim).map(report));
-      const rows = await deps.db.select({ id: nodes.id, state: nodes.state, gatewayId: nodes.gatewayId, xmin: sql<string>`${nodes}.xmin::text` }).from(nodes).where(inArray(nodes.id, ids));
+      const rows = await deps.db
+        .select({ id: nodes.id, state: nodes.state, gatewayId: nodes.gatewayId, xmin: sql<string>`${nodes}.xmin::text` })
+        .from(nodes)
+        .where(inArray(nodes.id, ids));
       expect(rows.filter((r) => r.state === "enrolled" && r.gatewayId === "gw-burst")).toHaveLength(99);
       expect(rows.find((r) => r.id === ids[7])).toMatchObject({ state: "revoked", gatewayId: null });
       // Their connect events: one multi-row insert per batch (rows written together share one xmin).
-      const connects = await deps.db.select({ xmin: sql<string>`${events}.xmin::text` }).from(events).where(and(eq(events.action, "node.connect"), inArray(events.nodeId, ids)));
+      const connects = await deps.db
+        .select({ xmin: sql<string>`${events}.xmin::text` })
+        .from(events)
+        .where(and(eq(events.action, "node.connect"), inArray(events.nodeId, ids)));
       expect(connects).toHaveLength(99);
       expect(new Set(connects.map((e) => e.xmin)).size).toBeLessThanOrEqual(3);
       for (const ws of sockets) ws.close();

@@ -46,7 +46,15 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
         }),
     };
     // No heartbeat or flush in the measured windows; a host that does not read is not dropped mid-test.
-    gateway = await createGateway({ deps: { ...deps, db: gatewayDb.db }, bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000, admissionsPerSecond: 100_000 });
+    gateway = await createGateway({
+      deps: { ...deps, db: gatewayDb.db },
+      bus,
+      pingIntervalMs: 120_000,
+      lastCheckedFlushMs: 120_000,
+      heartbeatMs: 120_000,
+      connectsPerMinute: 1000,
+      admissionsPerSecond: 100_000,
+    });
     served = await serveGateway(gateway);
     base = served.base;
   });
@@ -69,11 +77,17 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   const link = async (host: Host, at = base) => {
     const { nonce } = (await (await fetch(at + CHALLENGE_PATH)).json()) as { nonce: string };
     const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString("base64url");
+    const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString(
+      "base64url",
+    );
     const received: Declaration[] = [];
     const waiters: Array<() => void> = [];
     const ws = await new Promise<WebSocket>((resolve, reject) => {
-      const ws = new WebSocket(at.replace("http", "ws") + AGENT_PATH, { headers: { [AUTH_HEADER]: auth }, perMessageDeflate: false, maxPayload: LIMITS.frameBytes });
+      const ws = new WebSocket(at.replace("http", "ws") + AGENT_PATH, {
+        headers: { [AUTH_HEADER]: auth },
+        perMessageDeflate: false,
+        maxPayload: LIMITS.frameBytes,
+      });
       ws.on("message", (data, isBinary) => {
         expect(isBinary).toBe(false);
         const frame = ServerFrame.parse(JSON.parse(String(data)));
@@ -156,7 +170,8 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     }
     const current = await declaredVersion(host.nodeId);
     // Wait until the gateway has left the host behind (the pushes arrive through the bus).
-    for (let i = 0; i < 200 && !logLines.some((l) => l.includes("its declaration waits") && l.includes(host.nodeId)); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && !logLines.some((l) => l.includes("its declaration waits") && l.includes(host.nodeId)); i++)
+      await new Promise((r) => setTimeout(r, 50));
     const behind = logLines.filter((l) => l.includes("its declaration waits") && l.includes(host.nodeId)).map((l) => JSON.parse(l) as { buffered: number });
     expect(behind.length).toBeGreaterThan(0);
     // What the gateway holds for the host: never more than the bound plus one declaration.
@@ -191,7 +206,14 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   it("still drops a host that stays behind past the ping timeout", async () => {
     // A gateway of its own, with a faster heartbeat: slow enough that the pushes below leave the host
     // behind before its first missed pong (a link is dropped at the second ping it did not answer).
-    const fast = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-fast-pings", pingIntervalMs: 5_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000 });
+    const fast = await createGateway({
+      deps,
+      bus: t.database.bus,
+      gatewayId: "gw-fast-pings",
+      pingIntervalMs: 5_000,
+      lastCheckedFlushMs: 120_000,
+      heartbeatMs: 120_000,
+    });
     const fastServed = await serveGateway(fast);
     try {
       const host = await link(await enrol("stuck"), fastServed.base);

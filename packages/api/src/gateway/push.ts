@@ -227,7 +227,10 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
       pushNodeQueued(link);
     };
     const shareable = stale.filter((r) => !r.final);
-    const bodies = await loadBodies(deps.db, shareable.map((r) => r.hash));
+    const bodies = await loadBodies(
+      deps.db,
+      shareable.map((r) => r.hash),
+    );
     const heads = new Map<string, Buffer>();
     const tails = new Map<number, Buffer>();
     for (const row of stale) {
@@ -257,4 +260,3 @@ export function createPusher(deps: Deps, log: Logger): Pusher {
 
   return { pushNode, pushNodeQueued, pushNodeOrRetry, pushChanged };
 }
-

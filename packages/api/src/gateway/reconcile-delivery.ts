@@ -33,7 +33,10 @@ export function createReconcileDelivery(opts: ReconcileDeliveryOptions) {
     }
     const held = [...opts.links().values()].filter((l) => l.hostFeatures.has(HOST_FEATURE.reconcileNow));
     if (held.length === 0) return 0;
-    const [event] = await opts.db.select({ action: events.action, data: events.data }).from(events).where(eq(events.id, Number(payload)));
+    const [event] = await opts.db
+      .select({ action: events.action, data: events.data })
+      .from(events)
+      .where(eq(events.id, Number(payload)));
     if (!event || !REQUEST_ACTIONS.includes(event.action)) return 0;
     const request = event.data as ReconcileRequest;
     const frame = ReconcileFrame.safeParse({
@@ -53,7 +56,9 @@ export function createReconcileDelivery(opts: ReconcileDeliveryOptions) {
         .select({ id: nodes.id })
         .from(nodes)
         .innerJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
-        .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(held.map((l) => l.nodeId))}::jsonb)::uuid) and ${declarations.roles} @> ${JSON.stringify([request.role])}::jsonb`);
+        .where(
+          sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(held.map((l) => l.nodeId))}::jsonb)::uuid) and ${declarations.roles} @> ${JSON.stringify([request.role])}::jsonb`,
+        );
       targets = new Set(rows.map((r) => r.id));
     } else {
       targets = new Set(request.nodeIds ?? []);

@@ -33,7 +33,16 @@ describe.each(testEngines())("reconcile now over links on %s", (engine) => {
   beforeAll(async () => {
     t = await createTestDatabase(engine, { maxConnections: 6 });
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
-    gateway = await createGateway({ deps, bus: t.database.bus, pingIntervalMs: 120_000, lastCheckedFlushMs: 120_000, heartbeatMs: 120_000, connectsPerMinute: 1000, admissionsPerSecond: 100_000, presenceWindowMs: 5 });
+    gateway = await createGateway({
+      deps,
+      bus: t.database.bus,
+      pingIntervalMs: 120_000,
+      lastCheckedFlushMs: 120_000,
+      heartbeatMs: 120_000,
+      connectsPerMinute: 1000,
+      admissionsPerSecond: 100_000,
+      presenceWindowMs: 5,
+    });
     served = await serveGateway(gateway);
     await t.database.bus.subscribe(CHANNELS.reconcile, (payload) => notices.push(payload));
   });
@@ -77,8 +86,15 @@ describe.each(testEngines())("reconcile now over links on %s", (engine) => {
 
   it("role.reconcile reaches the linked nodes whose declaration includes the role; correct names the resources", async () => {
     const hosts = await enrolRawHosts(deps, 3);
-    for (const h of [hosts[0]!, hosts[2]!]) await deps.db.update(nodes).set({ labels: { app: "rn" } }).where(eq(nodes.id, h.nodeId));
-    await upsertRole(deps, { actor: "test", input: { name: "rn-app", selector: { labels: { app: "rn" } }, resources: [{ type: "file", id: "rn", path: "/etc/rn", content: "x", onDrift: "report" }] } });
+    for (const h of [hosts[0]!, hosts[2]!])
+      await deps.db
+        .update(nodes)
+        .set({ labels: { app: "rn" } })
+        .where(eq(nodes.id, h.nodeId));
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "rn-app", selector: { labels: { app: "rn" } }, resources: [{ type: "file", id: "rn", path: "/etc/rn", content: "x", onDrift: "report" }] },
+    });
     const member = await link(hosts[0]!, EVERY_HOST_FEATURE);
     const other = await link(hosts[1]!, EVERY_HOST_FEATURE);
     // A member of the role whose host is too old: resolved by role at the gateway, still never sent the frame.

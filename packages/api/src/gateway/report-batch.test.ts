@@ -29,7 +29,15 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
 
   let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
   const start = async (options: { reportWindowMs?: number; reportBatchItems?: number }) => {
-    gateway = await createGateway({ deps, bus: t.database.bus, gatewayId: "gw-reports", reportIntervalMs: 0, admissionsPerSecond: 100_000, handshakesInFlightPerAddress: 100_000, ...options });
+    gateway = await createGateway({
+      deps,
+      bus: t.database.bus,
+      gatewayId: "gw-reports",
+      reportIntervalMs: 0,
+      admissionsPerSecond: 100_000,
+      handshakesInFlightPerAddress: 100_000,
+      ...options,
+    });
     served = await serveGateway(gateway);
     base = served.base;
   };
@@ -45,14 +53,24 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   const body = (i: number, driftCount: number): Report => ({
     declarationVersion: 1,
     owned: [],
-    drift: Array.from({ length: driftCount }, (_, k) => ({ id: `r${k}`, type: "file" as const, declared: "a".repeat(64), observed: "b".repeat(64), description: `host ${i}`, corrected: false })),
+    drift: Array.from({ length: driftCount }, (_, k) => ({
+      id: `r${k}`,
+      type: "file" as const,
+      declared: "a".repeat(64),
+      observed: "b".repeat(64),
+      description: `host ${i}`,
+      corrected: false,
+    })),
     errors: [],
     skipped: [],
     storeLost: false,
     reconciledAt: new Date().toISOString(),
   });
   const versions = async (ids: string[]) =>
-    deps.db.select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
+    deps.db
+      .select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` })
+      .from(latestReports)
+      .where(inArray(latestReports.nodeId, ids));
 
   it("stores 200 hosts' reports, sent at once, in a handful of transactions, and acks each", { timeout: 180_000 }, async () => {
     // A batch is written when its 100th report arrives. While it commits, the loop writes what has
@@ -73,7 +91,10 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
       expect(new Set(stored.map((r) => r.xmin)).size).toBeLessThanOrEqual(5);
       const [history] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(reportHistory).where(inArray(reportHistory.nodeId, ids));
       expect(history!.n).toBe(200);
-      const drift = await deps.db.select({ nodeId: events.nodeId }).from(events).where(and(eq(events.action, "node.drift"), inArray(events.nodeId, ids)));
+      const drift = await deps.db
+        .select({ nodeId: events.nodeId })
+        .from(events)
+        .where(and(eq(events.action, "node.drift"), inArray(events.nodeId, ids)));
       expect(drift).toHaveLength(100);
       const figures = await deps.db.select({ drift: nodes.driftCount, checked: nodes.lastCheckedAt }).from(nodes).where(inArray(nodes.id, ids));
       expect(figures.filter((n) => n.drift === 1)).toHaveLength(100);
@@ -84,7 +105,9 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
     }
   });
 
-  it("with the default window, a burst of changed reports shares few transactions; unchanged ones after a reconnect write nothing", { timeout: 180_000 }, async () => {
+  it("with the default window, a burst of changed reports shares few transactions; unchanged ones after a reconnect write nothing", {
+    timeout: 180_000,
+  }, async () => {
     await start({});
     try {
       const hosts = await enrol(50);

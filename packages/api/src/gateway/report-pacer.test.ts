@@ -5,7 +5,15 @@ import { createReportPacer } from "./report-pacer";
 const frame = (seq: number, tag: string): ReportFrame => ({
   type: "report",
   seq,
-  report: { declarationVersion: 1, owned: [], drift: [], errors: [{ id: null, message: tag }], skipped: [], storeLost: false, reconciledAt: "2026-01-01T00:00:00Z" },
+  report: {
+    declarationVersion: 1,
+    owned: [],
+    drift: [],
+    errors: [{ id: null, message: tag }],
+    skipped: [],
+    storeLost: false,
+    reconciledAt: "2026-01-01T00:00:00Z",
+  },
 });
 const hash = (f: ReportFrame) => f.report.errors[0]!.message;
 

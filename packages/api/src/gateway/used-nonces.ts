@@ -31,7 +31,11 @@ export function databaseUsedNonces(db: DbOrTx, now: () => number = Date.now): Us
       prunedAt = t;
       await db.delete(linkNoncesUsed).where(lt(linkNoncesUsed.expiresAt, sql`now()`));
     }
-    const inserted = await db.insert(linkNoncesUsed).values(rows).onConflictDoNothing({ target: linkNoncesUsed.nonce }).returning({ nonce: linkNoncesUsed.nonce });
+    const inserted = await db
+      .insert(linkNoncesUsed)
+      .values(rows)
+      .onConflictDoNothing({ target: linkNoncesUsed.nonce })
+      .returning({ nonce: linkNoncesUsed.nonce });
     const fresh = new Set(inserted.map((r) => r.nonce));
     return new Map(nonces.map((n) => [n, fresh.has(n)]));
   });

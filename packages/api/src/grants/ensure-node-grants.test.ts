@@ -38,7 +38,12 @@ describe.each(testEngines())("grants for many nodes at once (%s)", (engine) => {
 
   it("issues, keeps and revokes every node's grant in a bounded number of statements", async () => {
     const counting = countingDb(deps.db);
-    const files = await ensureGrants(counting.db, deps.grants, nodeIds.map((nodeId) => ({ nodeId, declared: [grant] })), "test");
+    const files = await ensureGrants(
+      counting.db,
+      deps.grants,
+      nodeIds.map((nodeId) => ({ nodeId, declared: [grant] })),
+      "test",
+    );
     // read held, delete replaced principals, insert, one event, one notification
     expect(counting.count()).toBeLessThanOrEqual(5);
     expect(files.size).toBe(NODES);
@@ -49,7 +54,12 @@ describe.each(testEngines())("grants for many nodes at once (%s)", (engine) => {
     expect(issued[0]!.data).toMatchObject({ grants: NODES, nodes: NODES });
 
     const again = countingDb(deps.db);
-    const kept = await ensureGrants(again.db, deps.grants, nodeIds.map((nodeId) => ({ nodeId, declared: [grant] })), "test");
+    const kept = await ensureGrants(
+      again.db,
+      deps.grants,
+      nodeIds.map((nodeId) => ({ nodeId, declared: [grant] })),
+      "test",
+    );
     expect(again.count()).toBe(1); // only the read: nothing re-issued
     expect([...kept.entries()]).toEqual([...files.entries()]);
 
@@ -57,7 +67,12 @@ describe.each(testEngines())("grants for many nodes at once (%s)", (engine) => {
     expect(mem.held.size).toBe(NODES);
 
     const revoking = countingDb(deps.db);
-    await ensureGrants(revoking.db, deps.grants, nodeIds.map((nodeId) => ({ nodeId, declared: [] })), "test");
+    await ensureGrants(
+      revoking.db,
+      deps.grants,
+      nodeIds.map((nodeId) => ({ nodeId, declared: [] })),
+      "test",
+    );
     expect(revoking.count()).toBeLessThanOrEqual(4);
     expect(await deps.db.select().from(grants).where(isNull(grants.revokedAt))).toHaveLength(0);
     const revoked = await eventsOf("grant.revoke");
@@ -94,9 +109,17 @@ describe.each(testEngines())("grants for many nodes at once (%s)", (engine) => {
       from generate_series(1, ${many}) as i`);
     const bulk = (await deps.db.select({ id: nodes.id }).from(nodes).where(like(nodes.name, "bulk-%"))).map((n) => n.id);
     expect(bulk).toHaveLength(many);
-    const files = await ensureGrants(deps.db, deps.grants, bulk.map((nodeId) => ({ nodeId, declared: [grant] })), "test");
+    const files = await ensureGrants(
+      deps.db,
+      deps.grants,
+      bulk.map((nodeId) => ({ nodeId, declared: [grant] })),
+      "test",
+    );
     expect(files.size).toBe(many);
-    const [held] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(grants).where(sql`${grants.nodeId} in (select id from nodes where name like 'bulk-%') and ${grants.revokedAt} is null`);
+    const [held] = await deps.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(grants)
+      .where(sql`${grants.nodeId} in (select id from nodes where name like 'bulk-%') and ${grants.revokedAt} is null`);
     expect(held!.n).toBe(many);
   });
 });

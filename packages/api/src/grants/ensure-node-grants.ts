@@ -44,7 +44,8 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
     const resources: Resource[] = [];
     for (const grant of declared) {
       const provider = setup?.providers[grant.provider];
-      if (!setup || !provider) throw new MeshError("BAD_INPUT", `grant "${grant.id}" needs the ${grant.provider} grant provider, which is not configured (MESH_GRANT_POSTGRES_URL)`);
+      if (!setup || !provider)
+        throw new MeshError("BAD_INPUT", `grant "${grant.id}" needs the ${grant.provider} grant provider, which is not configured (MESH_GRANT_POSTGRES_URL)`);
       const row = mine.find((h) => h.grantId === grant.id && same(h.spec, grant));
       let credential: string;
       if (row) {
@@ -54,7 +55,15 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
         credential = provider.mint(principal, grant);
         issued.push({ nodeId, grantId: grant.id, provider: grant.provider, principal, spec: grant, secret: setup.secrets.seal(credential, principal) });
       }
-      resources.push({ type: "file", id: grant.id, path: grant.path, mode: grant.mode, content: grantReference(grant.id, credential), encoding: "utf8", onDrift: "correct" });
+      resources.push({
+        type: "file",
+        id: grant.id,
+        path: grant.path,
+        mode: grant.mode,
+        content: grantReference(grant.id, credential),
+        encoding: "utf8",
+        onDrift: "correct",
+      });
     }
     if (resources.length > 0) files.set(nodeId, resources);
     // Kept, or re-issued above under the same principal (its old row is replaced below).
@@ -70,7 +79,10 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
       where ${grants.provider} = v.provider and ${grants.principal} = v.principal`);
     // In slices: each row binds 6 parameters, and a statement may bind at most 65,535.
     for (let i = 0; i < issued.length; i += INSERT_SLICE) {
-      const rows = await tx.insert(grants).values(issued.slice(i, i + INSERT_SLICE)).returning({ id: grants.id });
+      const rows = await tx
+        .insert(grants)
+        .values(issued.slice(i, i + INSERT_SLICE))
+        .returning({ id: grants.id });
       changed.push(...rows.map((r) => r.id));
     }
   }
@@ -83,16 +95,19 @@ export async function ensureGrants(tx: DbOrTx, setup: Grants | undefined, wanted
   }
   if (changed.length === 0) return files;
 
-  await recordEvents(tx, [
-    ...grantEvents(actor, "grant.issue", issued, {}),
-    ...grantEvents(actor, "grant.revoke", revoked, { reason: "no longer declared" }),
-  ]);
+  await recordEvents(tx, [...grantEvents(actor, "grant.issue", issued, {}), ...grantEvents(actor, "grant.revoke", revoked, { reason: "no longer declared" })]);
   // The settler sets each provider after commit; "*" asks it to settle everything pending.
   await notify(tx, CHANNELS.grant, changed.length === 1 ? changed[0]! : MANY_NODES);
   return files;
 }
 
 /** One node's grants: a batch of one. */
-export async function ensureNodeGrants(tx: DbOrTx, setup: Grants | undefined, nodeId: string, declared: GrantDeclaration[], actor: string): Promise<Resource[]> {
+export async function ensureNodeGrants(
+  tx: DbOrTx,
+  setup: Grants | undefined,
+  nodeId: string,
+  declared: GrantDeclaration[],
+  actor: string,
+): Promise<Resource[]> {
   return (await ensureGrants(tx, setup, [{ nodeId, declared }], actor)).get(nodeId) ?? [];
 }

@@ -10,11 +10,15 @@ const TARGETS_IN_EVENT = 50;
  * One event per grant while the change touches one node (its audit trail stays exact); one
  * event with counts when it touches many (the grants table keeps each row and its times).
  */
-export function grantEvents(actor: string, action: string, list: Array<{ nodeId: string; provider: string; principal: string }>, data: Record<string, unknown>): EventInput[] {
+export function grantEvents(
+  actor: string,
+  action: string,
+  list: Array<{ nodeId: string; provider: string; principal: string }>,
+  data: Record<string, unknown>,
+): EventInput[] {
   if (list.length === 0) return [];
   const target = (g: { provider: string; principal: string }) => `${g.provider}:${g.principal}`;
   const nodeIds = new Set(list.map((g) => g.nodeId));
   if (nodeIds.size === 1) return list.map((g) => ({ actor, action, nodeId: g.nodeId, target: target(g), ...(Object.keys(data).length ? { data } : {}) }));
   return [{ actor, action, data: { ...data, grants: list.length, nodes: nodeIds.size, targets: list.slice(0, TARGETS_IN_EVENT).map(target) } }];
 }
-

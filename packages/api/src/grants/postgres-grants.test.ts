@@ -63,7 +63,21 @@ withPostgres("postgres grants", () => {
     deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { providers: { postgres: provider }, secrets: createSecretBox(randomBytes(32)) } };
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "shop" } } });
     const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
-    const profile = { hostname: "g", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId: crypto.randomUUID(), hostVersion: "0" };
+    const profile = {
+      hostname: "g",
+      os: "debian",
+      osRelease: "12",
+      osVersionId: "12",
+      kernel: "6",
+      arch: "x86_64",
+      cpus: 1,
+      memoryBytes: 1,
+      diskBytes: 1,
+      initSystem: "systemd",
+      packageManager: "dpkg",
+      machineId: crypto.randomUUID(),
+      hostVersion: "0",
+    };
     ({ nodeId } = await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } }));
   });
   afterAll(async () => {
@@ -101,7 +115,10 @@ withPostgres("postgres grants", () => {
   it("does not re-issue a grant when an unrelated role changes", async () => {
     const before = await deps.db.select().from(grants).where(eq(grants.nodeId, nodeId));
     const url = urlOf((await delivered()).content);
-    await upsertRole(deps, { actor: "test", input: { name: "other", selector: { labels: { app: "other" } }, resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "hi\n" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "other", selector: { labels: { app: "other" } }, resources: [{ type: "file", id: "motd", path: "/etc/motd", content: "hi\n" }] },
+    });
     // A change that does reach this node recompiles it, and still keeps its grant.
     await upsertRole(deps, { actor: "test", input: { name: "everyone", resources: [{ type: "directory", id: "srv", path: "/srv" }] } });
     expect(await settleGrants(deps)).toBe(0);

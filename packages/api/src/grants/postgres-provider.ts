@@ -41,7 +41,10 @@ async function revokePrivileges(tx: postgres.TransactionSql, principal: string):
   }
 }
 
-export function createPostgresGrantProvider(adminUrl: string, opts: { publicUrl?: string; deadlines?: Partial<DatabaseDeadlines> } = {}): GrantProvider & { close(): Promise<void> } {
+export function createPostgresGrantProvider(
+  adminUrl: string,
+  opts: { publicUrl?: string; deadlines?: Partial<DatabaseDeadlines> } = {},
+): GrantProvider & { close(): Promise<void> } {
   // The control plane's own deadlines: a settler must not wait forever on an unreachable target either.
   const sql = postgres(adminUrl, { max: 2, onnotice: () => {}, ...postgresDeadlineOptions(adminUrl, resolveDeadlines(opts.deadlines)) });
   const target = new URL(opts.publicUrl ?? adminUrl);

@@ -27,6 +27,9 @@ export interface Grants {
 
 /** A provider principal name per node and grant: stable, so issuing twice is harmless. */
 export function principalFor(nodeId: string, grantId: string): string {
-  const clean = grantId.toLowerCase().replace(/[^a-z0-9]/g, "_").slice(0, 30);
+  const clean = grantId
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "_")
+    .slice(0, 30);
   return `mesh_${nodeId.replace(/-/g, "").slice(0, 16)}_${clean}`;
 }

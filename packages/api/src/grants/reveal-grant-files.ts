@@ -10,7 +10,10 @@ export type Revealed = { ok: true; resources: Resource[] } | { ok: false; reason
 
 export async function revealGrantFiles(db: DbOrTx, secrets: SecretBox | undefined, nodeId: string, resources: Resource[]): Promise<Revealed> {
   if (!resources.some((r) => r.type === "file" && parseGrantReference(r.content))) return { ok: true, resources };
-  const held = await db.select().from(grants).where(and(eq(grants.nodeId, nodeId), isNull(grants.revokedAt)));
+  const held = await db
+    .select()
+    .from(grants)
+    .where(and(eq(grants.nodeId, nodeId), isNull(grants.revokedAt)));
   const out: Resource[] = [];
   for (const r of resources) {
     const ref = r.type === "file" ? parseGrantReference(r.content) : null;

@@ -35,7 +35,14 @@ export async function settleRevokedGrants(deps: Deps, nodeId: string, revoked: R
       settled++;
     } catch (err) {
       deps.log.error({ nodeId, principal: grant.principal, reason: (err as Error).message }, "grant revoke failed; will retry");
-      await recordEvent(deps.db, { actor, action: "grant.revoke", nodeId, target, result: "failed", data: { message: (err as Error).message, retried: true } }).catch(() => {});
+      await recordEvent(deps.db, {
+        actor,
+        action: "grant.revoke",
+        nodeId,
+        target,
+        result: "failed",
+        data: { message: (err as Error).message, retried: true },
+      }).catch(() => {});
     }
   }
   return settled;

@@ -29,11 +29,28 @@ describe.each(testEngines())("settling grants (%s)", (engine) => {
   it("issues after commit, retries a failed provider, and a committed revocation is finished later", async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "a" } } });
     const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
-    const profile = { hostname: "h", os: "debian", osRelease: "12", osVersionId: "12", kernel: "6", arch: "x86_64", cpus: 1, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId: crypto.randomUUID(), hostVersion: "0" };
+    const profile = {
+      hostname: "h",
+      os: "debian",
+      osRelease: "12",
+      osVersionId: "12",
+      kernel: "6",
+      arch: "x86_64",
+      cpus: 1,
+      memoryBytes: 1,
+      diskBytes: 1,
+      initSystem: "systemd",
+      packageManager: "dpkg",
+      machineId: crypto.randomUUID(),
+      hostVersion: "0",
+    };
     const { nodeId } = await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } });
 
     mem.setDown(true);
-    await upsertRole(deps, { actor: "test", input: { name: "a", selector: { labels: { app: "a" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/a.env" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "a", selector: { labels: { app: "a" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/a.env" }] },
+    });
     expect(mem.held.size).toBe(0);
     expect(await settleGrants(deps)).toBe(1);
     expect(await deps.db.select().from(grants).where(isNull(grants.settledAt))).toHaveLength(1);

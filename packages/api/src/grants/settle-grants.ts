@@ -14,9 +14,16 @@ type SettleDeps = Pick<Deps, "db" | "log" | "grants">;
 export async function settleGrant(deps: SettleDeps, id: string): Promise<"settled" | "busy" | "none"> {
   const setup = deps.grants;
   return deps.db.transaction(async (tx) => {
-    const [pending] = await tx.select({ id: grants.id }).from(grants).where(and(eq(grants.id, id), isNull(grants.settledAt)));
+    const [pending] = await tx
+      .select({ id: grants.id })
+      .from(grants)
+      .where(and(eq(grants.id, id), isNull(grants.settledAt)));
     if (!pending) return "none";
-    const [row] = await tx.select().from(grants).where(and(eq(grants.id, id), isNull(grants.settledAt))).for("update", { skipLocked: true });
+    const [row] = await tx
+      .select()
+      .from(grants)
+      .where(and(eq(grants.id, id), isNull(grants.settledAt)))
+      .for("update", { skipLocked: true });
     if (!row) return "busy";
     const provider = setup?.providers[row.provider as GrantDeclaration["provider"]];
     if (!setup || !provider) throw new Error(`no ${row.provider} grant provider is configured`);
@@ -35,7 +42,10 @@ export async function settleGrant(deps: SettleDeps, id: string): Promise<"settle
  */
 export async function markLeftoverGrantsRevoked(db: DbOrTx): Promise<string[]> {
   return db.transaction(async (tx) => {
-    const gone = tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, ["retired", "revoked"]));
+    const gone = tx
+      .select({ id: nodes.id })
+      .from(nodes)
+      .where(inArray(nodes.state, ["retired", "revoked"]));
     const rows = await tx
       .update(grants)
       .set({ revokedAt: sql`now()`, secret: null, settledAt: null })

@@ -22,7 +22,11 @@ export async function handleApt(deps: Pick<Deps, "log">, repo: AptRepository, re
     // Streamed: anyone may fetch, so no request holds a whole .deb in memory.
     const body = Readable.toWeb(fs.createReadStream(found.file)) as unknown as ReadableStream<Uint8Array>;
     return new Response(body, {
-      headers: { "content-type": contentType, "content-length": String(found.size), "cache-control": found.kind === "deb" ? "public, max-age=300" : "no-cache" },
+      headers: {
+        "content-type": contentType,
+        "content-length": String(found.size),
+        "cache-control": found.kind === "deb" ? "public, max-age=300" : "no-cache",
+      },
     });
   } catch (err) {
     return jsonError(deps, err);

@@ -35,7 +35,8 @@ export async function handleBootstrapToken(
     return Response.json(answer, { status: 201 });
   } catch (err) {
     const slot = err instanceof MeshError ? refusedLog.take(addressKey(opts.address)) : null;
-    if (err instanceof MeshError && slot) deps.log.warn({ address: opts.address, reason: err.message, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "bootstrap refused");
+    if (err instanceof MeshError && slot)
+      deps.log.warn({ address: opts.address, reason: err.message, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "bootstrap refused");
     return jsonError(deps, err);
   }
 }

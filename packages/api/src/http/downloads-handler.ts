@@ -108,7 +108,9 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
     if (name === "install.sh") {
       if (artifactStatus(opts).arches.length === 0) {
         // 200 with a script that fails loudly: the command is piped into sh, which runs whatever it is given.
-        return new Response(missingArtifactsScript(opts.hostVersion), { headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store", "x-mesh-artifacts": "missing" } });
+        return new Response(missingArtifactsScript(opts.hostVersion), {
+          headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store", "x-mesh-artifacts": "missing" },
+        });
       }
       return new Response(installScript(opts), { headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" } });
     }
@@ -123,7 +125,9 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
     if (!stat?.isFile()) throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
     // Streamed: anyone may download, so no request holds a whole artifact in memory.
     const body = Readable.toWeb(fs.createReadStream(file)) as unknown as ReadableStream<Uint8Array>;
-    return new Response(body, { headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" } });
+    return new Response(body, {
+      headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" },
+    });
   } catch (err) {
     return jsonError(deps, err);
   }

@@ -15,7 +15,8 @@ export async function handleFileUpload(deps: Deps, request: Request): Promise<Re
     if (!caller) throw new MeshError("UNAUTHORIZED", "log in or send Authorization: Bearer <admin API key>");
     if (caller.role !== "admin") throw new MeshError("FORBIDDEN", "uploading files needs an admin");
     const actor = caller.name;
-    if (!/^application\/octet-stream\b/i.test(request.headers.get("content-type") ?? "")) throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send Content-Type: application/octet-stream");
+    if (!/^application\/octet-stream\b/i.test(request.headers.get("content-type") ?? ""))
+      throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send Content-Type: application/octet-stream");
     return Response.json(await putBlob(deps, { actor, data: await readBody(request, BODY_LIMITS.upload) }), { status: 201 });
   } catch (err) {
     return jsonError(deps, err);
@@ -45,7 +46,10 @@ export async function handleFileDownload(deps: Deps, request: Request, sha256: s
     if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${data.length}` } });
     if (range) {
       const part = data.subarray(range.start, range.end + 1);
-      return new Response(new Uint8Array(part), { status: 206, headers: { ...headers, "content-length": String(part.length), "content-range": `bytes ${range.start}-${range.end}/${data.length}` } });
+      return new Response(new Uint8Array(part), {
+        status: 206,
+        headers: { ...headers, "content-length": String(part.length), "content-range": `bytes ${range.start}-${range.end}/${data.length}` },
+      });
     }
     return new Response(new Uint8Array(data), { headers: { ...headers, "content-length": String(data.length) } });
   } catch (err) {

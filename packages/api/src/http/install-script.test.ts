@@ -45,7 +45,9 @@ describe("install.sh", () => {
     tarball = null;
     const r = await runScript(installScript({ artifactsDir: dir, hostVersion: "1.2.3", publicUrl: url }));
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/mesh-host: could not download http:\/\/127\.0\.0\.1:\d+\/download\/mesh-host-1\.2\.3-linux-\w+\.tar\.gz \(curl exit 22\): .*run 'npm run package' there/);
+    expect(r.stderr).toMatch(
+      /mesh-host: could not download http:\/\/127\.0\.0\.1:\d+\/download\/mesh-host-1\.2\.3-linux-\w+\.tar\.gz \(curl exit 22\): .*run 'npm run package' there/,
+    );
   });
 
   it("fails loudly when the download does not match its sha256", async () => {
@@ -62,7 +64,9 @@ describe("install.sh", () => {
       expect(res.headers.get("x-mesh-artifacts")).toBe("missing");
       const r = await runScript(await res.text());
       expect(r.status).toBe(1);
-      expect(r.stderr.trim()).toBe("mesh-host: this control plane has no mesh-host 1.2.3 tarball to install: run `npm run package` on the control plane, then run this command again");
+      expect(r.stderr.trim()).toBe(
+        "mesh-host: this control plane has no mesh-host 1.2.3 tarball to install: run `npm run package` on the control plane, then run this command again",
+      );
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }

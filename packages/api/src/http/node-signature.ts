@@ -14,14 +14,20 @@ export async function authenticateNodeRequest(db: DbOrTx, request: Request, body
   if (!nodeId || !time || !signature) throw new MeshError("UNAUTHORIZED", `sign the request: ${H.node}, ${H.time} and ${H.signature} headers`);
   if (!NodeId.safeParse(nodeId).success || signature.length > 256) throw new MeshError("UNAUTHORIZED", "malformed signature headers");
   const at = Date.parse(time);
-  if (!Number.isFinite(at) || Math.abs(now - at) > HTTP_SIGNATURE_SKEW_MS) throw new MeshError("UNAUTHORIZED", "the request's time is too far from the control plane's clock");
+  if (!Number.isFinite(at) || Math.abs(now - at) > HTTP_SIGNATURE_SKEW_MS)
+    throw new MeshError("UNAUTHORIZED", "the request's time is too far from the control plane's clock");
   const [node] = await db.select({ state: nodes.state, publicKey: nodes.publicKey }).from(nodes).where(eq(nodes.id, nodeId));
   if (!node) throw new MeshError("UNAUTHORIZED", "unknown node");
   const url = new URL(request.url);
   const message = httpSignatureMessage(request.method, url.pathname + url.search, time, createHash("sha256").update(body).digest("hex"));
   let ok = false;
   try {
-    ok = verify(null, Buffer.from(message), createPublicKey({ key: Buffer.from(node.publicKey, "base64"), format: "der", type: "spki" }), Buffer.from(signature, "base64"));
+    ok = verify(
+      null,
+      Buffer.from(message),
+      createPublicKey({ key: Buffer.from(node.publicKey, "base64"), format: "der", type: "spki" }),
+      Buffer.from(signature, "base64"),
+    );
   } catch {
     ok = false;
   }

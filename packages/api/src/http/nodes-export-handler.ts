@@ -60,7 +60,11 @@ export async function handleNodesExport(deps: Deps, request: Request): Promise<R
     });
     const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, "-");
     return new Response(stream, {
-      headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="mesh-fleet-${stamp}.csv"`, "cache-control": "no-store" },
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="mesh-fleet-${stamp}.csv"`,
+        "cache-control": "no-store",
+      },
     });
   } catch (err) {
     return jsonError(deps, err);

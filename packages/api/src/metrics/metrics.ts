@@ -23,16 +23,45 @@ function build() {
         this.set(linksSource());
       },
     }),
-    nodes: new Gauge({ name: "mesh_nodes", help: "Nodes per state, fleet-wide (one grouped count per scrape, cached)", labelNames: ["state"] as const, registers }),
+    nodes: new Gauge({
+      name: "mesh_nodes",
+      help: "Nodes per state, fleet-wide (one grouped count per scrape, cached)",
+      labelNames: ["state"] as const,
+      registers,
+    }),
     /** Nodes per health (healthy, drifted, failing, ...): fed by setNodeHealthCounts once node health lands. */
     nodeHealth: new Gauge({ name: "mesh_nodes_health", help: "Nodes per health, fleet-wide", labelNames: ["health"] as const, registers }),
-    enrolments: new Counter({ name: "mesh_enrolments_total", help: "Enrolments answered by this instance, by result (enrolled, pending, refused)", labelNames: ["result"] as const, registers }),
-    framesSent: new Counter({ name: "mesh_link_frames_sent_total", help: "Frames this gateway sent to hosts, by type (declaration pushes included)", labelNames: ["type"] as const, registers }),
+    enrolments: new Counter({
+      name: "mesh_enrolments_total",
+      help: "Enrolments answered by this instance, by result (enrolled, pending, refused)",
+      labelNames: ["result"] as const,
+      registers,
+    }),
+    framesSent: new Counter({
+      name: "mesh_link_frames_sent_total",
+      help: "Frames this gateway sent to hosts, by type (declaration pushes included)",
+      labelNames: ["type"] as const,
+      registers,
+    }),
     reportsStored: new Counter({ name: "mesh_reports_stored_total", help: "Host reports written to the database", registers }),
-    reportsUnchanged: new Counter({ name: "mesh_reports_unchanged_total", help: "Host reports equal to the stored one (acked with no write beyond the batched last-checked)", registers }),
+    reportsUnchanged: new Counter({
+      name: "mesh_reports_unchanged_total",
+      help: "Host reports equal to the stored one (acked with no write beyond the batched last-checked)",
+      registers,
+    }),
     reconcileErrors: new Counter({ name: "mesh_reconcile_errors_reported_total", help: "Resource errors carried by the reports hosts sent", registers }),
-    busGaps: new Counter({ name: "mesh_bus_gaps_total", help: "Times a change-bus subscription came back after a lost connection (notifications may have been missed)", labelNames: ["channel"] as const, registers }),
-    alertDeliveries: new Counter({ name: "mesh_alert_deliveries_total", help: "Webhook delivery attempts, by outcome (delivered, retry, failed)", labelNames: ["outcome"] as const, registers }),
+    busGaps: new Counter({
+      name: "mesh_bus_gaps_total",
+      help: "Times a change-bus subscription came back after a lost connection (notifications may have been missed)",
+      labelNames: ["channel"] as const,
+      registers,
+    }),
+    alertDeliveries: new Counter({
+      name: "mesh_alert_deliveries_total",
+      help: "Webhook delivery attempts, by outcome (delivered, retry, failed)",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
   };
 }
 

@@ -51,7 +51,14 @@ export async function waveCounts(db: DbOrTx, rolloutId: string): Promise<WaveCou
     .where(and(eq(rolloutNodes.rolloutId, rolloutId), or(isNotNull(rolloutNodes.outcome), inArray(nodes.state, [...COMPILABLE_STATES]))))
     .groupBy(rolloutNodes.wave)
     .orderBy(rolloutNodes.wave);
-  return rows.map((r) => ({ ...r, nodes: Number(r.nodes), applied: Number(r.applied), failed: Number(r.failed), timedOut: Number(r.timedOut), pending: Number(r.pending) }));
+  return rows.map((r) => ({
+    ...r,
+    nodes: Number(r.nodes),
+    applied: Number(r.applied),
+    failed: Number(r.failed),
+    timedOut: Number(r.timedOut),
+    pending: Number(r.pending),
+  }));
 }
 
 /** The halt rule: the canary halts on any failure; a later wave when its failed share (timed out counts) passes the threshold. */
@@ -59,7 +66,9 @@ export function haltsAt(wave: number, counts: Pick<WaveCounts, "nodes" | "failed
   const failed = counts.failed + counts.timedOut;
   if (wave === 0) return failed > 0 ? `canary: ${counts.failed} failed, ${counts.timedOut} timed out of ${counts.nodes}` : null;
   const percent = counts.nodes === 0 ? 0 : (failed * 100) / counts.nodes;
-  return percent > policy.haltAtFailurePercent ? `wave ${wave}: ${failed} of ${counts.nodes} failed or timed out (${percent.toFixed(1)} % > ${policy.haltAtFailurePercent} %)` : null;
+  return percent > policy.haltAtFailurePercent
+    ? `wave ${wave}: ${failed} of ${counts.nodes} failed or timed out (${percent.toFixed(1)} % > ${policy.haltAtFailurePercent} %)`
+    : null;
 }
 
 export type StepResult = "waiting" | "halted" | "wave-done" | "released" | "completed" | "not-running";
@@ -108,14 +117,41 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     if (counts && counts.pending > 0) return { step: "waiting" as const };
     const result = counts ?? { wave: r.currentWave, nodes: 0, applied: 0, failed: 0, timedOut: 0, pending: 0 };
     const reason = haltsAt(r.currentWave, result, policy);
-    await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.wave", target: rolloutId, result: reason ? "failed" : "ok", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result } });
-    await tx.update(rollouts).set({ waveDoneAt: now, updatedAt: now, ...(reason ? { state: "halted", haltReason: reason } : {}) }).where(eq(rollouts.id, rolloutId));
+    await recordEvent(tx, {
+      actor: ACTOR.rollout,
+      action: "rollout.wave",
+      target: rolloutId,
+      result: reason ? "failed" : "ok",
+      data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, ...result },
+    });
+    await tx
+      .update(rollouts)
+      .set({ waveDoneAt: now, updatedAt: now, ...(reason ? { state: "halted", haltReason: reason } : {}) })
+      .where(eq(rollouts.id, rolloutId));
     if (reason) {
       const failedIds = rowsOf<{ node_id: string }>(
-        await tx.execute(sql`select node_id from ${rolloutNodes} where rollout_id = ${rolloutId}::uuid and wave = ${r.currentWave} and outcome in ('failed', 'timed-out') order by node_id limit ${HALT_IDS_IN_EVENT}`),
+        await tx.execute(
+          sql`select node_id from ${rolloutNodes} where rollout_id = ${rolloutId}::uuid and wave = ${r.currentWave} and outcome in ('failed', 'timed-out') order by node_id limit ${HALT_IDS_IN_EVENT}`,
+        ),
       ).map((x) => x.node_id);
       // The alert evaluator turns this event into a "rollout-halted" delivery (alerts/evaluate-alerts.ts).
-      await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.halt", target: rolloutId, result: "failed", data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, wave: r.currentWave, reason, failed: result.failed, timedOut: result.timedOut, nodes: result.nodes, nodeIds: failedIds } });
+      await recordEvent(tx, {
+        actor: ACTOR.rollout,
+        action: "rollout.halt",
+        target: rolloutId,
+        result: "failed",
+        data: {
+          id: rolloutId,
+          role: r.roleName,
+          toVersion: r.toVersion,
+          wave: r.currentWave,
+          reason,
+          failed: result.failed,
+          timedOut: result.timedOut,
+          nodes: result.nodes,
+          nodeIds: failedIds,
+        },
+      });
       return { step: "halted" as const };
     }
     return { step: "wave-done" as const, r: { ...r, waveDoneAt: now }, policy };
@@ -139,7 +175,12 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
     if (r?.state !== "running" || r.currentWave !== wave - 1 || !r.waveDoneAt) return "not-running" as const;
     if (wave >= r.waves) {
       await tx.update(rollouts).set({ state: "completed", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, rolloutId));
-      await recordEvent(tx, { actor: ACTOR.rollout, action: "rollout.complete", target: rolloutId, data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves } });
+      await recordEvent(tx, {
+        actor: ACTOR.rollout,
+        action: "rollout.complete",
+        target: rolloutId,
+        data: { id: rolloutId, role: r.roleName, toVersion: r.toVersion, waves: r.waves },
+      });
       return "completed" as const;
     }
     const released = rowsOf<{ node_id: string }>(
@@ -164,5 +205,10 @@ export async function releaseWave(deps: Pick<Deps, "db" | "grants">, rolloutId: 
 
 /** Ids of the rollouts to advance: every running one. */
 export async function runningRollouts(db: DbOrTx): Promise<string[]> {
-  return (await db.select({ id: rollouts.id }).from(rollouts).where(and(eq(rollouts.state, "running")))).map((r) => r.id);
+  return (
+    await db
+      .select({ id: rollouts.id })
+      .from(rollouts)
+      .where(and(eq(rollouts.state, "running")))
+  ).map((r) => r.id);
 }

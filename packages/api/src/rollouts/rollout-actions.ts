@@ -73,7 +73,11 @@ export async function actOnRollout(deps: Pick<Deps, "db" | "now">, opts: { actor
   return deps.db.transaction(async (tx) => {
     const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, opts.id)).for("update");
     if (!r) throw new MeshError("NOT_FOUND", `no rollout ${opts.id}`);
-    if (r.state !== FROM[opts.act]) throw new MeshError("CONFLICT", `the rollout is ${r.state}: only a ${FROM[opts.act]} one can be ${opts.act === "pause" ? "paused" : opts.act === "resume" ? "resumed" : "continued"}`);
+    if (r.state !== FROM[opts.act])
+      throw new MeshError(
+        "CONFLICT",
+        `the rollout is ${r.state}: only a ${FROM[opts.act]} one can be ${opts.act === "pause" ? "paused" : opts.act === "resume" ? "resumed" : "continued"}`,
+      );
     const policy = StagedRolloutPolicy.parse(r.policy);
     const set =
       opts.act === "pause"
@@ -82,8 +86,16 @@ export async function actOnRollout(deps: Pick<Deps, "db" | "now">, opts: { actor
           ? { state: "running" as const }
           : // The halted wave stays done; its soak counts as served.
             { state: "running" as const, haltReason: null, waveDoneAt: new Date(now.getTime() - policy.soakSeconds * 1000) };
-    await tx.update(rollouts).set({ ...set, updatedAt: now }).where(eq(rollouts.id, opts.id));
-    await recordEvent(tx, { actor: opts.actor, action: `rollout.${opts.act}`, target: opts.id, data: { id: opts.id, role: r.roleName, wave: r.currentWave, ...(opts.act === "continue" ? { haltReason: r.haltReason } : {}) } });
+    await tx
+      .update(rollouts)
+      .set({ ...set, updatedAt: now })
+      .where(eq(rollouts.id, opts.id));
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: `rollout.${opts.act}`,
+      target: opts.id,
+      data: { id: opts.id, role: r.roleName, wave: r.currentWave, ...(opts.act === "continue" ? { haltReason: r.haltReason } : {}) },
+    });
     return { id: opts.id, state: set.state };
   });
 }
@@ -104,7 +116,8 @@ export async function rollbackRollout(deps: Deps, opts: { actor: string; id: str
     if (!r) throw new MeshError("NOT_FOUND", `no rollout ${opts.id}`);
     if (!["running", "paused", "halted", "completed"].includes(r.state)) throw new MeshError("CONFLICT", `the rollout is ${r.state}: nothing to roll back`);
     const [current] = await tx.select({ version: roles.version }).from(roles).where(eq(roles.name, r.roleName));
-    if (!current || current.version !== r.toVersion) throw new MeshError("CONFLICT", `role ${r.roleName} has been saved or deleted since this rollout: roll back its newest rollout instead`);
+    if (!current || current.version !== r.toVersion)
+      throw new MeshError("CONFLICT", `role ${r.roleName} has been saved or deleted since this rollout: roll back its newest rollout instead`);
     if (r.fromVersion === 0) throw new MeshError("BAD_INPUT", `role ${r.roleName} was new in this rollout: delete it instead`);
     // A rollout that superseded another reached nodes at other versions (the older rollout's unreleased nodes
     // kept theirs): going "back" to fromVersion would move them to a version they never had. Refused, naming it.
@@ -119,7 +132,10 @@ export async function rollbackRollout(deps: Deps, opts: { actor: string; id: str
         "CONFLICT",
         `${mixed.nodes} node(s) of this rollout had version ${mixed.versions.join(", ")} of role ${r.roleName}, not ${r.fromVersion} (it superseded an unfinished rollout): a rollback to ${r.fromVersion} would give them a version they never had; roll back with role.rollback to the version you want instead`,
       );
-    const [from] = await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, r.roleName), eq(roleVersions.version, r.fromVersion)));
+    const [from] = await tx
+      .select()
+      .from(roleVersions)
+      .where(and(eq(roleVersions.roleName, r.roleName), eq(roleVersions.version, r.fromVersion)));
     if (!from) throw new MeshError("NOT_FOUND", `role ${r.roleName} version ${r.fromVersion} is gone`);
     // The whole from-version, its revoke-offline policy too; checked for conflicts like any save.
     const role = roleOfVersionRow(from);
@@ -135,7 +151,10 @@ export async function rollbackRollout(deps: Deps, opts: { actor: string; id: str
     });
     await tx.update(rollouts).set({ state: "rolled-back", finishedAt: now, updatedAt: now }).where(eq(rollouts.id, opts.id));
     // Never released: back to no pin (the new version has the content they kept).
-    const released = await tx.select({ nodeId: rolloutNodes.nodeId, wave: rolloutNodes.wave }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, opts.id), sql`${rolloutNodes.releasedAt} is not null`));
+    const released = await tx
+      .select({ nodeId: rolloutNodes.nodeId, wave: rolloutNodes.wave })
+      .from(rolloutNodes)
+      .where(and(eq(rolloutNodes.rolloutId, opts.id), sql`${rolloutNodes.releasedAt} is not null`));
     await tx.delete(rolePins).where(and(eq(rolePins.roleName, r.roleName), inArray(rolePins.rolloutId, [opts.id])));
     const started = await startRollout(tx, {
       roleName: r.roleName,

@@ -23,17 +23,38 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     const g = `g${++group}`;
     const rows = await deps.db
       .insert(nodes)
-      .values(Array.from({ length: n }, (_, i) => ({ name: `${g}-${i}`, state: "enrolled" as const, labels: { group: g }, publicKey: `k-${g}-${i}`, machineId: `m-${g}-${i}`, profile: {}, inventory: {} })))
+      .values(
+        Array.from({ length: n }, (_, i) => ({
+          name: `${g}-${i}`,
+          state: "enrolled" as const,
+          labels: { group: g },
+          publicKey: `k-${g}-${i}`,
+          machineId: `m-${g}-${i}`,
+          profile: {},
+          inventory: {},
+        })),
+      )
       .returning({ id: nodes.id });
     return { g, ids: rows.map((r) => r.id).sort() };
   };
   const report = async (ids: string[]) => {
     for (const id of ids) {
       const [n] = await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, id));
-      await recordReport(deps, id, { declarationVersion: n!.v, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+      await recordReport(deps, id, {
+        declarationVersion: n!.v,
+        owned: [],
+        drift: [],
+        errors: [],
+        skipped: [],
+        storeLost: false,
+        reconciledAt: new Date().toISOString(),
+      });
     }
   };
-  const releasedOf = async (id: string) => (await deps.db.select({ nodeId: rolloutNodes.nodeId, releasedAt: rolloutNodes.releasedAt }).from(rolloutNodes).where(eq(rolloutNodes.rolloutId, id))).filter((r) => r.releasedAt).map((r) => r.nodeId);
+  const releasedOf = async (id: string) =>
+    (await deps.db.select({ nodeId: rolloutNodes.nodeId, releasedAt: rolloutNodes.releasedAt }).from(rolloutNodes).where(eq(rolloutNodes.rolloutId, id)))
+      .filter((r) => r.releasedAt)
+      .map((r) => r.nodeId);
 
   it("a rollout's rollback writes the whole from-version (revoke-offline too) with a role.upsert event", async () => {
     const { g } = await makeNodes(3);
@@ -41,10 +62,15 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")], revokeOfflineAfter: 120 });
     const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "two\n")], rollout: staged });
     const back = await admin().rollout.rollback({ id: saved.rollout!.id });
-    const [v3] = await deps.db.select().from(roleVersions).where(and(eq(roleVersions.roleName, name), eq(roleVersions.version, back.version)));
+    const [v3] = await deps.db
+      .select()
+      .from(roleVersions)
+      .where(and(eq(roleVersions.roleName, name), eq(roleVersions.version, back.version)));
     expect(v3!.revokeOfflineMinutes).toBe(120);
     expect((await deps.db.select().from(roles).where(eq(roles.name, name)))[0]!.revokeOfflineMinutes).toBe(120);
-    const upserts = (await deps.db.select({ data: events.data }).from(events).where(eq(events.action, "role.upsert"))).map((e) => e.data as { name: string; version: number; diff?: unknown; rollbackOf?: string });
+    const upserts = (await deps.db.select({ data: events.data }).from(events).where(eq(events.action, "role.upsert"))).map(
+      (e) => e.data as { name: string; version: number; diff?: unknown; rollbackOf?: string },
+    );
     const event = upserts.find((d) => d.name === name && d.version === back.version);
     expect(event).toMatchObject({ rollbackOf: saved.rollout!.id });
     expect(event!.diff).toBeTruthy();
@@ -66,7 +92,13 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     const name = `motd-${g}`;
     await admin().role.upsert({ name: `other-${g}`, selector: { labels: { group: g } }, resources: [file("other", "/etc/other", "other\n")] });
     await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
-    const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n"), file("clash", "/etc/other", "mine\n")], rollout: staged, confirmConflicts: true });
+    const saved = await admin().role.upsert({
+      name,
+      selector: { labels: { group: g } },
+      resources: [file("motd", "/etc/motd", "one\n"), file("clash", "/etc/other", "mine\n")],
+      rollout: staged,
+      confirmConflicts: true,
+    });
     const canary = await releasedOf(saved.rollout!.id);
     expect(canary).toHaveLength(1);
     const [n] = await deps.db.select({ conflicts: nodes.conflicts }).from(nodes).where(eq(nodes.id, canary[0]!));
@@ -76,22 +108,37 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     await rolloutTick(deps, "w-fixes", 10_000);
     const [r] = await deps.db.select().from(rollouts).where(eq(rollouts.id, saved.rollout!.id));
     expect(r!.state).toBe("halted");
-    const [rn] = await deps.db.select({ outcome: rolloutNodes.outcome }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, saved.rollout!.id), eq(rolloutNodes.nodeId, canary[0]!)));
+    const [rn] = await deps.db
+      .select({ outcome: rolloutNodes.outcome })
+      .from(rolloutNodes)
+      .where(and(eq(rolloutNodes.rolloutId, saved.rollout!.id), eq(rolloutNodes.nodeId, canary[0]!)));
     expect(rn!.outcome).toBe("failed");
   });
 
   it("refuses to roll back a rollout that superseded an unfinished one (its nodes had other versions), naming why", async () => {
     const { g, ids } = await makeNodes(4);
     const name = `motd-${g}`;
-    const save = (content: string) => admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", content)], rollout: staged });
+    const save = (content: string) =>
+      admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", content)], rollout: staged });
     await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
     await save("two\n"); // A: v1 -> v2, only its canary released
     const b = await save("three\n"); // B: v2 -> v3, its unreleased nodes pinned at v1
-    const [rn] = await deps.db.select({ n: rolloutNodes.nodeId }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, b.rollout!.id), eq(rolloutNodes.fromVersion, 1)));
+    const [rn] = await deps.db
+      .select({ n: rolloutNodes.nodeId })
+      .from(rolloutNodes)
+      .where(and(eq(rolloutNodes.rolloutId, b.rollout!.id), eq(rolloutNodes.fromVersion, 1)));
     expect(rn).toBeTruthy();
-    const before = await deps.db.select({ id: nodes.id, v: nodes.declaredVersion }).from(nodes).where(eq(nodes.labels, { group: g }));
+    const before = await deps.db
+      .select({ id: nodes.id, v: nodes.declaredVersion })
+      .from(nodes)
+      .where(eq(nodes.labels, { group: g }));
     await expect(admin().rollout.rollback({ id: b.rollout!.id })).rejects.toThrow(/version 1 .*not 2.*never had/);
-    expect(await deps.db.select({ id: nodes.id, v: nodes.declaredVersion }).from(nodes).where(eq(nodes.labels, { group: g }))).toEqual(before);
+    expect(
+      await deps.db
+        .select({ id: nodes.id, v: nodes.declaredVersion })
+        .from(nodes)
+        .where(eq(nodes.labels, { group: g })),
+    ).toEqual(before);
     expect((await deps.db.select().from(rollouts).where(eq(rollouts.id, b.rollout!.id)))[0]!.state).toBe("running");
     void ids;
   });
@@ -100,16 +147,31 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
     const { g } = await makeNodes(5);
     const name = `motd-${g}`;
     await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "one\n")] });
-    const saved = await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [file("motd", "/etc/motd", "two\n")], rollout: { ...staged, haltAtFailurePercent: 10 } });
+    const saved = await admin().role.upsert({
+      name,
+      selector: { labels: { group: g } },
+      resources: [file("motd", "/etc/motd", "two\n")],
+      rollout: { ...staged, haltAtFailurePercent: 10 },
+    });
     const id = saved.rollout!.id;
     await report(await releasedOf(id));
     await rolloutTick(deps, "w-fixes", 10_000);
-    const wave1 = (await deps.db.select({ nodeId: rolloutNodes.nodeId }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, id), eq(rolloutNodes.wave, 1)))).map((r) => r.nodeId);
+    const wave1 = (
+      await deps.db
+        .select({ nodeId: rolloutNodes.nodeId })
+        .from(rolloutNodes)
+        .where(and(eq(rolloutNodes.rolloutId, id), eq(rolloutNodes.wave, 1)))
+    ).map((r) => r.nodeId);
     expect(wave1).toHaveLength(2);
     expect((await releasedOf(id)).sort()).toEqual(expect.arrayContaining(wave1));
     // One node of wave 1 is revoked (silent for ever), one of wave 2 too (it loses its pin).
 
-    const unreleased = (await deps.db.select({ nodeId: rolloutNodes.nodeId }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, id), eq(rolloutNodes.wave, 2)))).map((r) => r.nodeId);
+    const unreleased = (
+      await deps.db
+        .select({ nodeId: rolloutNodes.nodeId })
+        .from(rolloutNodes)
+        .where(and(eq(rolloutNodes.rolloutId, id), eq(rolloutNodes.wave, 2)))
+    ).map((r) => r.nodeId);
 
     await admin().node.revoke({ id: wave1[0]! });
     await admin().node.revoke({ id: unreleased[0]! });

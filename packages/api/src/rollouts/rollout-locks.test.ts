@@ -24,26 +24,69 @@ describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () 
     (
       await deps.db
         .insert(nodes)
-        .values(Array.from({ length: n }, (_, i) => ({ name: `${g}-${i}`, state: "enrolled" as const, labels: { group: g }, publicKey: `k-${g}-${i}`, machineId: `m-${g}-${i}`, profile: {}, inventory: {} })))
+        .values(
+          Array.from({ length: n }, (_, i) => ({
+            name: `${g}-${i}`,
+            state: "enrolled" as const,
+            labels: { group: g },
+            publicKey: `k-${g}-${i}`,
+            machineId: `m-${g}-${i}`,
+            profile: {},
+            inventory: {},
+          })),
+        )
         .returning({ id: nodes.id })
     ).map((r) => r.id);
 
   it("staged saves and rollbacks run with presence and report batches, many times, without a deadlock", async () => {
     const ids = await makeNodes("locks", 40);
     const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
-    const report = (round: number): Report => ({ declarationVersion: round, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
-    const save = (round: number) => upsertRole(deps, { actor: "test", input: { name: "locks", selector: { labels: { group: "locks" } }, resources: motd(`round ${round}\n`) }, rollout: staged });
+    const report = (round: number): Report => ({
+      declarationVersion: round,
+      owned: [],
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    });
+    const save = (round: number) =>
+      upsertRole(deps, {
+        actor: "test",
+        input: { name: "locks", selector: { labels: { group: "locks" } }, resources: motd(`round ${round}\n`) },
+        rollout: staged,
+      });
     await upsertRole(deps, { actor: "test", input: { name: "locks", selector: { labels: { group: "locks" } }, resources: motd("round 0\n") } });
     for (let round = 1; round <= 12; round++) {
       const order = shuffled();
       // Odd rounds save (a staged rollout), even rounds roll the last one back.
-      const last = round % 2 === 0 ? (await deps.db.select({ id: rollouts.id }).from(rollouts).where(eq(rollouts.roleName, "locks")).orderBy(sql`${rollouts.createdAt} desc`).limit(1))[0] : undefined;
+      const last =
+        round % 2 === 0
+          ? (
+              await deps.db.select({ id: rollouts.id }).from(rollouts).where(eq(rollouts.roleName, "locks")).orderBy(sql`${rollouts.createdAt} desc`).limit(1)
+            )[0]
+          : undefined;
       const change = last ? rollbackRollout(deps, { actor: "test", id: last.id }) : save(round);
       const results = await Promise.all([
         change,
-        deps.db.transaction((tx) => writeReports(tx, order.slice(0, 25).map((nodeId) => ({ nodeId, report: report(round) })))),
-        deps.db.transaction((tx) => writeReports(tx, order.slice(15).map((nodeId) => ({ nodeId, report: report(round) })))),
-        writeTransitions(deps, "gw-a", order.slice(20).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })), []),
+        deps.db.transaction((tx) =>
+          writeReports(
+            tx,
+            order.slice(0, 25).map((nodeId) => ({ nodeId, report: report(round) })),
+          ),
+        ),
+        deps.db.transaction((tx) =>
+          writeReports(
+            tx,
+            order.slice(15).map((nodeId) => ({ nodeId, report: report(round) })),
+          ),
+        ),
+        writeTransitions(
+          deps,
+          "gw-a",
+          order.slice(20).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })),
+          [],
+        ),
         touchLastChecked(deps, [...order].reverse()),
       ]);
       expect(results[0]).toBeTruthy();
@@ -53,7 +96,11 @@ describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () 
   it("a role's deletion waits for the compiler lock before it touches its rollouts (a release holds it, then the rollout row)", async () => {
     await makeNodes("del", 4);
     await upsertRole(deps, { actor: "test", input: { name: "del", selector: { labels: { group: "del" } }, resources: motd("one\n") } });
-    const saved = await upsertRole(deps, { actor: "test", input: { name: "del", selector: { labels: { group: "del" } }, resources: motd("two\n") }, rollout: staged });
+    const saved = await upsertRole(deps, {
+      actor: "test",
+      input: { name: "del", selector: { labels: { group: "del" } }, resources: motd("two\n") },
+      rollout: staged,
+    });
     const rolloutId = saved.rollout!.id;
     // A wave release's order (advance.ts releaseWave): the compiler lock, then the rollout row.
     let deletion: Promise<unknown> | undefined;
@@ -69,8 +116,15 @@ describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () 
   });
 
   it("the rollout tables' foreign keys carry drizzle's names (migration 0019 as the snapshot says)", async () => {
-    const rows = await deps.db.execute(sql`select conname from pg_constraint where contype = 'f' and conrelid in ('role_pins'::regclass, 'rollout_nodes'::regclass) order by conname`);
+    const rows = await deps.db.execute(
+      sql`select conname from pg_constraint where contype = 'f' and conrelid in ('role_pins'::regclass, 'rollout_nodes'::regclass) order by conname`,
+    );
     const names = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows).map((r) => (r as { conname: string }).conname);
-    expect(names).toEqual(["role_pins_node_id_nodes_id_fk", "role_pins_rollout_id_rollouts_id_fk", "rollout_nodes_node_id_nodes_id_fk", "rollout_nodes_rollout_id_rollouts_id_fk"]);
+    expect(names).toEqual([
+      "role_pins_node_id_nodes_id_fk",
+      "role_pins_rollout_id_rollouts_id_fk",
+      "rollout_nodes_node_id_nodes_id_fk",
+      "rollout_nodes_rollout_id_rollouts_id_fk",
+    ]);
   });
 });

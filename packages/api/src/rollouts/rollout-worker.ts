@@ -64,7 +64,11 @@ export function startRolloutWorker(deps: Pick<Deps, "db" | "log" | "grants" | "n
       if (result === "idle") return void (held = false);
       const holds = result === "held";
       // Taking the lease (for a rollout that started, or from an instance that died) and losing it are worth a line each.
-      if (holds !== held) deps.log.info({ owner }, holds ? "rollout lease taken: this instance runs staged rollouts" : "rollout lease lost: another instance runs staged rollouts");
+      if (holds !== held)
+        deps.log.info(
+          { owner },
+          holds ? "rollout lease taken: this instance runs staged rollouts" : "rollout lease lost: another instance runs staged rollouts",
+        );
       held = holds;
     } catch (err) {
       deps.log.warn({ err }, "rollout tick failed; trying again next tick");

@@ -33,7 +33,11 @@ describe.skipIf(!process.env.MESH_MEASURE_ROLLOUT || !process.env.DATABASE_URL)(
     const deps: Deps = { db: database.db, log: pino({ level: "silent" }) };
     const file = (id: string, content: string) => ({ type: "file" as const, id, path: `/etc/${id}`, content });
     const save = (name: string, selector: object, content: string, rollout?: object) =>
-      upsertRole(deps, { actor: "user:measure", input: { name, selector, resources: [file(name, content)] }, ...(rollout ? { rollout: rollout as never } : {}) });
+      upsertRole(deps, {
+        actor: "user:measure",
+        input: { name, selector, resources: [file(name, content)] },
+        ...(rollout ? { rollout: rollout as never } : {}),
+      });
     await save("base", {}, "hi\n");
     for (const tier of ["web", "db", "cache", "batch"]) await save(tier, { labels: { tier } }, tier);
     for (const zone of ["a", "b", "c"]) await save(`zone-${zone}`, { labels: { zone } }, zone);
@@ -46,7 +50,9 @@ describe.skipIf(!process.env.MESH_MEASURE_ROLLOUT || !process.env.DATABASE_URL)(
 
     t0 = performance.now();
     const started = await save("base", {}, "staged\n", { mode: "staged", canary: { count: 10 }, waves: { percent: 25 } });
-    console.log(`ROLLOUT ${NODES} nodes: staged save (pins ${started.rollout!.plan.nodes}, waves ${JSON.stringify(started.rollout!.plan.waves)}, canary compiled): ${ms(t0)}`);
+    console.log(
+      `ROLLOUT ${NODES} nodes: staged save (pins ${started.rollout!.plan.nodes}, waves ${JSON.stringify(started.rollout!.plan.waves)}, canary compiled): ${ms(t0)}`,
+    );
 
     const id = started.rollout!.id;
     for (let wave = 1; wave < started.rollout!.plan.waves.length; wave++) {

@@ -32,7 +32,18 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     const g = `g${++group}`;
     const rows = await deps.db
       .insert(nodes)
-      .values(Array.from({ length: n }, (_, i) => ({ name: `${g}-${i}`, state: "enrolled" as const, labels: { group: g }, publicKey: `k-${g}-${i}`, machineId: `m-${g}-${i}`, profile: testProfile(`m-${g}-${i}`), inventory: emptyInventory(), gatewayId: i < linked ? "gw" : null })))
+      .values(
+        Array.from({ length: n }, (_, i) => ({
+          name: `${g}-${i}`,
+          state: "enrolled" as const,
+          labels: { group: g },
+          publicKey: `k-${g}-${i}`,
+          machineId: `m-${g}-${i}`,
+          profile: testProfile(`m-${g}-${i}`),
+          inventory: emptyInventory(),
+          gatewayId: i < linked ? "gw" : null,
+        })),
+      )
       .returning({ id: nodes.id });
     return { group: g, ids: rows.map((r) => r.id).sort() };
   };
@@ -64,13 +75,28 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
   };
   const tick = (owner = "w1") => rolloutTick(deps, owner, LEASE_MS);
   const rolloutOf = async (id: string) => (await deps.db.select().from(rollouts).where(eq(rollouts.id, id)))[0]!;
-  const released = async (id: string) => (await deps.db.select({ nodeId: rolloutNodes.nodeId, wave: rolloutNodes.wave }).from(rolloutNodes).where(and(eq(rolloutNodes.rolloutId, id), sql`${rolloutNodes.releasedAt} is not null`))).map((r) => r.nodeId).sort();
-  const staged = (extra: Partial<StagedRolloutPolicy> = {}) => ({ mode: "staged" as const, canary: { count: 1 }, waves: { size: 2 }, waveTimeoutSeconds: 60, ...extra });
+  const released = async (id: string) =>
+    (
+      await deps.db
+        .select({ nodeId: rolloutNodes.nodeId, wave: rolloutNodes.wave })
+        .from(rolloutNodes)
+        .where(and(eq(rolloutNodes.rolloutId, id), sql`${rolloutNodes.releasedAt} is not null`))
+    )
+      .map((r) => r.nodeId)
+      .sort();
+  const staged = (extra: Partial<StagedRolloutPolicy> = {}) => ({
+    mode: "staged" as const,
+    canary: { count: 1 },
+    waves: { size: 2 },
+    waveTimeoutSeconds: 60,
+    ...extra,
+  });
   /** A role for a new group, saved all at once (v1), then v2 saved with `policy`. */
   const setUp = async (n: number, policy: ReturnType<typeof staged>, linked = 0) => {
     const { group: g, ids } = await makeNodes(n, linked);
     const name = `motd-${g}`;
-    const save = (content: string, rollout?: unknown) => admin().role.upsert({ name, selector: { labels: { group: g } }, resources: motd(content), ...(rollout ? { rollout: rollout as never } : {}) });
+    const save = (content: string, rollout?: unknown) =>
+      admin().role.upsert({ name, selector: { labels: { group: g } }, resources: motd(content), ...(rollout ? { rollout: rollout as never } : {}) });
     await save("one\n");
     const saved = await save("two\n", policy);
     return { name, ids, save, rollout: saved.rollout! };
@@ -81,7 +107,12 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     const name = `rename-${g}`;
     await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [{ type: "file", id: "old-motd", path: "/etc/motd", content: "one\n" }] });
     // v2 renames the resource; only the canary gets it, the others stay pinned at v1.
-    await admin().role.upsert({ name, selector: { labels: { group: g } }, resources: [{ type: "file", id: "new-motd", path: "/etc/motd", content: "two\n" }], rollout: staged() });
+    await admin().role.upsert({
+      name,
+      selector: { labels: { group: g } },
+      resources: [{ type: "file", id: "new-motd", path: "/etc/motd", content: "two\n" }],
+      rollout: staged(),
+    });
     const pinned = await deps.db.select({ nodeId: rolePins.nodeId }).from(rolePins).where(eq(rolePins.roleName, name));
     expect(pinned.length).toBeGreaterThan(0);
     const page = await admin().node.get({ id: pinned[0]!.nodeId });
@@ -99,7 +130,10 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     expect(canary[0]!.roleVersions).toEqual({ [name]: 2 });
     expect(all.filter((c) => c.content === "one\n").map((c) => c.roleVersions)).toEqual(Array(4).fill({ [name]: 1 }));
     expect(await deps.db.select().from(rolePins).where(eq(rolePins.roleName, name))).toHaveLength(4);
-    const start = await deps.db.select().from(events).where(and(eq(events.action, "rollout.start"), eq(events.target, rollout.id)));
+    const start = await deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.action, "rollout.start"), eq(events.target, rollout.id)));
     expect(start).toHaveLength(1);
     expect(start[0]!.data).toMatchObject({ role: name, plan: { nodes: 5, waves: [1, 2, 2] } });
   });
@@ -122,7 +156,11 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     expect(done.state).toBe("completed");
     expect(await contents(ids)).toEqual(Array(5).fill("two\n"));
     const detail = await admin().rollout.get({ id: rollout.id });
-    expect(detail.waveCounts.map((w) => [w.nodes, w.applied, w.pending])).toEqual([[1, 1, 0], [2, 2, 0], [2, 2, 0]]);
+    expect(detail.waveCounts.map((w) => [w.nodes, w.applied, w.pending])).toEqual([
+      [1, 1, 0],
+      [2, 2, 0],
+      [2, 2, 0],
+    ]);
     expect(detail.history.map((h) => h.action)).toEqual(["rollout.start", "rollout.wave", "rollout.wave", "rollout.wave", "rollout.complete"]);
   });
 
@@ -152,39 +190,55 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     const deliveries = await deps.db.execute(sql`select event, body from alert_deliveries where webhook_id = ${hook.id}`);
     const rows = (Array.isArray(deliveries) ? deliveries : (deliveries as { rows: unknown[] }).rows) as Array<{ event: string; body: string }>;
     expect(rows.map((r) => r.event)).toEqual(["rollout-halted"]);
-    expect(JSON.parse(rows[0]!.body)).toMatchObject({ event: "rollout-halted", count: 1, nodes: [{ id: canary[0], detail: { rollout: rollout.id, wave: 0 } }] });
+    expect(JSON.parse(rows[0]!.body)).toMatchObject({
+      event: "rollout-halted",
+      count: 1,
+      nodes: [{ id: canary[0], detail: { rollout: rollout.id, wave: 0 } }],
+    });
   });
 
   // Both upgrade paths of decision 0007: the `host` resource (tarball installs) and the host's own package (.deb installs).
-  it.each(["host", "package"] as const)("judges a host upgrade (%s resource) applied only once the node runs the release, not on the report of the binary it replaces", async (kind) => {
-    const { group: g, ids } = await makeNodes(3);
-    await deps.db.update(nodes).set({ hostVersion: "1.0.0" }).where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
-    const host = (version: string) =>
-      kind === "host"
-        ? [{ type: "host" as const, id: "mesh-host", version, sha256: version.replace(/\./g, "").padStart(64, "a"), signature: "c2lnbmVk" }]
-        : [{ type: "package" as const, id: "mesh-host", name: "mesh-host", version }];
-    const save = (version: string, rollout?: unknown) => admin().role.upsert({ name: `host-${g}`, selector: { labels: { group: g } }, resources: host(version), ...(rollout ? { rollout: rollout as never } : {}) });
-    await save("1.0.0");
-    const { rollout } = await save("1.0.1", staged());
-    const [canary] = await released(rollout!.id);
-    // The old binary put the new one in place and reports the new declaration without errors: not applied yet.
-    await report([canary!]);
-    await tick();
-    expect((await rolloutOf(rollout!.id)).currentWave).toBe(0);
-    expect((await admin().rollout.get({ id: rollout!.id })).waveCounts[0]).toMatchObject({ applied: 0, failed: 0, pending: 1 });
-    // The new binary links (its version recorded) and reports: applied, the next wave goes.
-    await deps.db.update(nodes).set({ hostVersion: "1.0.1" }).where(eq(nodes.id, canary!));
-    await report([canary!]);
-    await tick();
-    expect((await rolloutOf(rollout!.id)).currentWave).toBe(1);
-    // Wave 1: one node upgraded; on the other the release failed (the old binary back, reporting it): a halt.
-    const [upgraded, failed] = (await released(rollout!.id)).filter((id) => id !== canary);
-    await deps.db.update(nodes).set({ hostVersion: "1.0.1" }).where(eq(nodes.id, upgraded!));
-    await report([upgraded!, failed!], [failed!]);
-    await tick();
-    expect((await rolloutOf(rollout!.id)).state).toBe("halted");
-    expect((await admin().rollout.get({ id: rollout!.id })).waveCounts[1]).toMatchObject({ applied: 1, failed: 1 });
-  });
+  it.each(["host", "package"] as const)(
+    "judges a host upgrade (%s resource) applied only once the node runs the release, not on the report of the binary it replaces",
+    async (kind) => {
+      const { group: g, ids } = await makeNodes(3);
+      await deps.db
+        .update(nodes)
+        .set({ hostVersion: "1.0.0" })
+        .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)`);
+      const host = (version: string) =>
+        kind === "host"
+          ? [{ type: "host" as const, id: "mesh-host", version, sha256: version.replace(/\./g, "").padStart(64, "a"), signature: "c2lnbmVk" }]
+          : [{ type: "package" as const, id: "mesh-host", name: "mesh-host", version }];
+      const save = (version: string, rollout?: unknown) =>
+        admin().role.upsert({
+          name: `host-${g}`,
+          selector: { labels: { group: g } },
+          resources: host(version),
+          ...(rollout ? { rollout: rollout as never } : {}),
+        });
+      await save("1.0.0");
+      const { rollout } = await save("1.0.1", staged());
+      const [canary] = await released(rollout!.id);
+      // The old binary put the new one in place and reports the new declaration without errors: not applied yet.
+      await report([canary!]);
+      await tick();
+      expect((await rolloutOf(rollout!.id)).currentWave).toBe(0);
+      expect((await admin().rollout.get({ id: rollout!.id })).waveCounts[0]).toMatchObject({ applied: 0, failed: 0, pending: 1 });
+      // The new binary links (its version recorded) and reports: applied, the next wave goes.
+      await deps.db.update(nodes).set({ hostVersion: "1.0.1" }).where(eq(nodes.id, canary!));
+      await report([canary!]);
+      await tick();
+      expect((await rolloutOf(rollout!.id)).currentWave).toBe(1);
+      // Wave 1: one node upgraded; on the other the release failed (the old binary back, reporting it): a halt.
+      const [upgraded, failed] = (await released(rollout!.id)).filter((id) => id !== canary);
+      await deps.db.update(nodes).set({ hostVersion: "1.0.1" }).where(eq(nodes.id, upgraded!));
+      await report([upgraded!, failed!], [failed!]);
+      await tick();
+      expect((await rolloutOf(rollout!.id)).state).toBe("halted");
+      expect((await admin().rollout.get({ id: rollout!.id })).waveCounts[1]).toMatchObject({ applied: 1, failed: 1 });
+    },
+  );
 
   it("times out a silent node (counted as failed), and continue goes past the halt", async () => {
     const { ids, rollout } = await setUp(3, staged({ waves: { size: 1 } }));
@@ -221,8 +275,15 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     await admin().rollout.resume({ id: rollout.id });
     await tick();
     expect(await released(rollout.id)).toHaveLength(3);
-    const acts = await deps.db.select({ action: events.action, actor: events.actor }).from(events).where(and(eq(events.target, rollout.id), sql`${events.action} in ('rollout.pause', 'rollout.resume')`)).orderBy(events.id);
-    expect(acts).toEqual([{ action: "rollout.pause", actor: "user:ada" }, { action: "rollout.resume", actor: "user:ada" }]);
+    const acts = await deps.db
+      .select({ action: events.action, actor: events.actor })
+      .from(events)
+      .where(and(eq(events.target, rollout.id), sql`${events.action} in ('rollout.pause', 'rollout.resume')`))
+      .orderBy(events.id);
+    expect(acts).toEqual([
+      { action: "rollout.pause", actor: "user:ada" },
+      { action: "rollout.resume", actor: "user:ada" },
+    ]);
   });
 
   it("rollback restores the old content to the released nodes only, in the same waves", async () => {
@@ -237,7 +298,12 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     expect(back.rollout.plan).toMatchObject({ nodes: 3, waves: [1, 2] });
     // Never released: no pin, same content, no new declaration.
     expect(await Promise.all(untouched.map(async (id) => (await contentOf(id)).version))).toEqual(untouchedVersions);
-    expect(await deps.db.select().from(rolePins).where(and(eq(rolePins.roleName, name), sql`${rolePins.nodeId} in ${untouched}`))).toEqual([]);
+    expect(
+      await deps.db
+        .select()
+        .from(rolePins)
+        .where(and(eq(rolePins.roleName, name), sql`${rolePins.nodeId} in ${untouched}`)),
+    ).toEqual([]);
     // The rollback's canary is back on "one"; its wave 1 after reports.
     expect((await contents(reached)).filter((c) => c === "one\n")).toHaveLength(1);
     await report(await released(back.rollout.id));
@@ -293,7 +359,13 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     await releaseLease(deps.db, "w1");
     const { ids, rollout } = await setUp(5, staged());
     await report(await released(rollout.id));
-    const rolloutCompiles = async () => (await deps.db.select({ data: events.data }).from(events).where(and(eq(events.action, "declaration.compile"), eq(events.actor, "system:rollout")))).length;
+    const rolloutCompiles = async () =>
+      (
+        await deps.db
+          .select({ data: events.data })
+          .from(events)
+          .where(and(eq(events.action, "declaration.compile"), eq(events.actor, "system:rollout")))
+      ).length;
     const compilesBefore = await rolloutCompiles();
     const results = await Promise.all([tick("a"), tick("b"), tick("a"), tick("b")]);
     expect(results.filter((r) => r === "held").length).toBeGreaterThan(0);
@@ -325,7 +397,10 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
   it("two running workers on one database release every wave once", async () => {
     const { startRolloutWorker } = await import("./rollout-worker");
     const { ids, rollout } = await setUp(7, staged());
-    const workers = [startRolloutWorker(deps, { intervalMs: 20, leaseMs: 5_000, owner: "x" }), startRolloutWorker(deps, { intervalMs: 20, leaseMs: 5_000, owner: "y" })];
+    const workers = [
+      startRolloutWorker(deps, { intervalMs: 20, leaseMs: 5_000, owner: "x" }),
+      startRolloutWorker(deps, { intervalMs: 20, leaseMs: 5_000, owner: "y" }),
+    ];
     try {
       for (let i = 0; i < 200 && (await rolloutOf(rollout.id)).state === "running"; i++) {
         await report(await released(rollout.id));
@@ -336,14 +411,18 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
     }
     expect((await rolloutOf(rollout.id)).state).toBe("completed");
     expect(await contents(ids)).toEqual(Array(7).fill("two\n"));
-    const waves = await deps.db.select({ data: events.data }).from(events).where(and(eq(events.action, "rollout.wave"), eq(events.target, rollout.id)));
+    const waves = await deps.db
+      .select({ data: events.data })
+      .from(events)
+      .where(and(eq(events.action, "rollout.wave"), eq(events.target, rollout.id)));
     expect(waves.map((w) => (w.data as { wave: number }).wave).sort()).toEqual([0, 1, 2, 3]);
   });
 });
 
 describe("wave planning and the halt rule", () => {
   const policy = (p: Record<string, unknown>) => StagedRolloutPolicy.parse({ mode: "staged", ...p });
-  const candidates = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `n${String(i).padStart(3, "0")}`, labels: { zone: i < 3 ? "a" : "b" }, profile: {}, linked: i % 2 === 1 }));
+  const candidates = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ id: `n${String(i).padStart(3, "0")}`, labels: { zone: i < 3 ? "a" : "b" }, profile: {}, linked: i % 2 === 1 }));
   it("sizes canary and waves by count, percent and selector", () => {
     const sizes = (p: Record<string, unknown>, n = 100) => {
       const { waveOf, waves } = planWaves(candidates(n), policy(p));

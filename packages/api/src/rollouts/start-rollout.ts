@@ -72,13 +72,21 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
   const { roleName, role, now } = input;
   const superseded = await supersedeRollouts(tx, roleName, id, now);
   // What each node has now: its pin (a superseded rollout's, or a node never released), else fromVersion.
-  const pins = new Map((await tx.select({ nodeId: rolePins.nodeId, version: rolePins.version }).from(rolePins).where(eq(rolePins.roleName, roleName))).map((p) => [p.nodeId, p.version]));
+  const pins = new Map(
+    (await tx.select({ nodeId: rolePins.nodeId, version: rolePins.version }).from(rolePins).where(eq(rolePins.roleName, roleName))).map((p) => [
+      p.nodeId,
+      p.version,
+    ]),
+  );
   const olderVersions = [...new Set([input.fromVersion, ...pins.values()])].filter((v) => v > 0);
   const older = new Map(
-    (olderVersions.length === 0 ? [] : await tx.select().from(roleVersions).where(and(eq(roleVersions.roleName, roleName), inArray(roleVersions.version, olderVersions)))).map((r) => [
-      r.version,
-      roleOfVersionRow(r),
-    ]),
+    (olderVersions.length === 0
+      ? []
+      : await tx
+          .select()
+          .from(roleVersions)
+          .where(and(eq(roleVersions.roleName, roleName), inArray(roleVersions.version, olderVersions)))
+    ).map((r) => [r.version, roleOfVersionRow(r)]),
   );
   const selectors = [role, ...older.values()].map((r) => r.selector);
   const canarySelector = "selector" in input.policy.canary ? [input.policy.canary.selector] : [];
@@ -89,7 +97,10 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
     .from(nodes)
     .where(
       fixed
-        ? and(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify([...fixed.keys()])}::jsonb)::uuid)`)
+        ? and(
+            inArray(nodes.state, [...COMPILABLE_STATES]),
+            sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify([...fixed.keys()])}::jsonb)::uuid)`,
+          )
         : inArray(nodes.state, [...COMPILABLE_STATES]),
     );
 
@@ -153,7 +164,14 @@ export async function startRollout(tx: DbOrTx, input: StartRolloutInput): Promis
     actor: input.actor,
     action: input.rollbackOf ? "rollout.rollback" : "rollout.start",
     target: id,
-    data: { id, role: roleName, policy: input.policy, plan, ...(superseded.length > 0 ? { superseded } : {}), ...(input.rollbackOf ? { rollbackOf: input.rollbackOf } : {}) },
+    data: {
+      id,
+      role: roleName,
+      policy: input.policy,
+      plan,
+      ...(superseded.length > 0 ? { superseded } : {}),
+      ...(input.rollbackOf ? { rollbackOf: input.rollbackOf } : {}),
+    },
   });
   return { id, plan };
 }

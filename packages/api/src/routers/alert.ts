@@ -2,7 +2,17 @@
 import { z } from "zod";
 import { adminProcedure, router } from "../trpc";
 import { CreatedWebhook, WebhookAttempts, WebhookDone, WebhookList } from "./schemas/alert";
-import { ATTEMPTS_SHOWN, createWebhook, CreateWebhookInput, deleteWebhook, listAttempts, listWebhooks, setWebhookEnabled, testWebhook, WebhookId } from "../alerts/webhooks";
+import {
+  ATTEMPTS_SHOWN,
+  createWebhook,
+  CreateWebhookInput,
+  deleteWebhook,
+  listAttempts,
+  listWebhooks,
+  setWebhookEnabled,
+  testWebhook,
+  WebhookId,
+} from "../alerts/webhooks";
 
 export const alertRouter = router({
   list: adminProcedure

@@ -6,7 +6,10 @@ import { seesContent } from "../services/redact-content";
 
 export const eventRouter = router({
   list: authedProcedure
-    .meta({ description: "The audit trail, newest first, a page at a time (pass nextBefore as before for the next page), filtered by node, actor, action or time. A role change's content diff is shown to admins only." })
+    .meta({
+      description:
+        "The audit trail, newest first, a page at a time (pass nextBefore as before for the next page), filtered by node, actor, action or time. A role change's content diff is shown to admins only.",
+    })
     .input(ListEventsInput.optional())
     .output(EventPage)
     .query(({ ctx, input }) => listEvents(ctx, input, { showContent: seesContent(ctx.role) })),

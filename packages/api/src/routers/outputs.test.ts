@@ -22,7 +22,8 @@ const ADMIN_KEY = "outputs-admin-api-key-0123";
 describe.each(testEngines())("procedure outputs on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
-  const callerWith = async (key: string) => createCaller(await createTrpcContext({ deps, headers: new Headers({ authorization: `Bearer ${key}` }), publicUrl: "http://cp" }));
+  const callerWith = async (key: string) =>
+    createCaller(await createTrpcContext({ deps, headers: new Headers({ authorization: `Bearer ${key}` }), publicUrl: "http://cp" }));
 
   it("answers node, token, role, event, apiKey, alert, user and rollout procedures within their schemas", async () => {
     await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: ADMIN_KEY });
@@ -30,13 +31,28 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
 
     const issued = await admin.token.create({ labels: { group: "outputs" }, maxUses: 5 });
     expect(issued.command).toContain("mesh-host");
-    const inventory = { packages: [{ name: "nginx", version: "1.22" }], units: [{ name: "nginx.service", state: "active" }], ports: [{ proto: "tcp" as const, port: 80 }], mounts: [{ source: "/dev/sda1", target: "/", fstype: "ext4" }], truncated: false };
+    const inventory = {
+      packages: [{ name: "nginx", version: "1.22" }],
+      units: [{ name: "nginx.service", state: "active" }],
+      ports: [{ proto: "tcp" as const, port: 80 }],
+      mounts: [{ source: "/dev/sda1", target: "/", fstype: "ext4" }],
+      truncated: false,
+    };
     const enrol = async (machineId = crypto.randomUUID()) =>
-      (await enrolNode(deps, { token: issued.token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId), inventory }, { address: "203.0.113.7" })).nodeId;
+      (
+        await enrolNode(
+          deps,
+          { token: issued.token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId), inventory },
+          { address: "203.0.113.7" },
+        )
+      ).nodeId;
     const machineId = crypto.randomUUID();
     const nodeId = await enrol(machineId);
     const otherId = await enrol();
-    await deps.db.update(nodes).set({ state: "enrolled", gatewayId: "gw-outputs", hostFeatures: [HOST_FEATURE.reconcileNow] }).where(eq(nodes.id, nodeId));
+    await deps.db
+      .update(nodes)
+      .set({ state: "enrolled", gatewayId: "gw-outputs", hostFeatures: [HOST_FEATURE.reconcileNow] })
+      .where(eq(nodes.id, nodeId));
 
     const resources = [
       { type: "directory" as const, id: "site", path: "/srv/site" },
@@ -49,9 +65,15 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
     const [node] = await deps.db.select({ declaredVersion: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId));
     await recordReport(deps, nodeId, {
       declarationVersion: node!.declaredVersion,
-      owned: [{ id: "site", type: "directory", digest: sha(1) }, { id: "index", type: "file", digest: sha(2), adopted: true }],
+      owned: [
+        { id: "site", type: "directory", digest: sha(1) },
+        { id: "index", type: "file", digest: sha(2), adopted: true },
+      ],
       drift: [{ id: "index", type: "file", declared: sha(3), observed: sha(2), description: "content differs", corrected: false }],
-      errors: [{ id: "blob", message: "disk full" }, { id: null, message: "a note for the whole run" }],
+      errors: [
+        { id: "blob", message: "disk full" },
+        { id: null, message: "a note for the whole run" },
+      ],
       skipped: [],
       storeLost: false,
       reconciledAt: new Date().toISOString(),

@@ -24,16 +24,25 @@ import {
 
 export const roleRouter = router({
   list: authedProcedure
-    .meta({ description: "Every role, with its selector, resources, grants, version and default rollout policy. Inline content is redacted unless the caller is an admin (who also gets the role as its author wrote it)." })
+    .meta({
+      description:
+        "Every role, with its selector, resources, grants, version and default rollout policy. Inline content is redacted unless the caller is an admin (who also gets the role as its author wrote it).",
+    })
     .output(RoleList)
     .query(({ ctx }) => listRoles(ctx, { showContent: seesContent(ctx.role) })),
   plan: adminProcedure
-    .meta({ description: "What saving this role would do to the fleet, saving nothing: the nodes it matches, what changes on each machine (grouped, with content diffs), and conflicts. A mutation only because a role can be larger than a URL." })
+    .meta({
+      description:
+        "What saving this role would do to the fleet, saving nothing: the nodes it matches, what changes on each machine (grouped, with content diffs), and conflicts. A mutation only because a role can be larger than a URL.",
+    })
     .input(Role)
     .output(RolePlan)
     .mutation(({ ctx, input }) => planRole(ctx, { input })),
   upsert: adminProcedure
-    .meta({ description: "Creates or replaces a role and recompiles every node it touches, all at once or as a staged rollout (rollout, or the role's rolloutPolicy). Refused with CONFLICT if it would put nodes into a conflict they do not have now, unless confirmConflicts." })
+    .meta({
+      description:
+        "Creates or replaces a role and recompiles every node it touches, all at once or as a staged rollout (rollout, or the role's rolloutPolicy). Refused with CONFLICT if it would put nodes into a conflict they do not have now, unless confirmConflicts.",
+    })
     .input(RoleUpsert)
     .output(RoleSaved)
     // After the schema passed: the body as sent, so the role is kept in its author's key order too.
@@ -68,7 +77,11 @@ export const roleRouter = router({
     .query(({ ctx, input }) => diffRoleVersions(ctx, { ...input, showContent: seesContent(ctx.role) })),
   rollback: adminProcedure
     .meta({ description: "Saves an old version's content as a new version, through role.upsert's path (a deleted role is made again)." })
-    .input(RollbackRoleInput.extend({ rollout: RolloutPolicy.optional().meta({ description: "Overrides the role's rollout policy for this save, as role.upsert's." }) }))
+    .input(
+      RollbackRoleInput.extend({
+        rollout: RolloutPolicy.optional().meta({ description: "Overrides the role's rollout policy for this save, as role.upsert's." }),
+      }),
+    )
     .output(RollbackRoleOutput)
     .mutation(({ ctx, input: { rollout, ...input } }) => rollbackRole(ctx, { actor: ctx.actor, ...input, rollout })),
 });

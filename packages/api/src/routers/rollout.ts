@@ -43,7 +43,13 @@ const WaveCounts = z.object({
 const RolloutDetail = RolloutSummary.extend({
   policy: StagedRolloutPolicy,
   /** The plan summary it started from: nodes reached, nodes unchanged (released at once), wave sizes. */
-  plan: z.object({ nodes: z.number().int(), unchanged: z.number().int(), waves: z.array(z.number().int()), fromVersion: z.number().int(), toVersion: z.number().int() }),
+  plan: z.object({
+    nodes: z.number().int(),
+    unchanged: z.number().int(),
+    waves: z.array(z.number().int()),
+    fromVersion: z.number().int(),
+    toVersion: z.number().int(),
+  }),
   waveStartedAt: z.date(),
   /** When every node of the current wave had an outcome (the soak runs from here); null while it waits. */
   waveDoneAt: z.date().nullable(),
@@ -83,8 +89,13 @@ export const rolloutRouter = router({
     .output(ActResult)
     .mutation(({ ctx, input }) => actOnRollout(ctx, { actor: ctx.actor, id: input.id, act: "continue" })),
   rollback: adminProcedure
-    .meta({ description: "Saves a new role version with the rollout's from-version content, to the nodes already released, in the same waves; the rollout becomes rolled-back." })
+    .meta({
+      description:
+        "Saves a new role version with the rollout's from-version content, to the nodes already released, in the same waves; the rollout becomes rolled-back.",
+    })
     .input(RolloutId.extend({ message: RoleVersionMessage.optional(), confirmConflicts: z.boolean().optional() }))
     .output(z.object({ rolledBack: z.string(), version: z.number().int(), rollout: z.object({ id: z.string(), plan: RolloutDetail.shape.plan }) }))
-    .mutation(({ ctx, input }) => rollbackRollout(ctx, { actor: ctx.actor, id: input.id, message: input.message || null, confirmConflicts: input.confirmConflicts })),
+    .mutation(({ ctx, input }) =>
+      rollbackRollout(ctx, { actor: ctx.actor, id: input.id, message: input.message || null, confirmConflicts: input.confirmConflicts }),
+    ),
 });

@@ -6,7 +6,10 @@ import { listTokens, ListTokensInput, revokeToken } from "../services/tokens";
 
 export const tokenRouter = router({
   create: adminProcedure
-    .meta({ description: "Issues an enrolment token (single use unless maxUses says more) and the exact commands that install mesh-host and enrol a machine with it. The token is shown only here." })
+    .meta({
+      description:
+        "Issues an enrolment token (single use unless maxUses says more) and the exact commands that install mesh-host and enrol a machine with it. The token is shown only here.",
+    })
     .input(CreateTokenInput.optional())
     .output(CreatedToken)
     .mutation(({ ctx, input }) => createToken(ctx, { actor: ctx.actor, publicUrl: ctx.publicUrl, tlsPin: ctx.tlsPin, input: input ?? {} })),

@@ -2,20 +2,29 @@
 import { z } from "zod";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { Caller, CreatedUser, PasswordChanged, PasswordSet, UserList, UserRevoked } from "./schemas/user";
-import { changeOwnPassword, ChangePasswordInput, createUser, CreateUserInput, listUsers, revokeUser, setUserPassword, SetPasswordInput } from "../services/users";
+import {
+  changeOwnPassword,
+  ChangePasswordInput,
+  createUser,
+  CreateUserInput,
+  listUsers,
+  revokeUser,
+  setUserPassword,
+  SetPasswordInput,
+} from "../services/users";
 
 export const userRouter = router({
   me: authedProcedure
     .meta({ description: "Who the caller is: name, actor, role, and whether it has a password (a logged-in user) or not (an API key)." })
     .output(Caller)
     .query(({ ctx }) => ({
-    /** The user's own name when logged in, else the actor (`key:<name>`, `api-key`). */
-    name: ctx.user?.name ?? ctx.actor,
-    actor: ctx.actor,
-    role: ctx.role,
-    /** A logged-in user has a password to change; an API key does not. */
-    hasPassword: !!ctx.user,
-  })),
+      /** The user's own name when logged in, else the actor (`key:<name>`, `api-key`). */
+      name: ctx.user?.name ?? ctx.actor,
+      actor: ctx.actor,
+      role: ctx.role,
+      /** A logged-in user has a password to change; an API key does not. */
+      hasPassword: !!ctx.user,
+    })),
   list: adminProcedure
     .meta({ description: "The dashboard users and their roles." })
     .output(UserList)

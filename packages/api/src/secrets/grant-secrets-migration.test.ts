@@ -58,16 +58,30 @@ describe.each(testEngines())("grant secrets from an older version (%s)", (engine
     const credential = "DATABASE_URL=postgres://mesh_x_shop_db:new-password-BBBBBBBBBBBBBBBB@db/shop\n";
     // Raw SQL: the schema in code is the one after the migration.
     const spec = { id: "shop-db", provider: "postgres", path: "/etc/shop/db.env", mode: "0600", access: "read", schema: "public" };
-    await db.execute(sql`insert into nodes (id, name, public_key, machine_id, profile, inventory, declared_version, state) values (${nodeId}, 'n', 'k', ${randomUUID()}, '{}', '{}', 2, 'enrolled')`);
-    await db.execute(sql`insert into grants (node_id, grant_id, provider, principal, spec, secret) values (${nodeId}, 'shop-db', 'postgres', 'mesh_x_shop_db', ${JSON.stringify(spec)}::jsonb, ${credential})`);
-    const grantFile = (content: string) => ({ type: "file", id: "shop-db", path: "/etc/shop/db.env", mode: "0600", content, encoding: "utf8", onDrift: "correct" });
+    await db.execute(
+      sql`insert into nodes (id, name, public_key, machine_id, profile, inventory, declared_version, state) values (${nodeId}, 'n', 'k', ${randomUUID()}, '{}', '{}', 2, 'enrolled')`,
+    );
+    await db.execute(
+      sql`insert into grants (node_id, grant_id, provider, principal, spec, secret) values (${nodeId}, 'shop-db', 'postgres', 'mesh_x_shop_db', ${JSON.stringify(spec)}::jsonb, ${credential})`,
+    );
+    const grantFile = (content: string) => ({
+      type: "file",
+      id: "shop-db",
+      path: "/etc/shop/db.env",
+      mode: "0600",
+      content,
+      encoding: "utf8",
+      onDrift: "correct",
+    });
     const motd = { type: "file", id: "motd", path: "/etc/motd", content: "hello\n", mode: "0644" };
     const history = [
       [1, [motd, grantFile(oldCredential)]],
       [2, [grantFile(credential), motd]],
     ] as const;
     for (const [version, resources] of history) {
-      await db.execute(sql`insert into declarations (node_id, version, hash, resources) values (${nodeId}, ${version}, 'h', ${JSON.stringify(resources)}::jsonb)`);
+      await db.execute(
+        sql`insert into declarations (node_id, version, hash, resources) values (${nodeId}, ${version}, 'h', ${JSON.stringify(resources)}::jsonb)`,
+      );
     }
 
     await migrateWith(database, migrationsFolder());
@@ -82,10 +96,14 @@ describe.each(testEngines())("grant secrets from an older version (%s)", (engine
     // The one hash that named two bodies became two names a host accepts (64 hex digits, migration 0008).
     expect(rows.map((r) => r.hash)).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), expect.stringMatching(/^[0-9a-f]{64}$/)]);
     expect(rows[0]!.hash).not.toBe(rows[1]!.hash);
-    expect(rows[1]!.resources).toEqual([expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:[0-9a-f]{64}$/) }), motd]);
+    expect(rows[1]!.resources).toEqual([
+      expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:[0-9a-f]{64}$/) }),
+      motd,
+    ]);
     expect(rows[0]!.resources).toEqual([motd, expect.objectContaining({ id: "shop-db", content: expect.stringMatching(/^mesh-grant:shop-db:sha256:/) })]);
 
-    const filenodes = async () => (await db.execute(sql`select pg_relation_filenode('declarations')::text as d, pg_relation_filenode('grants')::text as g`)) as unknown;
+    const filenodes = async () =>
+      (await db.execute(sql`select pg_relation_filenode('declarations')::text as d, pg_relation_filenode('grants')::text as g`)) as unknown;
     const nodesOf = (r: unknown) => JSON.stringify("rows" in (r as object) ? (r as { rows: unknown }).rows : r);
     const before = nodesOf(await filenodes());
     const key = randomBytes(32);

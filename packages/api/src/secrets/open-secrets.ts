@@ -17,11 +17,18 @@ export async function openSecrets(db: Db, source: SecretKeySource): Promise<{ bo
     );
   }
   const sealed = await db.transaction(async (tx) => {
-    const rows = await tx.select({ id: grants.id, principal: grants.principal, secret: grants.secret }).from(grants).where(isNotNull(grants.secret)).for("update");
+    const rows = await tx
+      .select({ id: grants.id, principal: grants.principal, secret: grants.secret })
+      .from(grants)
+      .where(isNotNull(grants.secret))
+      .for("update");
     let n = 0;
     for (const row of rows) {
       if (isSealed(row.secret!)) continue;
-      await tx.update(grants).set({ secret: box.seal(row.secret!, row.principal) }).where(eq(grants.id, row.id));
+      await tx
+        .update(grants)
+        .set({ secret: box.seal(row.secret!, row.principal) })
+        .where(eq(grants.id, row.id));
       n++;
     }
     return n;

@@ -32,7 +32,12 @@ describe.each(testEngines())("act now on %s", (engine) => {
 
   const enrol = async (labels: Record<string, string> = {}) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const { nodeId } = await enrolNode(deps, {
+      token,
+      publicKey: testKeyPair().publicKey,
+      profile: testProfile(crypto.randomUUID()),
+      inventory: emptyInventory(),
+    });
     return nodeId;
   };
   /** Linked now through a gateway, with a host naming these features. */
@@ -61,14 +66,20 @@ describe.each(testEngines())("act now on %s", (engine) => {
     await expect(reconcileNodes(deps, { actor: "a", input: { ids: many } })).rejects.toThrow(/at most 1000 nodes/);
     await expect(reconcileNodes(deps, { actor: "a", input: { ids: ["nope"] } })).rejects.toThrow();
     const unknown = crypto.randomUUID();
-    await expect(reconcileNodes(deps, { actor: "a", input: { ids: [await enrol(), unknown] } })).rejects.toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining(unknown) });
+    await expect(reconcileNodes(deps, { actor: "a", input: { ids: [await enrol(), unknown] } })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringContaining(unknown),
+    });
   });
 
   it("role.reconcile counts the nodes whose current declaration includes the role, in one statement; an unknown role is refused", async () => {
     const a = await enrol({ tier: "rr" });
     const b = await enrol({ tier: "rr" });
     await enrol({ tier: "other" });
-    await upsertRole(deps, { actor: "test", input: { name: "rr-web", selector: { labels: { tier: "rr" } }, resources: [{ type: "file", id: "motd", path: "/etc/rr", content: "x" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "rr-web", selector: { labels: { tier: "rr" } }, resources: [{ type: "file", id: "motd", path: "/etc/rr", content: "x" }] },
+    });
     await link(a, [HOST_FEATURE.reconcileNow]);
     const answer = await reconcileRole(deps, { actor: "user:admin", input: { name: "rr-web" } });
     expect(answer).toMatchObject({ asked: 2, sent: 1, offline: 1, tooOld: 0 });
@@ -92,29 +103,50 @@ describe.each(testEngines())("act now on %s", (engine) => {
         ],
       },
     });
-    await expect(resolveDrift(deps, { actor: "a", how: "correct", input: { id, resourceIds: ["watched"] } })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringContaining("not linked") });
+    await expect(resolveDrift(deps, { actor: "a", how: "correct", input: { id, resourceIds: ["watched"] } })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("not linked"),
+    });
     await link(id, [HOST_FEATURE.reconcileNow]);
     const answer = await resolveDrift(deps, { actor: "user:admin", how: "correct", input: { id, resourceIds: ["watched"] } });
     expect(answer).toMatchObject({ asked: 1, sent: 1 });
     const [event] = await deps.db.select().from(events).where(eq(events.id, answer.eventId!));
     expect(event).toMatchObject({ action: "node.correct-drift", nodeId: id, data: expect.objectContaining({ correct: ["watched"], nodeIds: [id] }) });
     const accepted = await resolveDrift(deps, { actor: "user:admin", how: "accept", input: { id, resourceIds: ["watched"] } });
-    expect((await deps.db.select().from(events).where(eq(events.id, accepted.eventId!)))[0]).toMatchObject({ action: "node.accept-drift", data: expect.objectContaining({ accept: ["watched"] }) });
+    expect((await deps.db.select().from(events).where(eq(events.id, accepted.eventId!)))[0]).toMatchObject({
+      action: "node.accept-drift",
+      data: expect.objectContaining({ accept: ["watched"] }),
+    });
     await expect(resolveDrift(deps, { actor: "a", how: "accept", input: { id, resourceIds: [] } })).rejects.toThrow(/at least one resource/);
-    await expect(resolveDrift(deps, { actor: "a", how: "accept", input: { id, resourceIds: ["nothere"] } })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("nothere") });
-    await expect(resolveDrift(deps, { actor: "a", how: "accept", input: { id, resourceIds: ["fixed"] } })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("onDrift: report") });
+    await expect(resolveDrift(deps, { actor: "a", how: "accept", input: { id, resourceIds: ["nothere"] } })).rejects.toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("nothere"),
+    });
+    await expect(resolveDrift(deps, { actor: "a", how: "accept", input: { id, resourceIds: ["fixed"] } })).rejects.toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("onDrift: report"),
+    });
     const old = await enrol({ drift: "hand" });
     await link(old, []);
-    await expect(resolveDrift(deps, { actor: "a", how: "correct", input: { id: old, resourceIds: ["watched"] } })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringContaining("upgrade") });
+    await expect(resolveDrift(deps, { actor: "a", how: "correct", input: { id: old, resourceIds: ["watched"] } })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("upgrade"),
+    });
   });
 
   it("bulk set labels: one update, one event, and the fleet compile gives the nodes their new roles", async () => {
     const ids = [await enrol({ zone: "a", old: "x" }), await enrol({ zone: "b", old: "y" })];
-    await upsertRole(deps, { actor: "test", input: { name: "bulk-web", selector: { labels: { tier: "bulk-web" } }, resources: [{ type: "file", id: "bw", path: "/etc/bw", content: "x" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "bulk-web", selector: { labels: { tier: "bulk-web" } }, resources: [{ type: "file", id: "bw", path: "/etc/bw", content: "x" }] },
+    });
     const result = await bulkSetLabels(deps, { actor: "user:admin", input: { ids, set: { tier: "bulk-web" }, remove: ["old"] } });
     expect(result).toMatchObject({ nodes: 2, changed: 2, conflicts: [] });
     const after = await Promise.all(ids.map((id) => getNode(deps, id)));
-    expect(after.map((n) => n.labels)).toEqual([{ zone: "a", tier: "bulk-web" }, { zone: "b", tier: "bulk-web" }]);
+    expect(after.map((n) => n.labels)).toEqual([
+      { zone: "a", tier: "bulk-web" },
+      { zone: "b", tier: "bulk-web" },
+    ]);
     expect(after.every((n) => n.declaration?.roles?.includes("bulk-web") || JSON.stringify(n.declaration).includes("bw"))).toBe(true);
     const [event] = await eventsOf("node.bulk-set-labels");
     expect(event!.data).toMatchObject({ nodes: 2, nodeIds: expect.arrayContaining(ids), set: { tier: "bulk-web" }, remove: ["old"] });
@@ -126,7 +158,10 @@ describe.each(testEngines())("act now on %s", (engine) => {
   it("bulk retire and revoke: the same rules as one node, refused whole when any node cannot, one event each", async () => {
     const [a, b, c] = [await enrol(), await enrol(), await enrol()];
     await revokeNode(deps, { actor: "test", id: c });
-    await expect(bulkRetire(deps, { actor: "a", input: { ids: [a, c] } })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringContaining("revoked") });
+    await expect(bulkRetire(deps, { actor: "a", input: { ids: [a, c] } })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("revoked"),
+    });
     expect((await getNode(deps, a)).state).toBe("disconnected");
     const before = (await getNode(deps, a)).declaredVersion;
     expect(await bulkRetire(deps, { actor: "user:admin", input: { ids: [a, b], keepResources: true } })).toMatchObject({ nodes: 2, state: "retiring" });
@@ -136,7 +171,10 @@ describe.each(testEngines())("act now on %s", (engine) => {
     expect((await eventsOf("node.bulk-retire"))[0]!.data).toMatchObject({ nodes: 2, keepResources: true });
     await expect(bulkRevoke(deps, { actor: "a", input: { ids: [a, c] } })).rejects.toMatchObject({ code: "CONFLICT" });
     expect(await bulkRevoke(deps, { actor: "user:admin", input: { ids: [a, b] } })).toMatchObject({ nodes: 2, state: "revoked" });
-    const states = await deps.db.select({ state: nodes.state }).from(nodes).where(inArray(nodes.id, [a, b]));
+    const states = await deps.db
+      .select({ state: nodes.state })
+      .from(nodes)
+      .where(inArray(nodes.id, [a, b]));
     expect(states.map((s) => s.state)).toEqual(["revoked", "revoked"]);
     expect((await eventsOf("node.bulk-revoke")).length).toBe(1);
   });
@@ -145,7 +183,10 @@ describe.each(testEngines())("act now on %s", (engine) => {
     const [live, revoked, retiring] = [await enrol({ f: "1" }), await enrol({ f: "1" }), await enrol({ f: "1" })];
     await revokeNode(deps, { actor: "test", id: revoked });
     await retireNode(deps, { actor: "test", input: { id: retiring } });
-    await expect(forgetNodes(deps, { actor: "a", input: { ids: [live] } })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringContaining("disconnected") });
+    await expect(forgetNodes(deps, { actor: "a", input: { ids: [live] } })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("disconnected"),
+    });
     const countsBefore = await countNodes(deps);
     expect(await forgetNodes(deps, { actor: "user:admin", input: { ids: [revoked, retiring] } })).toMatchObject({ nodes: 2, revoked: 1 });
     const listed = await listNodes(deps, { label: "f=1" });
@@ -157,7 +198,10 @@ describe.each(testEngines())("act now on %s", (engine) => {
     expect(forgotten.state).toBe("revoked");
     expect(forgotten.forgottenAt).not.toBeNull();
     // Its audit history stays, the forget included.
-    const history = await deps.db.select().from(events).where(and(eq(events.nodeId, revoked), eq(events.action, "node.revoke")));
+    const history = await deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.nodeId, revoked), eq(events.action, "node.revoke")));
     expect(history.length).toBe(1);
     expect((await eventsOf("node.forget"))[0]!.data).toMatchObject({ nodes: 2, revoked: [retiring] });
     // Forgetting again is harmless: the first time is kept.
@@ -173,7 +217,8 @@ describe.each(testEngines())("act now through the API on %s", (engine) => {
 
   it("refuses a viewer every act-now procedure with FORBIDDEN, and bad input with BAD_REQUEST", async () => {
     await ensureAdminCredentials(deps.db, { password: "admin-password-1", apiKey: "env-admin-api-key-0123" });
-    const callerWith = async (headers: Record<string, string>) => createCaller(await createTrpcContext({ deps, headers: new Headers(headers), publicUrl: "http://cp" }));
+    const callerWith = async (headers: Record<string, string>) =>
+      createCaller(await createTrpcContext({ deps, headers: new Headers(headers), publicUrl: "http://cp" }));
     const admin = await callerWith({ authorization: "Bearer env-admin-api-key-0123" });
     await admin.user.create({ name: "vic", role: "viewer", password: "viewer-password" });
     const { sessionId } = await loginUser(deps.db, createLoginLimits(), { name: "vic", password: "viewer-password" });

@@ -18,7 +18,14 @@ export type CreateApiKeyInput = z.input<typeof CreateApiKeyInput>;
 
 export async function listApiKeys(deps: Pick<Deps, "db">) {
   const items = await deps.db
-    .select({ id: apiKeys.id, name: apiKeys.name, role: apiKeys.role, createdBy: apiKeys.createdBy, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      role: apiKeys.role,
+      createdBy: apiKeys.createdBy,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
     .from(apiKeys)
     .orderBy(desc(apiKeys.createdAt))
     .limit(500);
@@ -35,7 +42,8 @@ export async function createApiKey(deps: Deps, opts: { actor: string; input: Cre
       .values({ id, name: input.name, role: input.role, keyHash: hashApiKey(key), createdBy: opts.actor })
       .onConflictDoNothing()
       .returning({ id: apiKeys.id });
-    if (inserted.length === 0) throw new MeshError("CONFLICT", `an API key named ${input.name} exists already (perhaps revoked); choose another name, or rotate that key`);
+    if (inserted.length === 0)
+      throw new MeshError("CONFLICT", `an API key named ${input.name} exists already (perhaps revoked); choose another name, or rotate that key`);
     await recordEvent(tx, { actor: opts.actor, action: "api-key.create", target: `api-key:${id}`, data: { name: input.name, role: input.role } });
   });
   return { id, name: input.name, role: input.role, key };
@@ -58,7 +66,11 @@ export async function rotateApiKey(deps: Deps, opts: { actor: string; id: string
 
 export async function revokeApiKey(deps: Deps, opts: { actor: string; id: string }) {
   return deps.db.transaction(async (tx) => {
-    const rows = await tx.update(apiKeys).set({ revokedAt: new Date() }).where(and(eq(apiKeys.id, opts.id), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id });
+    const rows = await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.id, opts.id), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id });
     if (rows.length === 0) throw new MeshError("NOT_FOUND", `no unrevoked API key ${opts.id}`);
     await recordEvent(tx, { actor: opts.actor, action: "api-key.revoke", target: `api-key:${opts.id}` });
     return { id: opts.id, revoked: true };

@@ -39,13 +39,18 @@ async function secretMatches(secretFile: string, presented: string): Promise<boo
 
 export async function issueBootstrapToken(deps: Deps, opts: { secretFile: string; publicUrl: string; tlsPin?: string; request: BootstrapTokenRequest }) {
   const { request } = opts;
-  if (!(await secretMatches(opts.secretFile, request.secret))) throw new MeshError("UNAUTHORIZED", "the bootstrap secret does not match the one on this machine");
+  if (!(await secretMatches(opts.secretFile, request.secret)))
+    throw new MeshError("UNAUTHORIZED", "the bootstrap secret does not match the one on this machine");
   const labels = Object.keys(request.labels).length ? request.labels : DEFAULT_LABELS;
   const { id, secret, token } = generateToken();
   const expiresAt = new Date(nowOf(deps).getTime() + TTL_MS);
   await deps.db.transaction(async (tx) => {
     // Accepted once, ever: a restart or a second instance sees the row.
-    const used = await tx.insert(bootstrapSecretsUsed).values({ secretHash: sha256(request.secret).toString("hex") }).onConflictDoNothing().returning({ at: bootstrapSecretsUsed.usedAt });
+    const used = await tx
+      .insert(bootstrapSecretsUsed)
+      .values({ secretHash: sha256(request.secret).toString("hex") })
+      .onConflictDoNothing()
+      .returning({ at: bootstrapSecretsUsed.usedAt });
     if (used.length === 0) throw new MeshError("UNAUTHORIZED", "this bootstrap secret was already used");
     await tx.insert(enrolmentTokens).values({ id, secretHash: hashSecret(secret), labels, maxUses: 1, expiresAt, createdBy: "bootstrap" });
     await recordEvent(tx, { actor: "bootstrap", action: "bootstrap.token", target: `token:${id}`, data: { labels, resources: request.resources.length } });

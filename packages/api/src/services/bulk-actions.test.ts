@@ -22,22 +22,36 @@ describe.each(testEngines())("bulk actions under load on %s", (engine) => {
 
   const enrol = async (labels: Record<string, string> = {}) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
 
   it("sets labels on some nodes while presence batches and the checked flush run, many times, without a deadlock", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) ids.push(await enrol({ tier: "busy" }));
     ids.sort();
-    await upsertRole(deps, { actor: "test", input: { name: "busy", selector: { labels: { tier: "busy" } }, resources: [{ type: "file", id: "f", path: "/etc/busy", content: "x\n" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "busy", selector: { labels: { tier: "busy" } }, resources: [{ type: "file", id: "f", path: "/etc/busy", content: "x\n" }] },
+    });
     // The named nodes are the highest ids: locking them first and then sweeping the fleet from the lowest
     // id up is the order that deadlocks with a batch locking the whole fleet in id order.
     const named = ids.slice(-10);
     for (let round = 0; round < 15; round++) {
       const bulk = bulkSetLabels(deps, { actor: "test", input: { ids: named, set: { round: String(round) } } });
       const transitions = [
-        writeTransitions(deps, "gw-a", ids.map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })), []),
-        writeTransitions(deps, "gw-b", [], ids.map((nodeId) => ({ nodeId, reason: "close", linkId: `a${round}` }))),
+        writeTransitions(
+          deps,
+          "gw-a",
+          ids.map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })),
+          [],
+        ),
+        writeTransitions(
+          deps,
+          "gw-b",
+          [],
+          ids.map((nodeId) => ({ nodeId, reason: "close", linkId: `a${round}` })),
+        ),
       ];
       const flushes = [touchLastChecked(deps, ids), touchLastChecked(deps, [...ids].reverse())];
       const [result] = await Promise.all([bulk, ...transitions, ...flushes]);
@@ -52,13 +66,19 @@ describe.each(testEngines())("bulk actions under load on %s", (engine) => {
     await renameNode(deps, { actor: "test", input: { id: named, name: "Front door" } });
     const hostname = (await getNode(deps, plain)).hostname;
     const role = (name: string, key: string) =>
-      upsertRole(deps, { actor: "test", input: { name, selector: { labels: { [key]: "1" } }, resources: [{ type: "file", id: "shown", path: "/etc/shown", content: `${name}\n` }] } });
+      upsertRole(deps, {
+        actor: "test",
+        input: { name, selector: { labels: { [key]: "1" } }, resources: [{ type: "file", id: "shown", path: "/etc/shown", content: `${name}\n` }] },
+      });
     await role("shown-a", "a");
     await role("shown-b", "b");
     const check = await checkConflicts(deps.db, { labels: [named, plain].map((id) => ({ id, labels: { a: "1", b: "1" } })) });
     expect(check.conflicts).toHaveLength(1);
     expect(check.conflicts[0]!.sample.map((s) => s.name).sort()).toEqual(["Front door", hostname].sort());
     await revokeNode(deps, { actor: "test", id: named });
-    await expect(bulkRetire(deps, { actor: "test", input: { ids: [named, plain] } })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringContaining("Front door is revoked") });
+    await expect(bulkRetire(deps, { actor: "test", input: { ids: [named, plain] } })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("Front door is revoked"),
+    });
   });
 });

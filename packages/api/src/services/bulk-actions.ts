@@ -91,7 +91,16 @@ export async function bulkSetLabels(deps: Deps, opts: { actor: string; input: z.
       update ${nodes} set labels = v.labels, updated_at = now()
       from jsonb_to_recordset(${JSON.stringify(changed)}::jsonb) as v(id uuid, labels jsonb)
       where ${nodes.id} = v.id`);
-    await recordEvent(tx, { actor: opts.actor, action: "node.bulk-set-labels", data: { ...idsData(rows), set: input.set, remove: input.remove, ...(check.conflicts.length ? { acceptedConflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } : {}) } });
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: "node.bulk-set-labels",
+      data: {
+        ...idsData(rows),
+        set: input.set,
+        remove: input.remove,
+        ...(check.conflicts.length ? { acceptedConflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } : {}),
+      },
+    });
     await notify(tx, CHANNELS.node, rows.length === 1 ? rows[0]!.id : MANY_NODES);
     // The fleet compile: one compile per distinct set of matched roles, set-based writes, one "*" notice.
     const compile = await recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
@@ -147,7 +156,10 @@ export async function forgetNodes(deps: Deps, opts: { actor: string; input: z.in
     requireStates(rows, ["retired", "revoked", "retiring"], "forgotten");
     const retiring = rows.filter((r) => r.state === "retiring");
     const grantsRevoked = await revokeSet(tx, retiring);
-    await tx.update(nodes).set({ forgottenAt: sql`coalesce(${nodes.forgottenAt}, now())`, updatedAt: sql`now()` }).where(idIn(input.ids));
+    await tx
+      .update(nodes)
+      .set({ forgottenAt: sql`coalesce(${nodes.forgottenAt}, now())`, updatedAt: sql`now()` })
+      .where(idIn(input.ids));
     await recordEvent(tx, {
       actor: opts.actor,
       action: "node.forget",

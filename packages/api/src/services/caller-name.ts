@@ -2,4 +2,8 @@
 // under its kind's prefix (`user:`, `key:`), and no name can contain that `:`.
 import { z } from "zod";
 
-export const CallerName = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' and '-'");
+export const CallerName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' and '-'");

@@ -45,14 +45,19 @@ describe.skipIf(!process.env.MESH_MEASURE_CONFLICTS || !process.env.DATABASE_URL
         xs.push(performance.now() - t0);
       }
       xs.sort((a, b) => a - b);
-      console.log(`CONFLICTS ${NODES} nodes, ${label}: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)})`, JSON.stringify(out).slice(0, 160));
+      console.log(
+        `CONFLICTS ${NODES} nodes, ${label}: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)})`,
+        JSON.stringify(out).slice(0, 160),
+      );
     };
     const clash = Role.parse({ name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n")] });
     await time("checkConflicts, a role that conflicts on a quarter of the fleet", () => checkConflicts(deps.db, { role: clash }));
     const calm = Role.parse({ name: "web", selector: { labels: { tier: "web" } }, resources: [file("web.conf", "web2")] });
     await time("checkConflicts, a role with no conflict", () => checkConflicts(deps.db, { role: calm }));
     const ids = (await database.db.select({ id: nodes.id }).from(nodes)).map((n) => n.id);
-    await time(`checkConflicts, bulk labels on all ${ids.length} nodes`, () => checkConflicts(deps.db, { labels: ids.map((id, i) => ({ id, labels: { tier: "web", zone: ["a", "b"][i % 2]! } })) }));
+    await time(`checkConflicts, bulk labels on all ${ids.length} nodes`, () =>
+      checkConflicts(deps.db, { labels: ids.map((id, i) => ({ id, labels: { tier: "web", zone: ["a", "b"][i % 2]! } })) }),
+    );
     await time("role.plan of the no-conflict role (reference)", () => planRole(deps, { input: calm }));
     await sql.end();
     await database.close();

@@ -24,7 +24,6 @@ import { createCallerFactory } from "../trpc";
 import { appRouter } from "../root";
 import * as compiler from "../compile/compile-declaration";
 
-
 const file = (id: string, content: string, path = `/etc/${id}`) => ({ type: "file" as const, id, path, content });
 
 describe.each(testEngines())("conflicts at save on %s", (engine) => {
@@ -33,7 +32,9 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
 
   const enrol = async (labels: Record<string, string>, hostname: string) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID(), { hostname }), inventory: emptyInventory() })).nodeId;
+    return (
+      await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID(), { hostname }), inventory: emptyInventory() })
+    ).nodeId;
   };
   const refusal = async (p: Promise<unknown>) => {
     const err = await p.then(
@@ -51,10 +52,25 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
     await enrol({ tier: "db" }, "db-a");
     await upsertRole(deps, { actor: "test", input: { name: "motd", resources: [file("motd", "hello\n")] } });
     const before = await getNode(deps, a);
-    const err = await refusal(upsertRole(deps, { actor: "test", input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n")] } }));
+    const err = await refusal(
+      upsertRole(deps, { actor: "test", input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n")] } }),
+    );
     expect(err.message).toContain("motd is declared differently by roles motd and web on 2 nodes (web-a, web-b)");
     expect(err.message).toContain("confirmConflicts");
-    expect(err.details).toEqual({ nodes: 2, conflicts: [{ key: "motd", roles: ["motd", "web"], nodes: 2, sample: [{ id: a, name: "web-a" }, { id: b, name: "web-b" }] }] });
+    expect(err.details).toEqual({
+      nodes: 2,
+      conflicts: [
+        {
+          key: "motd",
+          roles: ["motd", "web"],
+          nodes: 2,
+          sample: [
+            { id: a, name: "web-a" },
+            { id: b, name: "web-b" },
+          ],
+        },
+      ],
+    });
     // Nothing saved: no role, no conflict on the node, the same declaration.
     expect((await listRoles(deps)).map((r) => r.name)).toEqual(["motd"]);
     const after = await getNode(deps, a);
@@ -73,21 +89,33 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
   });
 
   it("saves a conflicting role when confirmed, and records the confirmation in the audit event", async () => {
-    const result = await upsertRole(deps, { actor: "test", confirmConflicts: true, input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n")] } });
+    const result = await upsertRole(deps, {
+      actor: "test",
+      confirmConflicts: true,
+      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n")] },
+    });
     expect(result.conflicts.length).toBe(2);
     const node = (await deps.db.select({ conflicts: nodes.conflicts }).from(nodes).where(eq(nodes.name, "web-a")))[0]!;
     expect(node.conflicts).toEqual([{ key: "motd", roles: ["motd", "web"] }]);
     const events = await deps.db.select().from(eventsTable).where(eq(eventsTable.action, "role.upsert"));
     const confirmed = events.find((e) => (e.data as { name: string }).name === "web")!;
-    expect((confirmed.data as { confirmedConflicts: unknown }).confirmedConflicts).toEqual({ nodes: 2, conflicts: [{ key: "motd", roles: ["motd", "web"], nodes: 2 }] });
+    expect((confirmed.data as { confirmedConflicts: unknown }).confirmedConflicts).toEqual({
+      nodes: 2,
+      conflicts: [{ key: "motd", roles: ["motd", "web"], nodes: 2 }],
+    });
   });
 
   it("does not block a change to nodes already in conflict that adds no conflict; blocks one that makes them worse", async () => {
     // web-a and web-b are in conflict on motd. Editing web's other resources keeps that conflict: allowed.
-    await upsertRole(deps, { actor: "test", input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n"), file("site", "1")] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n"), file("site", "1")] },
+    });
     // A second conflict on those nodes is worse: refused.
     await upsertRole(deps, { actor: "test", input: { name: "site", selector: { labels: { tier: "web" } }, resources: [file("site", "1")] } });
-    const err = await refusal(upsertRole(deps, { actor: "test", input: { name: "site", selector: { labels: { tier: "web" } }, resources: [file("site", "2")] } }));
+    const err = await refusal(
+      upsertRole(deps, { actor: "test", input: { name: "site", selector: { labels: { tier: "web" } }, resources: [file("site", "2")] } }),
+    );
     expect(err.message).toContain("site is declared differently by roles site and web on 2 nodes");
     expect(err.message).not.toContain("motd");
     // Resolving the conflict is never refused.
@@ -101,7 +129,13 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
     await upsertRole(deps, { actor: "test", input: { name: "owned", selector: { labels: { owner: "x" } }, resources: [file("site", "9")] } });
     const before = await getNode(deps, db);
     const err = await refusal(setLabels(deps, { actor: "test", input: { id: db, labels: { tier: "web", owner: "x" } } }));
-    expect(err.details).toMatchObject({ nodes: 1, conflicts: [{ key: "site", roles: ["owned", "site"], nodes: 1 }, { key: "site", roles: ["owned", "web"], nodes: 1 }] });
+    expect(err.details).toMatchObject({
+      nodes: 1,
+      conflicts: [
+        { key: "site", roles: ["owned", "site"], nodes: 1 },
+        { key: "site", roles: ["owned", "web"], nodes: 1 },
+      ],
+    });
     expect(err.message).toContain("site is declared differently by roles owned and site on 1 node (db-a)");
     expect((await getNode(deps, db)).labels).toEqual(before.labels);
     const saved = await setLabels(deps, { actor: "test", input: { id: db, labels: { tier: "web", owner: "x" }, confirmConflicts: true } });

@@ -145,7 +145,9 @@ export async function checkConflicts(db: DbOrTx, change: ProposedChange): Promis
   const rows = await db
     .select({ id: nodes.id, name: shownName, labels: nodes.labels, profile: profileSubset(current) })
     .from(nodes)
-    .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify([...proposed.keys()])}::jsonb)::uuid) and ${inArray(nodes.state, [...COMPILABLE_STATES])}`)
+    .where(
+      sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify([...proposed.keys()])}::jsonb)::uuid) and ${inArray(nodes.state, [...COMPILABLE_STATES])}`,
+    )
     .orderBy(shownName, nodes.id);
   const candidates = rows.map((n) => {
     const profile = n.profile as Record<string, unknown>;

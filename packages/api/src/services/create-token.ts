@@ -9,7 +9,12 @@ import { shellCommand, shellQuote } from "../shell-quote";
 import { curlPin } from "../apt/apt-install-commands";
 
 export const CreateTokenInput = z.strictObject({
-  ttlSeconds: z.number().int().min(1).max(30 * 24 * 3600).default(3600),
+  ttlSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .default(3600),
   labels: Labels.default({}),
   maxUses: z.number().int().min(1).max(10_000).default(1),
 });
@@ -42,10 +47,7 @@ export function enrolCommand(publicUrl: string, token: string, tlsPin?: string):
   return `${shellCommand(["printf", "%s\\n", token])} | ${shellCommand(["mesh-host", "enrol", publicUrl, "--token", "-", ...trust])}`;
 }
 
-export async function createToken(
-  deps: Deps,
-  opts: { actor: string; publicUrl: string; tlsPin?: string; input: CreateTokenInput },
-): Promise<CreatedToken> {
+export async function createToken(deps: Deps, opts: { actor: string; publicUrl: string; tlsPin?: string; input: CreateTokenInput }): Promise<CreatedToken> {
   const input = CreateTokenInput.parse(opts.input);
   const { id, secret, token } = generateToken();
   const expiresAt = new Date(nowOf(deps).getTime() + input.ttlSeconds * 1000);
@@ -58,7 +60,17 @@ export async function createToken(
       expiresAt,
       createdBy: opts.actor,
     });
-    await recordEvent(tx, { actor: opts.actor, action: "token.create", data: { tokenId: id, ttlSeconds: input.ttlSeconds, labels: input.labels, maxUses: input.maxUses } });
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: "token.create",
+      data: { tokenId: id, ttlSeconds: input.ttlSeconds, labels: input.labels, maxUses: input.maxUses },
+    });
   });
-  return { id, token, expiresAt: expiresAt.toISOString(), command: enrolCommand(opts.publicUrl, token, opts.tlsPin), installCommand: installCommand(opts.publicUrl, opts.tlsPin) };
+  return {
+    id,
+    token,
+    expiresAt: expiresAt.toISOString(),
+    command: enrolCommand(opts.publicUrl, token, opts.tlsPin),
+    installCommand: installCommand(opts.publicUrl, opts.tlsPin),
+  };
 }

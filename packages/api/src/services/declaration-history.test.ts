@@ -18,13 +18,19 @@ describe.each(testEngines())("declarations history on %s", (engine) => {
   useServiceDeps(engine, (d) => (deps = d));
 
   it(`keeps the newest ${DECLARATION_HISTORY_PER_NODE} versions of a node recompiled again and again`, async () => {
-    await upsertRole(deps, { actor: "test", input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] },
+    });
     const machineId = crypto.randomUUID();
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
     const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId), inventory: emptyInventory() });
     const toggles = DECLARATION_HISTORY_PER_NODE + 10;
-    for (let i = 0; i < toggles; i++) await updateFacts(deps, nodeId, { profile: testProfile(machineId, { cpus: i % 2 === 0 ? 16 : 2 }), inventory: emptyInventory() });
-    const versions = (await deps.db.select({ version: declarations.version }).from(declarations).where(eq(declarations.nodeId, nodeId))).map((r) => r.version).sort((a, b) => a - b);
+    for (let i = 0; i < toggles; i++)
+      await updateFacts(deps, nodeId, { profile: testProfile(machineId, { cpus: i % 2 === 0 ? 16 : 2 }), inventory: emptyInventory() });
+    const versions = (await deps.db.select({ version: declarations.version }).from(declarations).where(eq(declarations.nodeId, nodeId)))
+      .map((r) => r.version)
+      .sort((a, b) => a - b);
     const current = await currentDeclaration(deps.db, nodeId);
     expect(current!.version).toBeGreaterThan(toggles);
     expect(versions).toHaveLength(DECLARATION_HISTORY_PER_NODE);

@@ -33,7 +33,10 @@ export async function storeBodies(tx: DbOrTx, bodies: DeclarationBody[]): Promis
 export async function loadBodies(db: DbOrTx, hashes: string[]): Promise<Map<string, Resource[]>> {
   const unique = [...new Set(hashes)];
   if (unique.length === 0) return new Map();
-  const rows = await db.select({ hash: declarationBodies.hash, resources: declarationBodies.resources }).from(declarationBodies).where(inArray(declarationBodies.hash, unique));
+  const rows = await db
+    .select({ hash: declarationBodies.hash, resources: declarationBodies.resources })
+    .from(declarationBodies)
+    .where(inArray(declarationBodies.hash, unique));
   return new Map(rows.map((r) => [r.hash, r.resources as Resource[]]));
 }
 
@@ -50,13 +53,17 @@ export interface DeclarationRow {
 /** Appends one declaration (its body stored first). */
 export async function appendDeclaration(tx: DbOrTx, row: DeclarationRow & { resources: unknown[] }): Promise<void> {
   await storeBodies(tx, [{ hash: row.hash, resources: row.resources }]);
-  await tx.insert(declarations).values({ nodeId: row.nodeId, version: row.version, hash: row.hash, roles: row.roles, roleVersions: row.roleVersions ?? {}, final: row.final ?? null });
+  await tx
+    .insert(declarations)
+    .values({ nodeId: row.nodeId, version: row.version, hash: row.hash, roles: row.roles, roleVersions: row.roleVersions ?? {}, final: row.final ?? null });
 }
 
 /** Appends many declarations in one statement (their bodies must be stored first: storeBodies). */
 export async function appendDeclarations(tx: DbOrTx, rows: DeclarationRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const json = JSON.stringify(rows.map((r) => ({ node_id: r.nodeId, version: r.version, hash: r.hash, roles: r.roles, role_versions: r.roleVersions ?? {}, final: r.final ?? null })));
+  const json = JSON.stringify(
+    rows.map((r) => ({ node_id: r.nodeId, version: r.version, hash: r.hash, roles: r.roles, role_versions: r.roleVersions ?? {}, final: r.final ?? null })),
+  );
   await tx.execute(sql`
     insert into ${declarations} (node_id, version, hash, roles, role_versions, final)
     select v.node_id, v.version, v.hash, v.roles, v.role_versions, v.final from jsonb_to_recordset(${json}::jsonb) as v(node_id uuid, version int, hash text, roles jsonb, role_versions jsonb, final text)`);
@@ -90,7 +97,14 @@ export async function pruneBodies(tx: DbOrTx): Promise<number> {
 /** The node's current declaration with its resources, or null before its first one. */
 export async function currentDeclaration(db: DbOrTx, nodeId: string) {
   const [row] = await db
-    .select({ version: declarations.version, hash: declarations.hash, resources: declarationBodies.resources, roles: declarations.roles, final: declarations.final, createdAt: declarations.createdAt })
+    .select({
+      version: declarations.version,
+      hash: declarations.hash,
+      resources: declarationBodies.resources,
+      roles: declarations.roles,
+      final: declarations.final,
+      createdAt: declarations.createdAt,
+    })
     .from(declarations)
     .innerJoin(nodes, and(eq(nodes.id, declarations.nodeId), eq(nodes.declaredVersion, declarations.version)))
     .innerJoin(declarationBodies, eq(declarationBodies.hash, declarations.hash))

@@ -60,8 +60,12 @@ describe.runIf(run)("enrolment group commit (measurement)", () => {
         for (const [label, enrol] of process.env.MEASURE_ORDER === "grouped-first" ? [...ways].reverse() : ways) {
           const tokens = shared
             ? Array.from({ length: N }, () => shared)
-            : await Promise.all(Array.from({ length: N }, async () => (await createToken(deps, { actor: "measure", publicUrl: "http://cp", input: {} })).token));
-          const requests = tokens.map((token): EnrolRequest => ({ token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }));
+            : await Promise.all(
+                Array.from({ length: N }, async () => (await createToken(deps, { actor: "measure", publicUrl: "http://cp", input: {} })).token),
+              );
+          const requests = tokens.map(
+            (token): EnrolRequest => ({ token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }),
+          );
           const before = await transactions();
           const lat: number[] = [];
           const t0 = performance.now();

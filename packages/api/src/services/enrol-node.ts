@@ -66,7 +66,10 @@ export async function enrolNode(deps: Deps, request: EnrolRequest, meta: EnrolMe
       if (slot) {
         const data = { reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressedEvents: slot.suppressed } : {}) };
         await recordEvent(deps.db, { actor: tokenId ? `token:${tokenId}` : "anonymous", action: "enrol.refused", data });
-        deps.log.warn({ tokenId, reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "enrolment refused");
+        deps.log.warn(
+          { tokenId, reason: err.code, address: meta.address, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
+          "enrolment refused",
+        );
       }
     }
     throw err;

@@ -67,63 +67,84 @@ export function newNodeName(request: EnrolRequest): string {
 
 /** The token was checked by the caller (enrolment-token-use.ts); its use is consumed here, last. */
 export async function enrolOne(deps: Deps, request: EnrolRequest, meta: EnrolMeta, token: TokenRow): Promise<EnrolledNode> {
-  return deps.db.transaction(async (tx) => {
-    // Compiler lock before any node row, as role changes take them: no lock-order cycle.
-    await lockCompilerShared(tx);
-    const roles = await loadRoles(tx);
-    const existing = await findLiveNode(tx, request.profile.machineId);
-    const fields = enrolledFields(request, meta, token);
-    const actor = `token:${token.id}`;
-    if (existing?.state === "retiring") {
-      // Enrolment never revives a node on its way out, proof or not.
-      throw new MeshError("CONFLICT", `this machine is node ${existing.name}, which is being retired; enrol again once it is retired`);
-    }
-    let node;
-    if (existing) {
-      const proof = request.replaces?.nodeId === existing.id
-        ? checkReplacementProof(request.replaces, { nodeId: existing.id, oldPublicKey: existing.publicKey, newPublicKey: request.publicKey, tokenId: token.id, now: nowOf(deps) })
-        : null;
-      // A stale proof is most likely a wrong clock: say so rather than quietly make a claim.
-      if (proof && !proof.ok && proof.kind === "stale") throw new MeshError("BAD_INPUT", `re-enrolment refused: ${proof.reason}`);
-      if (!proof?.ok) {
-        // Machine-id is a hint, not a credential: without proof of the old key this is
-        // only a claim. A pending node holds the new key until an admin decides.
-        const [pending] = await tx
-          .insert(nodes)
-          .values({ ...fields, name: existing.name, state: "pending", labels: token.labels, machineId: request.profile.machineId, replacesNodeId: existing.id })
-          .returning();
-        const data = { address: meta.address, pendingNodeId: pending!.id, proof: proof ? proof.reason : "none" };
-        await recordEvent(tx, { actor, action: "node.replacement-claimed", nodeId: existing.id, target: pending!.id, data });
-        await recordEvent(tx, { actor, action: "node.enrol", nodeId: pending!.id, data: { ...data, pending: true, replaces: existing.id } });
-        await notify(tx, CHANNELS.node, existing.id);
-        await consumeToken(deps.db, tx, token.id, nowOf(deps));
-        return { id: existing.id, name: existing.name, labels: pending!.labels, pendingId: pending!.id };
+  return deps.db
+    .transaction(async (tx) => {
+      // Compiler lock before any node row, as role changes take them: no lock-order cycle.
+      await lockCompilerShared(tx);
+      const roles = await loadRoles(tx);
+      const existing = await findLiveNode(tx, request.profile.machineId);
+      const fields = enrolledFields(request, meta, token);
+      const actor = `token:${token.id}`;
+      if (existing?.state === "retiring") {
+        // Enrolment never revives a node on its way out, proof or not.
+        throw new MeshError("CONFLICT", `this machine is node ${existing.name}, which is being retired; enrol again once it is retired`);
       }
-      // The host proved it holds the node's key (its store survived a reinstall, or it
-      // re-ran enrol): one node, its history kept, the old key refused from now on.
-      [node] = await tx
-        .update(nodes)
-        .set({ ...fields, labels: { ...existing.labels, ...token.labels }, state: "disconnected", gatewayId: null, updatedAt: sql`now()` })
-        .where(eq(nodes.id, existing.id))
-        .returning();
-      await recordEvent(tx, { actor, action: "node.re-enrol", nodeId: existing.id, data: { address: meta.address, previousState: existing.state, proof: "old key" } });
-      await closeLink(tx, existing.id, "replaced");
-      if (!node) throw new Error("node update returned nothing");
-      await recompileNode(tx, node.id, { roles, actor, grants: deps.grants });
-    } else {
-      node = await insertNodeWithFirstDeclaration(tx, {
-        values: { ...fields, name: newNodeName(request), state: "disconnected", labels: token.labels, machineId: request.profile.machineId },
-        roles,
-        actor,
-        grants: deps.grants,
-        event: { actor, action: "node.enrol", data: { address: meta.address, machineId: request.profile.machineId } },
-      });
-    }
-    await consumeToken(deps.db, tx, token.id, nowOf(deps));
-    return { id: node.id, name: node.name, labels: node.labels, pendingId: null };
-  }).catch((err) => {
-    // Two enrolments of one machine at the same instant: the live-node index keeps one.
-    if (isUniqueViolation(err)) throw new MeshError("CONFLICT", "this machine is enrolling concurrently; try again");
-    throw err;
-  });
+      let node;
+      if (existing) {
+        const proof =
+          request.replaces?.nodeId === existing.id
+            ? checkReplacementProof(request.replaces, {
+                nodeId: existing.id,
+                oldPublicKey: existing.publicKey,
+                newPublicKey: request.publicKey,
+                tokenId: token.id,
+                now: nowOf(deps),
+              })
+            : null;
+        // A stale proof is most likely a wrong clock: say so rather than quietly make a claim.
+        if (proof && !proof.ok && proof.kind === "stale") throw new MeshError("BAD_INPUT", `re-enrolment refused: ${proof.reason}`);
+        if (!proof?.ok) {
+          // Machine-id is a hint, not a credential: without proof of the old key this is
+          // only a claim. A pending node holds the new key until an admin decides.
+          const [pending] = await tx
+            .insert(nodes)
+            .values({
+              ...fields,
+              name: existing.name,
+              state: "pending",
+              labels: token.labels,
+              machineId: request.profile.machineId,
+              replacesNodeId: existing.id,
+            })
+            .returning();
+          const data = { address: meta.address, pendingNodeId: pending!.id, proof: proof ? proof.reason : "none" };
+          await recordEvent(tx, { actor, action: "node.replacement-claimed", nodeId: existing.id, target: pending!.id, data });
+          await recordEvent(tx, { actor, action: "node.enrol", nodeId: pending!.id, data: { ...data, pending: true, replaces: existing.id } });
+          await notify(tx, CHANNELS.node, existing.id);
+          await consumeToken(deps.db, tx, token.id, nowOf(deps));
+          return { id: existing.id, name: existing.name, labels: pending!.labels, pendingId: pending!.id };
+        }
+        // The host proved it holds the node's key (its store survived a reinstall, or it
+        // re-ran enrol): one node, its history kept, the old key refused from now on.
+        [node] = await tx
+          .update(nodes)
+          .set({ ...fields, labels: { ...existing.labels, ...token.labels }, state: "disconnected", gatewayId: null, updatedAt: sql`now()` })
+          .where(eq(nodes.id, existing.id))
+          .returning();
+        await recordEvent(tx, {
+          actor,
+          action: "node.re-enrol",
+          nodeId: existing.id,
+          data: { address: meta.address, previousState: existing.state, proof: "old key" },
+        });
+        await closeLink(tx, existing.id, "replaced");
+        if (!node) throw new Error("node update returned nothing");
+        await recompileNode(tx, node.id, { roles, actor, grants: deps.grants });
+      } else {
+        node = await insertNodeWithFirstDeclaration(tx, {
+          values: { ...fields, name: newNodeName(request), state: "disconnected", labels: token.labels, machineId: request.profile.machineId },
+          roles,
+          actor,
+          grants: deps.grants,
+          event: { actor, action: "node.enrol", data: { address: meta.address, machineId: request.profile.machineId } },
+        });
+      }
+      await consumeToken(deps.db, tx, token.id, nowOf(deps));
+      return { id: node.id, name: node.name, labels: node.labels, pendingId: null };
+    })
+    .catch((err) => {
+      // Two enrolments of one machine at the same instant: the live-node index keeps one.
+      if (isUniqueViolation(err)) throw new MeshError("CONFLICT", "this machine is enrolling concurrently; try again");
+      throw err;
+    });
 }

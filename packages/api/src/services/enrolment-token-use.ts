@@ -66,7 +66,14 @@ export async function consumeToken(db: Db, tx: DbOrTx, tokenId: string, now: Dat
   const consumed = await tx
     .update(enrolmentTokens)
     .set({ uses: sql`${enrolmentTokens.uses} + 1`, lastUsedAt: now })
-    .where(and(eq(enrolmentTokens.id, tokenId), isNull(enrolmentTokens.revokedAt), gt(enrolmentTokens.expiresAt, now), lt(enrolmentTokens.uses, enrolmentTokens.maxUses)))
+    .where(
+      and(
+        eq(enrolmentTokens.id, tokenId),
+        isNull(enrolmentTokens.revokedAt),
+        gt(enrolmentTokens.expiresAt, now),
+        lt(enrolmentTokens.uses, enrolmentTokens.maxUses),
+      ),
+    )
     .returning({ id: enrolmentTokens.id });
   if (consumed.length > 0) return;
   cacheOf(db).delete(tokenId);
@@ -84,7 +91,8 @@ export async function consumeToken(db: Db, tx: DbOrTx, tokenId: string, now: Dat
 export async function consumeTokenUses(db: Db, tx: DbOrTx, uses: Map<string, number>, now: Date): Promise<string[]> {
   const ids = [...uses.keys()].sort();
   if (ids.length === 0) return [];
-  if (ids.length > 1) await tx.select({ id: enrolmentTokens.id }).from(enrolmentTokens).where(inArray(enrolmentTokens.id, ids)).orderBy(enrolmentTokens.id).for("update");
+  if (ids.length > 1)
+    await tx.select({ id: enrolmentTokens.id }).from(enrolmentTokens).where(inArray(enrolmentTokens.id, ids)).orderBy(enrolmentTokens.id).for("update");
   const json = JSON.stringify(ids.map((id) => ({ id, n: uses.get(id)! })));
   const at = now.toISOString();
   // The id list as well as the join: the planner then reads the tokens by key, not the whole table.

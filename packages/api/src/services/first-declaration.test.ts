@@ -42,9 +42,18 @@ describe.each(testEngines())("first declaration on %s", (engine) => {
 
   it("stores what recompileNode would: same hash, roles and conflicts, for matching, unmatched and conflicted nodes", async () => {
     await upsertRole(deps, { actor: "test", input: { name: "base", resources: [{ type: "directory", id: "base", path: "/srv/base" }] } });
-    await upsertRole(deps, { actor: "test", input: { name: "web", selector: { labels: { tier: "web" } }, resources: [{ type: "file", id: "site", path: "/srv/site", content: "hello" }] } });
-    await upsertRole(deps, { actor: "test", input: { name: "clash-a", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "a" }] } });
-    await upsertRole(deps, { actor: "test", input: { name: "clash-b", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "b" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [{ type: "file", id: "site", path: "/srv/site", content: "hello" }] },
+    });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "clash-a", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "a" }] },
+    });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "clash-b", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "b" }] },
+    });
     const enrolled = [await enrol({}), await enrol({ tier: "web" }), await enrol({ tier: "db" }), await enrol({ clash: "yes", tier: "web" })];
     for (const { nodeId } of enrolled) {
       const before = await getNode(deps, nodeId);
@@ -74,7 +83,10 @@ describe.each(testEngines())("first declaration on %s", (engine) => {
 
   it("issues a declared grant in the first declaration, as recompileNode would keep it", async () => {
     const withGrants: Deps = { ...deps, grants: { providers: { postgres: mintingProvider }, secrets: createSecretBox(randomBytes(32)) } };
-    await upsertRole(withGrants, { actor: "test", input: { name: "shop", selector: { labels: { app: "shop" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/shop.env" }] } });
+    await upsertRole(withGrants, {
+      actor: "test",
+      input: { name: "shop", selector: { labels: { app: "shop" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/shop.env" }] },
+    });
     const { token } = await createToken(withGrants, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "shop" } } });
     const { nodeId } = await enrolNode(withGrants, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory });
     const node = await getNode(withGrants, nodeId);

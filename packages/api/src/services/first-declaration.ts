@@ -47,17 +47,35 @@ export function planFirstDeclaration(input: FirstDeclarationInput): PlannedNode 
 }
 
 /** The declaration row, compile event and notification of a planned node once its grants (if any) are in its resources. */
-function finish(planned: PlannedNode, input: FirstDeclarationInput): { declaration: (DeclarationRow & { resources: unknown[] }) | null; notification: [Channel, string] } {
+function finish(
+  planned: PlannedNode,
+  input: FirstDeclarationInput,
+): { declaration: (DeclarationRow & { resources: unknown[] }) | null; notification: [Channel, string] } {
   const { compiled, id } = planned;
   if (planned.conflicted) return { declaration: null, notification: [CHANNELS.node, id] };
-  planned.events.push({ actor: input.actor, action: "declaration.compile", nodeId: id, data: { version: 1, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });
+  planned.events.push({
+    actor: input.actor,
+    action: "declaration.compile",
+    nodeId: id,
+    data: { version: 1, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length },
+  });
   return {
-    declaration: { nodeId: id, version: 1, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles, roleVersions: roleVersionsOf(compiled.roles, input.roles) },
+    declaration: {
+      nodeId: id,
+      version: 1,
+      hash: compiled.hash,
+      resources: compiled.resources,
+      roles: compiled.roles,
+      roleVersions: roleVersionsOf(compiled.roles, input.roles),
+    },
     notification: [CHANNELS.declaration, id],
   };
 }
 
-export async function insertNodeWithFirstDeclaration(tx: DbOrTx, input: FirstDeclarationInput): Promise<{ id: string; name: string; labels: Record<string, string> }> {
+export async function insertNodeWithFirstDeclaration(
+  tx: DbOrTx,
+  input: FirstDeclarationInput,
+): Promise<{ id: string; name: string; labels: Record<string, string> }> {
   const planned = planFirstDeclaration(input);
   const { id, compiled } = planned;
   await tx.insert(nodes).values(planned.row);
@@ -84,15 +102,28 @@ export async function insertNodeWithFirstDeclaration(tx: DbOrTx, input: FirstDec
  */
 export async function insertNodesWithFirstDeclarations(tx: DbOrTx, inputs: Array<{ planned: PlannedNode; input: FirstDeclarationInput }>): Promise<void> {
   if (inputs.length === 0) return;
-  for (const { planned } of inputs) if (!planned.conflicted && planned.compiled.grants.length > 0) throw new Error("a node declaring grants takes insertNodeWithFirstDeclaration");
+  for (const { planned } of inputs)
+    if (!planned.conflicted && planned.compiled.grants.length > 0) throw new Error("a node declaring grants takes insertNodeWithFirstDeclaration");
   // Inserted in machine-id order: two batches naming the same machines wait on each other's
   // unique-index entries in one order, never in a cycle.
-  const sorted = [...inputs].sort((a, b) => (a.planned.row.machineId < b.planned.row.machineId ? -1 : a.planned.row.machineId > b.planned.row.machineId ? 1 : 0));
+  const sorted = [...inputs].sort((a, b) =>
+    a.planned.row.machineId < b.planned.row.machineId ? -1 : a.planned.row.machineId > b.planned.row.machineId ? 1 : 0,
+  );
   await timed("enrol: insert nodes", () => tx.insert(nodes).values(sorted.map((i) => i.planned.row)));
   const finished = inputs.map(({ planned, input }) => finish(planned, input));
   const declared = finished.flatMap((f) => (f.declaration ? [f.declaration] : []));
   await timed("enrol: store bodies", () => storeBodies(tx, declared));
   await timed("enrol: insert declarations", () => appendDeclarations(tx, declared));
-  await timed("enrol: insert events", () => recordEvents(tx, inputs.flatMap((i) => i.planned.events)));
-  await timed("enrol: notify", () => notifyMany(tx, finished.map((f) => f.notification)));
+  await timed("enrol: insert events", () =>
+    recordEvents(
+      tx,
+      inputs.flatMap((i) => i.planned.events),
+    ),
+  );
+  await timed("enrol: notify", () =>
+    notifyMany(
+      tx,
+      finished.map((f) => f.notification),
+    ),
+  );
 }

@@ -28,7 +28,14 @@ describe.each(testEngines())("fleet filters and names on %s", (engine) => {
     admin = createCaller(await createTrpcContext({ deps, headers: new Headers({ authorization: "Bearer env-admin-api-key-0123" }), publicUrl: "http://cp" }));
     const enrol = async (key: string, hostname: string, labels: Record<string, string>) => {
       const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-      ids[key] = (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: { ...testProfile(crypto.randomUUID()), hostname }, inventory: emptyInventory() })).nodeId;
+      ids[key] = (
+        await enrolNode(deps, {
+          token,
+          publicKey: testKeyPair().publicKey,
+          profile: { ...testProfile(crypto.randomUUID()), hostname },
+          inventory: emptyInventory(),
+        })
+      ).nodeId;
     };
     await enrol("webA", "web-1", { tier: "web", zone: "a" });
     await enrol("webB", "web-2", { tier: "web", zone: "b" });
@@ -93,8 +100,15 @@ describe.each(testEngines())("fleet filters and names on %s", (engine) => {
     const lines = await all({ labels: ["tier=web"], sort: "name" }, 1);
     expect(lines[0]).toMatch(/^"id","short_id","name","hostname","state","health","labels",/);
     expect(lines).toHaveLength(4);
-    expect(lines.slice(1).map((l) => JSON.parse(l.split(",")[0]!)).sort()).toEqual([ids.webA, ids.webB, ids.dup].sort());
-    expect(lines.find((l) => l.startsWith(`"${ids.webA!}"`))).toContain(`,"${ids.webA!.slice(0, 8)}","web-1","web-1","disconnected","pending","tier=web, zone=a",`);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => JSON.parse(l.split(",")[0]!))
+        .sort(),
+    ).toEqual([ids.webA, ids.webB, ids.dup].sort());
+    expect(lines.find((l) => l.startsWith(`"${ids.webA!}"`))).toContain(
+      `,"${ids.webA!.slice(0, 8)}","web-1","web-1","disconnected","pending","tier=web, zone=a",`,
+    );
     expect(await all({ labels: ["tier=web"] }, 1)).toEqual(await all({ labels: ["tier=web"] }));
   });
 
@@ -110,7 +124,10 @@ describe.each(testEngines())("fleet filters and names on %s", (engine) => {
     await admin.node.rename({ id: before[2]!, name: "aa-first" });
     let text = first.value as string;
     for await (const chunk of lines) text += chunk;
-    const exported = text.trimEnd().split("\r\n").map((l) => JSON.parse(l.split(",")[0]!) as string);
+    const exported = text
+      .trimEnd()
+      .split("\r\n")
+      .map((l) => JSON.parse(l.split(",")[0]!) as string);
     expect(exported).toEqual(before);
     await admin.node.rename({ id: before[0]!, name: "" });
     await admin.node.rename({ id: before[2]!, name: "" });

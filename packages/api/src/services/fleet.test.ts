@@ -31,7 +31,15 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
     return enrolNode(deps, { token, publicKey: publicKey(), profile: profile(machineId), inventory });
   };
-  const emptyReport = (declarationVersion: number) => ({ declarationVersion, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+  const emptyReport = (declarationVersion: number) => ({
+    declarationVersion,
+    owned: [],
+    drift: [],
+    errors: [],
+    skipped: [],
+    storeLost: false,
+    reconciledAt: new Date().toISOString(),
+  });
 
   it("retires a node: a final empty declaration, then retired once it owns nothing", async () => {
     const { nodeId } = await enrol();
@@ -93,7 +101,10 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
 
   it("recompiles a node when its labels change", async () => {
     const { nodeId } = await enrol();
-    await upsertRole(deps, { actor: "test", input: { name: "labelled", selector: { labels: { zone: { in: ["a", "b"] } } }, resources: [{ type: "directory", id: "z", path: "/zone" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "labelled", selector: { labels: { zone: { in: ["a", "b"] } } }, resources: [{ type: "directory", id: "z", path: "/zone" }] },
+    });
     const before = await getNode(deps, nodeId);
     const after = await setLabels(deps, { actor: "test", input: { id: nodeId, labels: { zone: "b" } } });
     expect(after.declaredVersion).toBe(before.declaredVersion + 1);
@@ -107,7 +118,11 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     await upsertRole(deps, { actor: "test", input: { name: "one", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "1" }] } });
     const v = (await getNode(deps, nodeId)).declaredVersion;
     // Refused unless confirmed (check-conflicts.test.ts); confirmed, the conflict is saved and shown.
-    await upsertRole(deps, { actor: "test", confirmConflicts: true, input: { name: "two", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      confirmConflicts: true,
+      input: { name: "two", selector: sel, resources: [{ type: "file", id: "f", path: "/f", content: "2" }] },
+    });
     const node = await getNode(deps, nodeId);
     expect(node.declaredVersion).toBe(v);
     expect(node.conflicts).toEqual([{ key: "f", roles: ["one", "two"] }]);
@@ -121,7 +136,9 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     await revokeToken(deps, { actor: "test", id });
     const listed = (await listTokens(deps, {})).items.find((t) => t.id === id);
     expect(listed?.status).toBe("revoked");
-    await expect(enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID()), inventory })).rejects.toMatchObject({ code: "TOKEN_REVOKED" });
+    await expect(enrolNode(deps, { token, publicKey: publicKey(), profile: profile(crypto.randomUUID()), inventory })).rejects.toMatchObject({
+      code: "TOKEN_REVOKED",
+    });
   });
 
   it("compiles a first declaration at enrolment and moves the version only when the hash changes", async () => {

@@ -17,7 +17,12 @@ describe.each(testEngines())("audit trail on %s", (engine) => {
 
   it("filters by a time range and names a host's own events by its node", async () => {
     const { token } = await createToken(deps, { actor: "user:admin", publicUrl: "http://cp", input: {} });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const { nodeId } = await enrolNode(deps, {
+      token,
+      publicKey: testKeyPair().publicKey,
+      profile: testProfile(crypto.randomUUID()),
+      inventory: emptyInventory(),
+    });
     await deps.db.insert(events).values([
       { actor: "user:old", action: "role.upsert", at: new Date("2026-01-01T00:00:00Z"), data: {} },
       { actor: `node:${nodeId}`, action: "node.facts", nodeId, at: new Date("2026-06-01T00:00:00Z"), data: {} },

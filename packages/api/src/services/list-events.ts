@@ -32,7 +32,8 @@ export type ListEventsInput = z.input<typeof ListEventsInput>;
 const actorNode = alias(nodes, "actor_node");
 
 function filterWhere(input: EventFilter): SQL[] {
-  if (input.since && input.until && Date.parse(input.since) >= Date.parse(input.until)) throw new MeshError("BAD_INPUT", "the range's start must be before its end");
+  if (input.since && input.until && Date.parse(input.since) >= Date.parse(input.until))
+    throw new MeshError("BAD_INPUT", "the range's start must be before its end");
   const where: SQL[] = [];
   if (input.actor) where.push(eq(events.actor, input.actor));
   if (input.action) where.push(eq(events.action, input.action));
@@ -88,7 +89,7 @@ export async function exportEvents(deps: Pick<Deps, "db">, raw: EventFilter, opt
   const rows = shown(await selectEvents(deps, filterWhere(input), EXPORT_LIMIT + 1), opts.showContent);
   const truncated = rows.length > EXPORT_LIMIT;
   const lines = [["id", "at", "actor", "actor_name", "action", "node_id", "node_name", "target", "result", "data"].map(csvCell).join(",")];
-  for (const r of rows.slice(0, EXPORT_LIMIT)) lines.push([r.id, r.at, r.actor, r.actorName, r.action, r.nodeId, r.nodeName, r.target, r.result, r.data].map(csvCell).join(","));
+  for (const r of rows.slice(0, EXPORT_LIMIT))
+    lines.push([r.id, r.at, r.actor, r.actorName, r.action, r.nodeId, r.nodeName, r.target, r.result, r.data].map(csvCell).join(","));
   return { csv: lines.join("\r\n") + "\r\n", rows: Math.min(rows.length, EXPORT_LIMIT), truncated };
 }
-

@@ -57,7 +57,9 @@ describe.skipIf(!process.env.MESH_MEASURE_LIST || !process.env.DATABASE_URL)("no
     await time("node.list filter labels tier=web", () => listNodes(deps, { labels: ["tier=web"], limit: 50 }));
     await time("node.counts (state x health, one grouped query)", () => countNodes(deps));
     // The stored column alone, as node.list sorted before (its index): the page query only.
-    await time("page query on stored last_seen_at (old sort)", () => database.db.select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt }).from(nodes).orderBy(desc(nodes.lastSeenAt), asc(nodes.id)).limit(50));
+    await time("page query on stored last_seen_at (old sort)", () =>
+      database.db.select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt }).from(nodes).orderBy(desc(nodes.lastSeenAt), asc(nodes.id)).limit(50),
+    );
     await sql.end();
     await database.close();
     await pg.drop();

@@ -17,7 +17,11 @@ export const NodeFilter = z.strictObject({
   health: z.enum(NODE_HEALTHS).optional(),
   search: z.string().max(128).optional(),
   /** `key=value` (or just `key`): nodes with that label. */
-  label: z.string().max(200).regex(/^[A-Za-z0-9._\/-]+(=[^\s]*)?$/, "key=value").optional(),
+  label: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9._\/-]+(=[^\s]*)?$/, "key=value")
+    .optional(),
   /** Several label conditions, all of which a node must meet (`key=value` or `key`). */
   labels: LabelConditions.optional(),
   /** Nodes that declare resources of this role. */

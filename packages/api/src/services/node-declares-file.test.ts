@@ -21,7 +21,14 @@ describe.each(testEngines())("files a node may download on %s", (engine) => {
   useServiceDeps(engine, (d) => (deps = d));
 
   const role = (sha256: string) =>
-    upsertRole(deps, { actor: "test", input: { name: "files", selector: { labels: { files: "yes" } }, resources: [{ type: "file", id: "f", path: "/etc/f", source: { url: `/api/files/${sha256}`, sha256 } }] } });
+    upsertRole(deps, {
+      actor: "test",
+      input: {
+        name: "files",
+        selector: { labels: { files: "yes" } },
+        resources: [{ type: "file", id: "f", path: "/etc/f", source: { url: `/api/files/${sha256}`, sha256 } }],
+      },
+    });
   /** A report of a version; `drifted` makes it differ from the last one stored (an equal one is not written). */
   const report = (declarationVersion: number, drifted = false) => ({
     declarationVersion,
@@ -36,7 +43,12 @@ describe.each(testEngines())("files a node may download on %s", (engine) => {
   it("lets a host reporting an old version keep the previous declaration's files neither after it applied the current one nor past the grace", async () => {
     await role(A);
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { files: "yes" } } });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const { nodeId } = await enrolNode(deps, {
+      token,
+      publicKey: testKeyPair().publicKey,
+      profile: testProfile(crypto.randomUUID()),
+      inventory: emptyInventory(),
+    });
     const first = (await currentDeclaration(deps.db, nodeId))!.version;
     await recordReport(deps, nodeId, report(first));
     await role(B);

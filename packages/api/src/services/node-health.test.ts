@@ -33,8 +33,16 @@ const TABLE: Array<[string, Row, NodeHealth | null]> = [
   ["roles in conflict", { ...linked, conflicts: [{ key: "file:/etc/x", roles: ["a", "b"] }] }, "conflicted"],
   ["conflicted and never linked", { state: "disconnected", lastSeenAt: null, conflicts: [{ key: "file:/etc/x", roles: ["a", "b"] }] }, "conflicted"],
   ["linked once, not linked now", { ...linked, state: "disconnected" }, "stale"],
-  ["linked, nothing heard past the threshold", { ...linked, lastSeenAt: ago(STALE_AFTER_SECONDS + 600), lastCheckedAt: ago(STALE_AFTER_SECONDS + 60) }, "stale"],
-  ["linked, checked just inside the threshold", { ...linked, lastSeenAt: ago(STALE_AFTER_SECONDS + 600), lastCheckedAt: ago(STALE_AFTER_SECONDS - 60) }, "healthy"],
+  [
+    "linked, nothing heard past the threshold",
+    { ...linked, lastSeenAt: ago(STALE_AFTER_SECONDS + 600), lastCheckedAt: ago(STALE_AFTER_SECONDS + 60) },
+    "stale",
+  ],
+  [
+    "linked, checked just inside the threshold",
+    { ...linked, lastSeenAt: ago(STALE_AFTER_SECONDS + 600), lastCheckedAt: ago(STALE_AFTER_SECONDS - 60) },
+    "healthy",
+  ],
   ["a replacement claim (state pending)", { state: "pending" }, null],
   ["retiring", { ...linked, state: "retiring", errorCount: 1 }, null],
   ["retired", { state: "retired" }, null],
@@ -47,7 +55,8 @@ describe.each(testEngines())("node health on %s", (engine) => {
 
   const enrol = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
   const healthOf = async (id: string) => (await deps.db.select({ health: nodeHealth }).from(nodes).where(eq(nodes.id, id)))[0]!.health;
   const report = (declarationVersion: number, extra: Record<string, unknown> = {}) => ({
@@ -83,7 +92,10 @@ describe.each(testEngines())("node health on %s", (engine) => {
 
   it("reads skipped resources and a refused version from the stored report, and says when the report last changed", async () => {
     const id = await enrol();
-    await deps.db.update(nodes).set({ ...linked, declaredVersion: 1, appliedVersion: 0 }).where(eq(nodes.id, id));
+    await deps.db
+      .update(nodes)
+      .set({ ...linked, declaredVersion: 1, appliedVersion: 0 })
+      .where(eq(nodes.id, id));
     await recordReport(deps, id, report(1, { skipped: [{ id: "file:/b", reason: "file:/a failed" }], errors: [] }));
     expect(await healthOf(id)).toBe("failing");
     const [first] = await deps.db.select({ changed: nodes.lastChangedAt, skipped: nodes.skippedCount }).from(nodes).where(eq(nodes.id, id));

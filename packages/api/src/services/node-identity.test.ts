@@ -48,27 +48,45 @@ describe.each(testEngines())("node identity on %s", (engine) => {
   let deps: Deps;
   beforeAll(async () => {
     t = await createTestDatabase(engine);
-    deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { providers: { postgres: memoryProvider() }, secrets: createSecretBox(randomBytes(32)) } };
+    deps = {
+      db: t.database.db,
+      log: pino({ level: "silent" }),
+      grants: { providers: { postgres: memoryProvider() }, secrets: createSecretBox(randomBytes(32)) },
+    };
     await upsertRole(deps, {
       actor: "test",
-      input: { name: "secret-db", selector: { labels: { app: "shop" } }, resources: [{ type: "directory", id: "shop", path: "/srv/shop" }], grants: [{ id: "shop-db", provider: "postgres", path: "/etc/shop/db.env" }] },
+      input: {
+        name: "secret-db",
+        selector: { labels: { app: "shop" } },
+        resources: [{ type: "directory", id: "shop", path: "/srv/shop" }],
+        grants: [{ id: "shop-db", provider: "postgres", path: "/etc/shop/db.env" }],
+      },
     });
   }, 60_000);
   afterAll(() => t?.drop());
 
   const token = async (labels: Record<string, string> = {}) => (await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } })).token;
-  const enrol = async (machineId: string, opts: { labels?: Record<string, string>; keys?: ReturnType<typeof keyPair>; proof?: (tokenId: string, publicKey: string) => unknown } = {}) => {
+  const enrol = async (
+    machineId: string,
+    opts: { labels?: Record<string, string>; keys?: ReturnType<typeof keyPair>; proof?: (tokenId: string, publicKey: string) => unknown } = {},
+  ) => {
     const keys = opts.keys ?? keyPair();
     const tok = await token(opts.labels);
     const replaces = opts.proof?.(tokenIdOf(tok), keys.publicKey);
-    const res = await enrolNode(deps, { token: tok, publicKey: keys.publicKey, profile: profile(machineId), inventory, ...(replaces ? { replaces: replaces as never } : {}) }, { address: "203.0.113.7" });
+    const res = await enrolNode(
+      deps,
+      { token: tok, publicKey: keys.publicKey, profile: profile(machineId), inventory, ...(replaces ? { replaces: replaces as never } : {}) },
+      { address: "203.0.113.7" },
+    );
     return { ...res, keys };
   };
-  const proofBy = (privateKey: KeyObject, nodeId: string, time = new Date().toISOString()) => (tokenId: string, publicKey: string) => ({
-    nodeId,
-    time,
-    signature: sign(null, Buffer.from(replacementProofMessage(nodeId, publicKey, tokenId, time)), privateKey).toString("base64"),
-  });
+  const proofBy =
+    (privateKey: KeyObject, nodeId: string, time = new Date().toISOString()) =>
+    (tokenId: string, publicKey: string) => ({
+      nodeId,
+      time,
+      signature: sign(null, Buffer.from(replacementProofMessage(nodeId, publicKey, tokenId, time)), privateKey).toString("base64"),
+    });
   const row = async (id: string) => (await deps.db.select().from(nodes).where(eq(nodes.id, id)))[0]!;
 
   it("a token and a stolen machine-id make only a pending claim: the node keeps its key, labels, declaration and grants", async () => {
@@ -103,7 +121,7 @@ describe.each(testEngines())("node identity on %s", (engine) => {
     const again = await enrol(revokedId, { proof: proofBy(revoked.keys.privateKey, revoked.nodeId) });
     expect(again.nodeId).not.toBe(revoked.nodeId);
     expect(again.awaitingApproval).toBeUndefined();
-    expect((await row(revoked.nodeId))).toMatchObject({ state: "revoked", publicKey: revoked.keys.publicKey });
+    expect(await row(revoked.nodeId)).toMatchObject({ state: "revoked", publicKey: revoked.keys.publicKey });
     const fresh = await getNode(deps, again.nodeId);
     expect(fresh.labels).toEqual({});
     expect(fresh.grants).toEqual([]);
@@ -139,13 +157,20 @@ describe.each(testEngines())("node identity on %s", (engine) => {
     expect(node).toMatchObject({ labels: { app: "shop" }, claims: [] });
     expect((await row(real.nodeId)).publicKey).toBe(newerKey);
     expect((await row(newer!.id)).state).toBe("retired");
-    expect(node.events.map((e) => e.action)).toEqual(expect.arrayContaining(["node.replacement-approved", "node.replacement-rejected", "node.replacement-claimed"]));
+    expect(node.events.map((e) => e.action)).toEqual(
+      expect.arrayContaining(["node.replacement-approved", "node.replacement-rejected", "node.replacement-claimed"]),
+    );
     await expect(approveReplacement(deps, { actor: "admin", input: { id: older!.id } })).rejects.toMatchObject({ code: "CONFLICT" });
     await expect(rejectReplacement(deps, { actor: "admin", input: { id: real.nodeId } })).rejects.toMatchObject({ code: "CONFLICT" });
   });
 
   it("refuses a role whose grants are selected by profile facts", async () => {
-    const input = { name: "by-fact", selector: { profile: { hostname: "db-1" } }, resources: [], grants: [{ id: "g", provider: "postgres" as const, path: "/etc/g.env" }] };
+    const input = {
+      name: "by-fact",
+      selector: { profile: { hostname: "db-1" } },
+      resources: [],
+      grants: [{ id: "g", provider: "postgres" as const, path: "/etc/g.env" }],
+    };
     await expect(upsertRole(deps, { actor: "test", input })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/only labels/) });
     await expect(planRole(deps, { input })).rejects.toMatchObject({ code: "BAD_INPUT" });
     // without grants, profile facts may still select
@@ -156,7 +181,10 @@ describe.each(testEngines())("node identity on %s", (engine) => {
   it("pins machine-id and hostname against a facts frame, and audits every role a facts change moved the node into or out of", async () => {
     const machineId = crypto.randomUUID();
     const { nodeId } = await enrol(machineId);
-    await upsertRole(deps, { actor: "test", input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] } });
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "big", selector: { profile: { cpus: { gte: 8 } } }, resources: [{ type: "directory", id: "big", path: "/big" }] },
+    });
     await updateFacts(deps, nodeId, { profile: profile(crypto.randomUUID(), { hostname: "someone-else", cpus: 16 }), inventory });
     let node = await getNode(deps, nodeId);
     expect(node.profile).toMatchObject({ machineId, hostname: "h-" + machineId.slice(0, 4), cpus: 16 });

@@ -15,7 +15,8 @@ export type ReplacementInput = z.infer<typeof ReplacementInput>;
 async function lockPending(tx: DbOrTx, id: string) {
   const [pending] = await tx.select().from(nodes).where(eq(nodes.id, id)).for("update");
   if (!pending) throw new MeshError("NOT_FOUND", `no node with id ${id}`);
-  if (pending.state !== "pending" || !pending.replacesNodeId) throw new MeshError("CONFLICT", `node ${pending.name} (${id}) is ${pending.state}, not a replacement awaiting approval`);
+  if (pending.state !== "pending" || !pending.replacesNodeId)
+    throw new MeshError("CONFLICT", `node ${pending.name} (${id}) is ${pending.state}, not a replacement awaiting approval`);
   return { ...pending, replacesNodeId: pending.replacesNodeId };
 }
 
@@ -31,7 +32,10 @@ export async function approveReplacement(deps: Deps, opts: { actor: string; inpu
     const pending = await lockPending(tx, id);
     const [target] = await tx.select().from(nodes).where(eq(nodes.id, pending.replacesNodeId)).for("update");
     if (!target || (target.state !== "enrolled" && target.state !== "disconnected")) {
-      throw new MeshError("CONFLICT", `the node this machine claims to be is ${target?.state ?? "gone"}; reject the claim and enrol the machine with a new token`);
+      throw new MeshError(
+        "CONFLICT",
+        `the node this machine claims to be is ${target?.state ?? "gone"}; reject the claim and enrol the machine with a new token`,
+      );
     }
     // The pending row leaves the live machine-id first, so the target may take its key.
     await tx.update(nodes).set({ state: "retired", retiredAt: sql`now()`, updatedAt: sql`now()` }).where(eq(nodes.id, pending.id));
@@ -69,7 +73,13 @@ export async function rejectReplacement(deps: Deps, opts: { actor: string; input
     await tx.update(nodes).set({ state: "revoked", revokedAt: sql`now()`, updatedAt: sql`now()` }).where(eq(nodes.id, pending.id));
     const data = { pendingNodeId: pending.id, address: pending.enrolledFrom, claimedAt: pending.createdAt.toISOString() };
     await recordEvent(tx, { actor: opts.actor, action: "node.replacement-rejected", nodeId: pending.replacesNodeId, target: pending.id, data });
-    await recordEvent(tx, { actor: opts.actor, action: "node.replacement-rejected", nodeId: pending.id, target: pending.replacesNodeId, data: { replaces: pending.replacesNodeId } });
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: "node.replacement-rejected",
+      nodeId: pending.id,
+      target: pending.replacesNodeId,
+      data: { replaces: pending.replacesNodeId },
+    });
     await notify(tx, CHANNELS.node, pending.replacesNodeId);
     await notify(tx, CHANNELS.node, pending.id);
     return { id: pending.id, state: "revoked" as const };

@@ -37,7 +37,15 @@ export const idIn = (ids: string[]) => sql`${nodes.id} in (select jsonb_array_el
  */
 export async function loadNodeSet(tx: DbOrTx, ids: string[], opts: { lock?: boolean } = {}): Promise<SetNode[]> {
   const query = tx
-    .select({ id: nodes.id, name: shownName, state: nodes.state, gatewayId: nodes.gatewayId, hostFeatures: nodes.hostFeatures, declaredVersion: nodes.declaredVersion, labels: nodes.labels })
+    .select({
+      id: nodes.id,
+      name: shownName,
+      state: nodes.state,
+      gatewayId: nodes.gatewayId,
+      hostFeatures: nodes.hostFeatures,
+      declaredVersion: nodes.declaredVersion,
+      labels: nodes.labels,
+    })
     .from(nodes)
     .where(idIn(ids))
     .orderBy(nodes.id);
@@ -54,6 +62,12 @@ export async function loadNodeSet(tx: DbOrTx, ids: string[], opts: { lock?: bool
 export function requireStates(rows: SetNode[], states: readonly NodeState[], what: string): void {
   const wrong = rows.filter((r) => !states.includes(r.state));
   if (wrong.length === 0) return;
-  const named = wrong.slice(0, 5).map((r) => `${r.name} is ${r.state}`).join(", ");
-  throw new MeshError("CONFLICT", `${wrong.length === 1 ? "a node" : `${wrong.length} nodes`} cannot be ${what} (${named}${wrong.length > 5 ? ", …" : ""}); only ${states.join(" or ")} nodes can`);
+  const named = wrong
+    .slice(0, 5)
+    .map((r) => `${r.name} is ${r.state}`)
+    .join(", ");
+  throw new MeshError(
+    "CONFLICT",
+    `${wrong.length === 1 ? "a node" : `${wrong.length} nodes`} cannot be ${what} (${named}${wrong.length > 5 ? ", …" : ""}); only ${states.join(" or ")} nodes can`,
+  );
 }

@@ -41,7 +41,16 @@ function failsOf(shape: GroupShape): string[] {
 }
 
 function labelOf(shape: GroupShape, fails: string[]): string {
-  if (fails.length) return `fail: ${shape.conflicts.length ? `conflict on ${shape.conflicts.map((c) => c.key).join(", ")}` : shape.changes.filter((c) => c.fails).map((c) => c.fails!.replace(/ at the last report$/, "")).filter((f, i, all) => all.indexOf(f) === i).join("; ")}`;
+  if (fails.length)
+    return `fail: ${
+      shape.conflicts.length
+        ? `conflict on ${shape.conflicts.map((c) => c.key).join(", ")}`
+        : shape.changes
+            .filter((c) => c.fails)
+            .map((c) => c.fails!.replace(/ at the last report$/, ""))
+            .filter((f, i, all) => all.indexOf(f) === i)
+            .join("; ")
+    }`;
   if (shape.changes.length === 0) return "unchanged";
   const parts = shape.changes.slice(0, 3).map((c) => `${c.action} ${c.id}`);
   return parts.join(", ") + (shape.changes.length > 3 ? `, and ${shape.changes.length - 3} more` : "");
@@ -55,7 +64,10 @@ export class PlanGrouper {
     let group = this.groups.get(key);
     if (!group) {
       const fails = failsOf(shape);
-      this.groups.set(key, (group = { label: labelOf(shape, fails), count: 0, examples: [], changes: shape.changes, conflicts: shape.conflicts, reported: shape.reported, fails }));
+      this.groups.set(
+        key,
+        (group = { label: labelOf(shape, fails), count: 0, examples: [], changes: shape.changes, conflicts: shape.conflicts, reported: shape.reported, fails }),
+      );
     }
     group.count++;
     if (group.examples.length < GROUP_EXAMPLES) group.examples.push(node);

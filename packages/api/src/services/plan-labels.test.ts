@@ -25,8 +25,12 @@ describe.each(testEngines())("label plans on %s", (engine) => {
 
   it("lists roles gained and lost and the resources created, updated and removed, and saves nothing", async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { tier: "web" } } });
-    nodeId = (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
-    await upsertRole(deps, { actor: "test", input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("site", "a\nb\nc\n"), file("web-only", "w")] } });
+    nodeId = (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
+    await upsertRole(deps, {
+      actor: "test",
+      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("site", "a\nb\nc\n"), file("web-only", "w")] },
+    });
     await upsertRole(deps, { actor: "test", input: { name: "db", selector: { labels: { tier: "db" } }, resources: [file("db-only", "d")] } });
     const before = await getNode(deps, nodeId);
     const plan = await planLabels(deps, { id: nodeId, labels: { tier: "db" } });
@@ -49,7 +53,9 @@ describe.each(testEngines())("label plans on %s", (engine) => {
   });
 
   it("shows a line diff for an updated file, in the role plan too", async () => {
-    const plan = await planRole(deps, { input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("site", "a\nB\nc\n"), file("web-only", "w")] } });
+    const plan = await planRole(deps, {
+      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [file("site", "a\nB\nc\n"), file("web-only", "w")] },
+    });
     const update = plan.nodes[0]!.changes.find((c) => c.action === "update")!;
     expect(update.id).toBe("site");
     expect(plan.diffs[update.diff!]!.lines).toEqual(["@@ -1,3 +1,3 @@", " a", "-b", "+B", " c"]);

@@ -25,14 +25,19 @@ export async function planLabels(deps: Pick<Deps, "db">, input: z.infer<typeof P
   if (!node) throw new MeshError("NOT_FOUND", `no node with id ${input.id}`);
   const compilable = (COMPILABLE_STATES as readonly string[]).includes(node.state);
   // Retiring, retired, revoked and pending nodes keep their declaration: labels change nothing on the machine.
-  if (!compilable) return { nodeId: node.id, compilable, reported: false, rolesGained: [], rolesLost: [], changes: [], diffs: {}, conflicts: [], newConflicts: [] };
+  if (!compilable)
+    return { nodeId: node.id, compilable, reported: false, rolesGained: [], rolesLost: [], changes: [], diffs: {}, conflicts: [], newConflicts: [] };
   const roles = await loadRoles(deps.db);
   const profile = node.profile as Record<string, unknown>;
   const before = compileDeclaration({ labels: node.labels, profile }, roles);
   const after = compileDeclaration({ labels: input.labels, profile }, roles);
   const latest = await latestReport(deps.db, node.id);
   const diffs = new Map<string, ContentDiff>();
-  const check = findNewConflicts([{ id: node.id, name: node.name, before: { labels: node.labels, profile }, after: { labels: input.labels, profile } }], roles, roles);
+  const check = findNewConflicts(
+    [{ id: node.id, name: node.name, before: { labels: node.labels, profile }, after: { labels: input.labels, profile } }],
+    roles,
+    roles,
+  );
   return {
     nodeId: node.id,
     compilable,

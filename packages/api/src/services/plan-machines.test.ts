@@ -15,9 +15,19 @@ import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts"
 import { useServiceDeps } from "../testing/service-deps";
 import { testEngines } from "@mesh/db/testing";
 
-const file = (id: string, content: string, more: Record<string, unknown> = {}) => Resource.parse({ type: "file", id, path: `/srv/www/${id}`, content, ...more });
+const file = (id: string, content: string, more: Record<string, unknown> = {}) =>
+  Resource.parse({ type: "file", id, path: `/srv/www/${id}`, content, ...more });
 const owned = (...rs: Resource[]) => rs.map((r) => ({ id: r.id, type: r.type, digest: stateDigest(declaredState(r)) }));
-const report = (parts: Partial<Report>): Report => ({ declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), ...parts });
+const report = (parts: Partial<Report>): Report => ({
+  declarationVersion: 1,
+  owned: [],
+  drift: [],
+  errors: [],
+  skipped: [],
+  storeLost: false,
+  reconciledAt: new Date().toISOString(),
+  ...parts,
+});
 
 describe.each(testEngines())("role.plan against reports on %s", (engine) => {
   let deps: Deps;
@@ -26,7 +36,9 @@ describe.each(testEngines())("role.plan against reports on %s", (engine) => {
   const enrol = async (name: string, labels: Record<string, string>) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
     const machineId = crypto.randomUUID().replace(/-/g, "");
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId, { hostname: name }), inventory: emptyInventory() })).nodeId;
+    return (
+      await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId, { hostname: name }), inventory: emptyInventory() })
+    ).nodeId;
   };
 
   it("tells create, update, adopt, unchanged and certain failure from the hosts' reports, and groups nodes alike", async () => {
@@ -42,7 +54,14 @@ describe.each(testEngines())("role.plan against reports on %s", (engine) => {
     await enrol("db-2", { tier: "db" });
     const index2 = file("index", "v2\n");
     for (const id of applied) await recordReport(deps, id, report({ owned: owned(index1, motd) }));
-    await recordReport(deps, fresh, report({ owned: owned(motd), errors: [{ id: "index", message: "parent directory of /srv/www/index does not exist (declare it as a directory resource)" }] }));
+    await recordReport(
+      deps,
+      fresh,
+      report({
+        owned: owned(motd),
+        errors: [{ id: "index", message: "parent directory of /srv/www/index does not exist (declare it as a directory resource)" }],
+      }),
+    );
     await recordReport(deps, adopted, report({ owned: owned(index2, motd) }));
     void silent;
 
@@ -60,7 +79,9 @@ describe.each(testEngines())("role.plan against reports on %s", (engine) => {
     expect(updated.examples.map((e) => e.name).sort()).toEqual(["applied-1", "applied-2", "applied-3"]);
     expect(plan.diffs[updated.changes[0]!.diff!]!.lines).toEqual(["@@ -1,1 +1,1 @@", "-v1", "+v2"]);
     expect(plan.groups.find((g) => g.label === "update index" && !g.reported)!.examples.map((e) => e.name)).toEqual(["silent"]);
-    expect(byLabel["fail: parent directory /srv/www missing"]!.changes).toEqual([expect.objectContaining({ id: "index", action: "create", fails: "parent directory /srv/www missing at the last report" })]);
+    expect(byLabel["fail: parent directory /srv/www missing"]!.changes).toEqual([
+      expect.objectContaining({ id: "index", action: "create", fails: "parent directory /srv/www missing at the last report" }),
+    ]);
     expect(byLabel["fail: parent directory /srv/www missing"]!.fails).toEqual(["create index: parent directory /srv/www missing at the last report"]);
     expect(plan.summary).toBe("5 groups of nodes: 3 update index, 2 unchanged, 1 adopt index, 1 fail: parent directory /srv/www missing, 1 update index");
     expect(plan.changedCount).toBe(6);

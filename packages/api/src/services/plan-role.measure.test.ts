@@ -35,7 +35,8 @@ describe.skipIf(!process.env.MESH_MEASURE_PLAN || !process.env.DATABASE_URL)("ro
       ...["web", "db", "cache", "batch"].map((tier) => ({ name: tier, selector: { labels: { tier } }, resources: [file(`${tier}.conf`, `${tier}\n`)] })),
       ...["a", "b", "c"].map((zone) => ({ name: `zone-${zone}`, selector: { labels: { zone } }, resources: [file("zone", zone)] })),
     ];
-    for (const r of roles) await sql`insert into roles (name, selector, resources) values (${r.name}, ${sql.json(r.selector)}, ${sql.json(r.resources as never)})`;
+    for (const r of roles)
+      await sql`insert into roles (name, selector, resources) values (${r.name}, ${sql.json(r.selector)}, ${sql.json(r.resources as never)})`;
     // What hosts report: one body per (tier, zone) holding its files as declared; 1 web node in 50 never got web.conf (its parent was missing).
     const owned = (...rs: Resource[]) => rs.map((r) => ({ id: r.id, type: r.type, digest: stateDigest(declaredState(r)) }));
     const bodies: Array<{ tier: string; zone: string; broken: boolean; hash: string; json: string }> = [];
@@ -43,8 +44,18 @@ describe.skipIf(!process.env.MESH_MEASURE_PLAN || !process.env.DATABASE_URL)("ro
       for (const zone of ["a", "b", "c"])
         for (const broken of [false, true]) {
           const files = [file("motd", "hi\n"), file("zone", zone), ...(broken ? [] : [file(`${tier}.conf`, `${tier}\n`)])];
-          const errors = broken ? [{ id: `${tier}.conf`, message: `parent directory of /etc/${tier}.conf does not exist (declare it as a directory resource)` }] : [];
-          const report = { declarationVersion: 1, owned: owned(...files), drift: [], errors, skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+          const errors = broken
+            ? [{ id: `${tier}.conf`, message: `parent directory of /etc/${tier}.conf does not exist (declare it as a directory resource)` }]
+            : [];
+          const report = {
+            declarationVersion: 1,
+            owned: owned(...files),
+            drift: [],
+            errors,
+            skipped: [],
+            storeLost: false,
+            reconciledAt: new Date().toISOString(),
+          };
           bodies.push({ tier, zone, broken, ...reportBody(report) });
         }
     for (const b of bodies) await sql`insert into report_bodies (hash, body) values (${b.hash}, ${b.json}::jsonb)`;
@@ -65,7 +76,9 @@ describe.skipIf(!process.env.MESH_MEASURE_PLAN || !process.env.DATABASE_URL)("ro
       xs.push(performance.now() - t0);
     }
     xs.sort((a, b) => a - b);
-    console.log(`PLAN ${NODES} nodes, role.plan of a file change on a quarter of the fleet: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}); ${plan!.summary}; ${JSON.stringify(plan).length} bytes`);
+    console.log(
+      `PLAN ${NODES} nodes, role.plan of a file change on a quarter of the fleet: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}); ${plan!.summary}; ${JSON.stringify(plan).length} bytes`,
+    );
     expect(plan!.groups.reduce((n, g) => n + g.count, 0)).toBe(NODES);
     await sql.end();
     await database.close();

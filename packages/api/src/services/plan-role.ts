@@ -82,7 +82,10 @@ export async function planRole(deps: Pick<Deps, "db">, opts: { input: RoleInput;
     else changing.push({ node, pair: `${was}|${will}`, was: wasCompiled.compiled, will: willCompiled.compiled });
   }
   // One statement for the reports of every node that would change.
-  const { bodyOf, bodies } = await latestBodiesOf(deps.db, changing.map((c) => c.node.id));
+  const { bodyOf, bodies } = await latestBodiesOf(
+    deps.db,
+    changing.map((c) => c.node.id),
+  );
   // Pass 2: classify once per (pair of compiles, report body): nodes alike in both share it.
   const diffs = new Map<string, ContentDiff>();
   const shapes = new Map<string, { key: string; shape: GroupShape }>();

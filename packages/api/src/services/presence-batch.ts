@@ -52,7 +52,12 @@ interface Locked {
  * several connects of one node, the last one asked for wins (the earlier links were replaced).
  * Returns the nodes whose connect was accepted (the caller closes the other links).
  */
-export async function writeTransitions(deps: Pick<Deps, "db">, gatewayId: string, connects: ConnectRequest[], disconnects: DisconnectRequest[]): Promise<Set<string>> {
+export async function writeTransitions(
+  deps: Pick<Deps, "db">,
+  gatewayId: string,
+  connects: ConnectRequest[],
+  disconnects: DisconnectRequest[],
+): Promise<Set<string>> {
   const accepted = new Set<string>();
   if (connects.length === 0 && disconnects.length === 0) return accepted;
   const ids = [...new Set([...connects, ...disconnects].map((r) => r.nodeId))];
@@ -74,10 +79,17 @@ export async function writeTransitions(deps: Pick<Deps, "db">, gatewayId: string
     if (gone.length > 0) {
       await tx
         .update(nodes)
-        .set({ state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`, gatewayId: null, linkId: null, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
+        .set({
+          state: sql`case when ${nodes.state} = 'enrolled' then 'disconnected' else ${nodes.state} end`,
+          gatewayId: null,
+          linkId: null,
+          lastSeenAt: sql`now()`,
+          updatedAt: sql`now()`,
+        })
         .where(sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(gone.map((d) => d.nodeId))}::jsonb)::uuid)`);
       for (const d of gone) {
-        if (d.audit?.audit !== false) audit.push({ actor: `node:${d.nodeId}`, action: "node.disconnect", nodeId: d.nodeId, data: { gatewayId, reason: d.reason } });
+        if (d.audit?.audit !== false)
+          audit.push({ actor: `node:${d.nodeId}`, action: "node.disconnect", nodeId: d.nodeId, data: { gatewayId, reason: d.reason } });
       }
     }
 
@@ -105,7 +117,12 @@ export async function writeTransitions(deps: Pick<Deps, "db">, gatewayId: string
       // Each link that asked is audited as before, a replaced one included (its close is audited too).
       for (const c of connects) {
         if (!accepted.has(c.nodeId) || c.audit?.audit === false) continue;
-        audit.push({ actor: `node:${c.nodeId}`, action: "node.connect", nodeId: c.nodeId, data: { gatewayId, ...(c.audit?.suppressed ? { suppressedEvents: c.audit.suppressed } : {}) } });
+        audit.push({
+          actor: `node:${c.nodeId}`,
+          action: "node.connect",
+          nodeId: c.nodeId,
+          data: { gatewayId, ...(c.audit?.suppressed ? { suppressedEvents: c.audit.suppressed } : {}) },
+        });
       }
     }
 

@@ -26,7 +26,8 @@ describe.each(testEngines())("presence on %s", (engine) => {
 
   const enrol = async (labels: Record<string, string> = {}) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
 
   it("writes batched transitions and last checked while fleet recompiles run, many times, without a deadlock", async () => {
@@ -41,8 +42,18 @@ describe.each(testEngines())("presence on %s", (engine) => {
       // Two gateways' batches in random orders, and the checked flush, overlapping the recompile's row locks.
       const half = shuffled();
       const transitions = [
-        writeTransitions(deps, "gw-a", half.slice(0, 30).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })), half.slice(30).map((nodeId) => ({ nodeId, reason: "close", linkId: `a${round - 1}` }))),
-        writeTransitions(deps, "gw-b", half.slice(30).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `b${round}` })), half.slice(0, 30).map((nodeId) => ({ nodeId, reason: "close", linkId: `b${round - 1}` }))),
+        writeTransitions(
+          deps,
+          "gw-a",
+          half.slice(0, 30).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })),
+          half.slice(30).map((nodeId) => ({ nodeId, reason: "close", linkId: `a${round - 1}` })),
+        ),
+        writeTransitions(
+          deps,
+          "gw-b",
+          half.slice(30).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `b${round}` })),
+          half.slice(0, 30).map((nodeId) => ({ nodeId, reason: "close", linkId: `b${round - 1}` })),
+        ),
       ];
       const flushes = [touchLastChecked(deps, ids), touchLastChecked(deps, [...ids].reverse())];
       const [result, ...rest] = await Promise.all([recompile, ...transitions, ...flushes]);
@@ -73,7 +84,10 @@ describe.each(testEngines())("presence on %s", (engine) => {
     await deps.db.update(gateways).set({ heartbeatAt: sql`now() - interval '10 minutes'` }).where(eq(gateways.id, "gw-slow"));
     expect((await sweepDeadGateways(deps, 60_000, LONG_AGO)).sort()).toEqual([...held].sort());
     // Their events are written in the sweep's one transaction (rows written by one transaction share its xmin).
-    const released = await deps.db.select({ xmin: sql<string>`${events}.xmin::text` }).from(events).where(and(eq(events.action, "node.disconnect"), eq(events.actor, "control-plane"), inArray(events.nodeId, held)));
+    const released = await deps.db
+      .select({ xmin: sql<string>`${events}.xmin::text` })
+      .from(events)
+      .where(and(eq(events.action, "node.disconnect"), eq(events.actor, "control-plane"), inArray(events.nodeId, held)));
     expect(released).toHaveLength(3);
     expect(new Set(released.map((e) => e.xmin)).size).toBe(1);
     // Meanwhile one host moved to the other gateway: that one is not claimed back.
@@ -109,20 +123,31 @@ describe.each(testEngines())("presence on %s", (engine) => {
   it("writes 100 concurrent connects in a handful of transactions, refusing a revoked node and a re-keyed one", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 100; i++) ids.push(await enrol());
-    const keys = new Map((await deps.db.select({ id: nodes.id, publicKey: nodes.publicKey }).from(nodes).where(inArray(nodes.id, ids))).map((r) => [r.id, r.publicKey]));
+    const keys = new Map(
+      (await deps.db.select({ id: nodes.id, publicKey: nodes.publicKey }).from(nodes).where(inArray(nodes.id, ids))).map((r) => [r.id, r.publicKey]),
+    );
     const [revoked, rekeyed] = ids;
     await revokeNode(deps, { actor: "test", id: revoked! });
     const batcher = new PresenceBatcher(deps, "gw-batch");
     const results = await Promise.all(
       ids.map((nodeId, i) =>
-        batcher.connect({ nodeId, hostVersion: "0.2.0", linkId: `l${i}`, publicKey: nodeId === rekeyed ? testKeyPair().publicKey : keys.get(nodeId), audit: { audit: i % 10 !== 9 } }),
+        batcher.connect({
+          nodeId,
+          hostVersion: "0.2.0",
+          linkId: `l${i}`,
+          publicKey: nodeId === rekeyed ? testKeyPair().publicKey : keys.get(nodeId),
+          audit: { audit: i % 10 !== 9 },
+        }),
       ),
     );
     expect(batcher.batches).toBeLessThanOrEqual(3);
     expect(results.filter((r) => !r)).toHaveLength(2);
     expect(results[0]).toBe(false);
     expect(results[1]).toBe(false);
-    const rows = await deps.db.select({ id: nodes.id, state: nodes.state, gatewayId: nodes.gatewayId, linkId: nodes.linkId, hostVersion: nodes.hostVersion }).from(nodes).where(inArray(nodes.id, ids));
+    const rows = await deps.db
+      .select({ id: nodes.id, state: nodes.state, gatewayId: nodes.gatewayId, linkId: nodes.linkId, hostVersion: nodes.hostVersion })
+      .from(nodes)
+      .where(inArray(nodes.id, ids));
     const byId = new Map(rows.map((r) => [r.id, r]));
     expect(byId.get(revoked!)).toMatchObject({ state: "revoked", gatewayId: null });
     expect(byId.get(rekeyed!)).toMatchObject({ state: "disconnected", gatewayId: null });
@@ -138,7 +163,9 @@ describe.each(testEngines())("presence on %s", (engine) => {
       batcher.disconnect({ nodeId: ids[60]!, reason: "close 4000", linkId: "l60" }),
     ]);
     expect(closes.at(-2)).toBe(true);
-    const after = new Map((await deps.db.select({ id: nodes.id, state: nodes.state, linkId: nodes.linkId }).from(nodes).where(inArray(nodes.id, ids))).map((r) => [r.id, r]));
+    const after = new Map(
+      (await deps.db.select({ id: nodes.id, state: nodes.state, linkId: nodes.linkId }).from(nodes).where(inArray(nodes.id, ids))).map((r) => [r.id, r]),
+    );
     expect(after.get(ids[2]!)).toMatchObject({ state: "disconnected", linkId: null });
     expect(after.get(ids[60]!)).toMatchObject({ state: "enrolled", linkId: "l60-new" });
     expect(batcher.batches).toBeLessThanOrEqual(6);

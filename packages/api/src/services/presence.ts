@@ -14,7 +14,15 @@ export type { LinkAudit } from "./presence-batch";
  * committed between authentication and now wins (false: close the link).
  * One transition alone; the gateway batches its own (PresenceBatcher).
  */
-export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, hostVersion: string, audit: LinkAudit = {}, publicKey?: string, linkId: string | null = null): Promise<boolean> {
+export async function markConnected(
+  deps: Pick<Deps, "db">,
+  nodeId: string,
+  gatewayId: string,
+  hostVersion: string,
+  audit: LinkAudit = {},
+  publicKey?: string,
+  linkId: string | null = null,
+): Promise<boolean> {
   const accepted = await writeTransitions(deps, gatewayId, [{ nodeId, hostVersion, publicKey, linkId, audit }], []);
   return accepted.has(nodeId);
 }
@@ -24,7 +32,14 @@ export async function markConnected(deps: Pick<Deps, "db">, nodeId: string, gate
  * the node may have reconnected elsewhere, or through a newer link on this same gateway
  * whose connect was written before this (older) link's close.
  */
-export async function markDisconnected(deps: Pick<Deps, "db">, nodeId: string, gatewayId: string, reason: string, audit: LinkAudit = {}, linkId: string | null = null) {
+export async function markDisconnected(
+  deps: Pick<Deps, "db">,
+  nodeId: string,
+  gatewayId: string,
+  reason: string,
+  audit: LinkAudit = {},
+  linkId: string | null = null,
+) {
   await writeTransitions(deps, gatewayId, [], [{ nodeId, reason, linkId, audit }]);
 }
 
@@ -40,7 +55,9 @@ export async function touchLastChecked(deps: Pick<Deps, "db">, nodeIds: string[]
   const touched = await deps.db
     .update(nodes)
     .set({ lastCheckedAt: sql`now()` })
-    .where(inArray(nodes.id, deps.db.select({ id: nodes.id }).from(nodes).where(sql`${nodes.id} in ${ids}`).orderBy(nodes.id).for("update", { skipLocked: true })))
+    .where(
+      inArray(nodes.id, deps.db.select({ id: nodes.id }).from(nodes).where(sql`${nodes.id} in ${ids}`).orderBy(nodes.id).for("update", { skipLocked: true })),
+    )
     .returning({ id: nodes.id });
   if (touched.length === nodeIds.length) return [];
   const done = new Set(touched.map((n) => n.id));
@@ -80,12 +97,24 @@ export async function reassertLinks(deps: Pick<Deps, "db">, gatewayId: string, h
     const released = tx
       .select({ id: nodes.id })
       .from(nodes)
-      .where(and(sql`${nodes.id}::text in (select jsonb_object_keys(${byNode}::jsonb))`, isNull(nodes.gatewayId), inArray(nodes.state, ["enrolled", "disconnected"])))
+      .where(
+        and(
+          sql`${nodes.id}::text in (select jsonb_object_keys(${byNode}::jsonb))`,
+          isNull(nodes.gatewayId),
+          inArray(nodes.state, ["enrolled", "disconnected"]),
+        ),
+      )
       .orderBy(nodes.id)
       .for("update");
     const rows = await tx
       .update(nodes)
-      .set({ state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`, gatewayId, linkId: sql`${byNode}::jsonb ->> ${nodes.id}::text`, lastSeenAt: sql`now()`, updatedAt: sql`now()` })
+      .set({
+        state: sql`case when ${nodes.state} = 'disconnected' then 'enrolled' else ${nodes.state} end`,
+        gatewayId,
+        linkId: sql`${byNode}::jsonb ->> ${nodes.id}::text`,
+        lastSeenAt: sql`now()`,
+        updatedAt: sql`now()`,
+      })
       .where(and(inArray(nodes.id, released), isNull(nodes.gatewayId)))
       .returning({ id: nodes.id });
     if (rows.length > 0) await notify(tx, CHANNELS.node, MANY_NODES);

@@ -9,5 +9,7 @@ export function profileFacts(selectors: Array<Pick<Selector, "profile">>): SQL<R
   const keys = [...new Set(selectors.flatMap((s) => Object.keys(s.profile ?? {})))];
   return keys.length === 0
     ? sql<Record<string, unknown>>`'{}'::jsonb`
-    : sql<Record<string, unknown>>`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))), '{}'::jsonb)`;
+    : sql<
+        Record<string, unknown>
+      >`coalesce((select jsonb_object_agg(p.key, p.value) from jsonb_each(${nodes.profile}) p where p.key in (select jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))), '{}'::jsonb)`;
 }

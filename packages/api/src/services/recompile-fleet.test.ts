@@ -84,9 +84,13 @@ async function oracleRecompileNode(tx: DbOrTx, nodeId: string, roles: Role[]): P
   if (!node) throw new Error(`node ${nodeId} vanished`);
   if (!(COMPILABLE_STATES as readonly string[]).includes(node.state)) return;
   const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, roles);
-  if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) await tx.update(nodes).set({ conflicts: compiled.conflicts }).where(eq(nodes.id, nodeId));
+  if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts))
+    await tx.update(nodes).set({ conflicts: compiled.conflicts }).where(eq(nodes.id, nodeId));
   if (compiled.conflicts.length > 0) return; // keeps its last good declaration
-  const [current] = await tx.select({ hash: declarations.hash }).from(declarations).where(and(eq(declarations.nodeId, nodeId), eq(declarations.version, node.declaredVersion)));
+  const [current] = await tx
+    .select({ hash: declarations.hash })
+    .from(declarations)
+    .where(and(eq(declarations.nodeId, nodeId), eq(declarations.version, node.declaredVersion)));
   if (current && current.hash === compiled.hash) return;
   const version = node.declaredVersion + 1;
   await appendDeclaration(tx, { nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles });
@@ -98,16 +102,29 @@ async function oracleRecompileFleet(db: Db): Promise<void> {
   await db.transaction(async (tx) => {
     await lockCompiler(tx);
     const roles = await loadRoles(tx);
-    const ids = await tx.select({ id: nodes.id }).from(nodes).where(inArray(nodes.state, [...COMPILABLE_STATES])).orderBy(nodes.id);
+    const ids = await tx
+      .select({ id: nodes.id })
+      .from(nodes)
+      .where(inArray(nodes.state, [...COMPILABLE_STATES]))
+      .orderBy(nodes.id);
     for (const { id } of ids) await oracleRecompileNode(tx, id, roles);
   });
 }
 
 /** Everything a node's declaration consists of, per node, for comparing two databases. */
 async function fleetState(db: Db) {
-  const rows = await db.select({ id: nodes.id, state: nodes.state, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts }).from(nodes).orderBy(nodes.id);
+  const rows = await db
+    .select({ id: nodes.id, state: nodes.state, declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts })
+    .from(nodes)
+    .orderBy(nodes.id);
   const history = await db
-    .select({ nodeId: declarations.nodeId, version: declarations.version, hash: declarations.hash, roles: declarations.roles, resources: declarationBodies.resources })
+    .select({
+      nodeId: declarations.nodeId,
+      version: declarations.version,
+      hash: declarations.hash,
+      roles: declarations.roles,
+      resources: declarationBodies.resources,
+    })
     .from(declarations)
     .innerJoin(declarationBodies, eq(declarationBodies.hash, declarations.hash))
     .orderBy(declarations.nodeId, declarations.version);
@@ -131,14 +148,19 @@ async function fleetState(db: Db) {
 async function seedFleet(db: Db, seed: number): Promise<void> {
   const rng = prng(seed);
   const count = rng.int(50, 200);
-  const oldBodies = [[{ type: "directory", id: "old", path: "/old" }], [{ type: "file", id: "r0", path: "/etc/mesh-test/0", content: "content 0\n", encoding: "utf8", onDrift: "correct" }]];
+  const oldBodies = [
+    [{ type: "directory", id: "old", path: "/old" }],
+    [{ type: "file", id: "r0", path: "/etc/mesh-test/0", content: "content 0\n", encoding: "utf8", onDrift: "correct" }],
+  ];
   for (let i = 0; i < count; i++) {
     const id = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
     const machineId = `m${seed}-${i}`;
     const profile = testProfile(machineId, { cpus: rng.pick([1, 2, 4, 8, 16]), os: rng.pick(["debian", "ubuntu"]) });
     const state = rng.pick(STATES);
     const conflicts = rng.chance(0.1) ? [{ key: "stale", roles: ["a", "b"] as [string, string] }] : [];
-    await db.insert(nodes).values({ id, name: `n${i}`, state, labels: randomLabels(rng), publicKey: `k${i}`, machineId, profile, inventory: emptyInventory(), conflicts });
+    await db
+      .insert(nodes)
+      .values({ id, name: `n${i}`, state, labels: randomLabels(rng), publicKey: `k${i}`, machineId, profile, inventory: emptyInventory(), conflicts });
     if (rng.chance(0.4)) {
       // Some nodes already hold declarations: a few versions, the current one any of the old bodies.
       const versions = rng.int(1, 3);
@@ -207,7 +229,9 @@ describe.each(testEngines())("set-based fleet compile on %s", (engine) => {
           const after = await fleetState(odb);
           // The API's figures match the oracle's: nodes given a new version, nodes in conflict.
           expect(result.changed).toBe(after.filter((n, i) => n.declaredVersion !== before[i]!.declaredVersion).length);
-          expect(result.conflicts.length).toBe(after.filter((n) => (COMPILABLE_STATES as readonly string[]).includes(n.state) && n.conflicts.length > 0).length);
+          expect(result.conflicts.length).toBe(
+            after.filter((n) => (COMPILABLE_STATES as readonly string[]).includes(n.state) && n.conflicts.length > 0).length,
+          );
           // One audit event for the whole change, and only when something changed.
           const eventsAfter = (await db.select({ n: sql<number>`count(*)::int` }).from(events).where(eq(events.action, "declaration.compile")))[0]!.n;
           expect(eventsAfter - eventsBefore).toBe(result.changed > 0 ? 1 : 0);
@@ -236,11 +260,23 @@ describe.each(testEngines())("fleet compile writes and notifications on %s", (en
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
     for (let i = 0; i < 5; i++) {
       const machineId = `w-${i}`;
-      await t.database.db.insert(nodes).values({ name: `w${i}`, state: "enrolled", labels: { app: "web" }, publicKey: `k${i}`, machineId, profile: testProfile(machineId), inventory: emptyInventory() });
+      await t.database.db.insert(nodes).values({
+        name: `w${i}`,
+        state: "enrolled",
+        labels: { app: "web" },
+        publicKey: `k${i}`,
+        machineId,
+        profile: testProfile(machineId),
+        inventory: emptyInventory(),
+      });
     }
   });
   afterAll(() => t?.drop());
-  const motd = (i: number): RoleInput => ({ name: "motd", selector: { labels: { app: "web" } }, resources: [{ type: "file", id: "motd", path: "/etc/motd", content: `round ${i}\n` }] });
+  const motd = (i: number): RoleInput => ({
+    name: "motd",
+    selector: { labels: { app: "web" } },
+    resources: [{ type: "file", id: "motd", path: "/etc/motd", content: `round ${i}\n` }],
+  });
 
   it("sends one notification for a change to many nodes, and records one event", async () => {
     const got: string[] = [];
@@ -256,10 +292,16 @@ describe.each(testEngines())("fleet compile writes and notifications on %s", (en
 
   it("names the node when a change reaches exactly one", async () => {
     const [one] = await deps.db.select({ id: nodes.id }).from(nodes).orderBy(nodes.id).limit(1);
-    await deps.db.update(nodes).set({ labels: { app: "web", only: "me" } }).where(eq(nodes.id, one!.id));
+    await deps.db
+      .update(nodes)
+      .set({ labels: { app: "web", only: "me" } })
+      .where(eq(nodes.id, one!.id));
     const got: string[] = [];
     const unsubscribe = await t.database.bus.subscribe(CHANNELS.declaration, (p) => got.push(p));
-    const result = await upsertRole(deps, { actor: "test", input: { name: "only", selector: { labels: { only: "me" } }, resources: [{ type: "directory", id: "only", path: "/only" }] } });
+    const result = await upsertRole(deps, {
+      actor: "test",
+      input: { name: "only", selector: { labels: { only: "me" } }, resources: [{ type: "directory", id: "only", path: "/only" }] },
+    });
     expect(result.changed).toBe(1);
     await expect.poll(() => got).toEqual([one!.id]);
     await deleteRole(deps, { actor: "test", name: "only" });
@@ -269,7 +311,10 @@ describe.each(testEngines())("fleet compile writes and notifications on %s", (en
   it(`keeps ${DECLARATION_HISTORY_PER_NODE} versions per node and no body that no version names`, async () => {
     const rounds = DECLARATION_HISTORY_PER_NODE + 5;
     for (let i = 1; i <= rounds; i++) await upsertRole(deps, { actor: "test", input: motd(i) });
-    const perNode = await deps.db.select({ nodeId: declarations.nodeId, n: sql<number>`count(*)::int`, max: sql<number>`max(version)::int` }).from(declarations).groupBy(declarations.nodeId);
+    const perNode = await deps.db
+      .select({ nodeId: declarations.nodeId, n: sql<number>`count(*)::int`, max: sql<number>`max(version)::int` })
+      .from(declarations)
+      .groupBy(declarations.nodeId);
     expect(perNode).toHaveLength(5);
     for (const row of perNode) {
       expect(row.n).toBe(DECLARATION_HISTORY_PER_NODE);

@@ -124,7 +124,10 @@ export interface FleetCompileOptions {
  * concurrent single-node write, and it is the order the liveness code locks rows in). Call after
  * lockCompiler. `lock: false` reads without locking (a check that writes nothing).
  */
-export async function loadFleet(tx: DbOrTx, opts: { ids?: string[]; selectors?: Array<Pick<Selector, "profile">>; lock?: boolean } = {}): Promise<LoadedFleet & { pins: NodePins; pinned: Map<string, VersionedRole> }> {
+export async function loadFleet(
+  tx: DbOrTx,
+  opts: { ids?: string[]; selectors?: Array<Pick<Selector, "profile">>; lock?: boolean } = {},
+): Promise<LoadedFleet & { pins: NodePins; pinned: Map<string, VersionedRole> }> {
   const roles = (await loadRoles(tx)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Every pin (or the named nodes') and the role versions they name: two queries whatever the fleet.
   const pins = await loadPins(tx, opts.ids);
@@ -132,12 +135,26 @@ export async function loadFleet(tx: DbOrTx, opts: { ids?: string[]; selectors?: 
   // Selectors read a few profile facts: only those are loaded (a profile is most of a row's width).
   const selectors = [...roles, ...pinned.values()].map((r) => r.selector).concat(opts.selectors ?? []);
   const query = tx
-    .select({ id: nodes.id, labels: nodes.labels, profile: profileFacts(selectors), declaredVersion: nodes.declaredVersion, conflicts: nodes.conflicts, hash: declarations.hash })
+    .select({
+      id: nodes.id,
+      labels: nodes.labels,
+      profile: profileFacts(selectors),
+      declaredVersion: nodes.declaredVersion,
+      conflicts: nodes.conflicts,
+      hash: declarations.hash,
+    })
     .from(nodes)
     .leftJoin(declarations, and(eq(declarations.nodeId, nodes.id), eq(declarations.version, nodes.declaredVersion)))
-    .where(opts.ids === undefined ? fleetRows([]) : and(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(opts.ids)}::jsonb)::uuid)`))
+    .where(
+      opts.ids === undefined
+        ? fleetRows([])
+        : and(inArray(nodes.state, [...COMPILABLE_STATES]), sql`${nodes.id} in (select jsonb_array_elements_text(${JSON.stringify(opts.ids)}::jsonb)::uuid)`),
+    )
     .orderBy(nodes.id);
-  const nodesRead = (await (opts.lock === false ? query : query.for("update", { of: nodes }))).map((n) => ({ ...n, profile: n.profile as Record<string, unknown> }));
+  const nodesRead = (await (opts.lock === false ? query : query.for("update", { of: nodes }))).map((n) => ({
+    ...n,
+    profile: n.profile as Record<string, unknown>,
+  }));
   return { roles, factKeys: new Set(selectorKeys(selectors)), nodes: nodesRead, pins, pinned };
 }
 
@@ -158,7 +175,8 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
     pins = await loadPins(tx, opts.ids);
     pinned = await loadPinnedRoles(tx, pins);
     const factKeys = loaded.factKeys;
-    if (selectorKeys([...pinned.values()].map((r) => r.selector)).some((k) => !factKeys.has(k))) loaded = { ...(await loadFleet(tx, { ids: opts.ids })), roles: opts.fleet.roles };
+    if (selectorKeys([...pinned.values()].map((r) => r.selector)).some((k) => !factKeys.has(k)))
+      loaded = { ...(await loadFleet(tx, { ids: opts.ids })), roles: opts.fleet.roles };
   } else {
     const fresh = await loadFleet(tx, { ids: opts.ids });
     ({ pins, pinned } = fresh);
@@ -188,7 +206,9 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
   const grantFiles = await ensureGrants(
     tx,
     ctx.grants,
-    compiledFor.filter(({ node, compiled }) => compiled.grants.length > 0 || holdingGrants.has(node.id)).map(({ node, compiled }) => ({ nodeId: node.id, declared: compiled.grants })),
+    compiledFor
+      .filter(({ node, compiled }) => compiled.grants.length > 0 || holdingGrants.has(node.id))
+      .map(({ node, compiled }) => ({ nodeId: node.id, declared: compiled.grants })),
     actor,
   );
 
@@ -204,7 +224,14 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
       unchanged++;
       continue;
     }
-    newRows.push({ nodeId: node.id, version: node.declaredVersion + 1, hash: compiled.hash, roles: compiled.roles, roleVersions: compiled.roleVersions, resources: compiled.resources });
+    newRows.push({
+      nodeId: node.id,
+      version: node.declaredVersion + 1,
+      hash: compiled.hash,
+      roles: compiled.roles,
+      roleVersions: compiled.roleVersions,
+      resources: compiled.resources,
+    });
   }
 
   if (conflictChanges.length > 0) {

@@ -14,7 +14,6 @@ export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
 
 const COMPILER_LOCK = 7_240_362;
 
-
 /**
  * Serialises compilers: a transaction that changed a role must not compile with
  * roles read before another one committed. Call first, then loadRoles.
@@ -69,7 +68,8 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
   const compiled = compileDeclaration({ labels: node.labels, profile: node.profile as Record<string, unknown> }, effective);
   if (JSON.stringify(node.conflicts) !== JSON.stringify(compiled.conflicts)) {
     await tx.update(nodes).set({ conflicts: compiled.conflicts, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
-    if (compiled.conflicts.length > 0) await recordEvent(tx, { actor, action: "declaration.conflict", nodeId, result: "refused", data: { conflicts: compiled.conflicts } });
+    if (compiled.conflicts.length > 0)
+      await recordEvent(tx, { actor, action: "declaration.conflict", nodeId, result: "refused", data: { conflicts: compiled.conflicts } });
     await notify(tx, CHANNELS.node, nodeId);
   }
   // A conflict pushes nothing: the node keeps its last good declaration.
@@ -87,10 +87,22 @@ export async function recompileNode(tx: DbOrTx, nodeId: string, ctx: CompileCont
     .where(and(eq(declarations.nodeId, nodeId), eq(declarations.version, node.declaredVersion)));
   if (current && current.hash === compiled.hash) return { nodeId, version: node.declaredVersion, changed: false, conflicts: [] };
   const version = node.declaredVersion + 1;
-  await appendDeclaration(tx, { nodeId, version, hash: compiled.hash, resources: compiled.resources, roles: compiled.roles, roleVersions: roleVersionsOf(compiled.roles, effective) });
+  await appendDeclaration(tx, {
+    nodeId,
+    version,
+    hash: compiled.hash,
+    resources: compiled.resources,
+    roles: compiled.roles,
+    roleVersions: roleVersionsOf(compiled.roles, effective),
+  });
   await tx.update(nodes).set({ declaredVersion: version, updatedAt: sql`now()` }).where(eq(nodes.id, nodeId));
   await pruneNodeHistory(tx, nodeId, version);
-  await recordEvent(tx, { actor, action: "declaration.compile", nodeId, data: { version, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length } });
+  await recordEvent(tx, {
+    actor,
+    action: "declaration.compile",
+    nodeId,
+    data: { version, hash: compiled.hash, roles: compiled.roles, resources: compiled.resources.length },
+  });
   await notify(tx, CHANNELS.declaration, nodeId);
   return { nodeId, version, changed: true, conflicts: [] };
 }

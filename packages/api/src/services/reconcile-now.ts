@@ -15,7 +15,11 @@ export const ReconcileNodesInput = z.strictObject({ ids: NodeIds });
 export const ReconcileRoleInput = z.strictObject({ name: RoleName });
 export const DriftInput = z.strictObject({
   id: z.uuid(),
-  resourceIds: z.array(ResourceId).min(1, "name at least one resource").max(LIMITS.resources).transform((ids) => [...new Set(ids)]),
+  resourceIds: z
+    .array(ResourceId)
+    .min(1, "name at least one resource")
+    .max(LIMITS.resources)
+    .transform((ids) => [...new Set(ids)]),
 });
 
 /** What one call did: how many nodes it named, and why some will not reconcile now. */
@@ -50,7 +54,10 @@ function answerFor(rows: Array<Pick<SetNode, "state" | "gatewayId" | "hostFeatur
 }
 
 /** Records the call's one event and, when any host can be told, its one notification. */
-async function request(tx: DbOrTx, opts: { actor: string; action: string; nodeId?: string; target?: string; request: ReconcileRequest; answer: Omit<ReconcileAnswer, "eventId"> }): Promise<ReconcileAnswer> {
+async function request(
+  tx: DbOrTx,
+  opts: { actor: string; action: string; nodeId?: string; target?: string; request: ReconcileRequest; answer: Omit<ReconcileAnswer, "eventId"> },
+): Promise<ReconcileAnswer> {
   const [row] = await tx
     .insert(events)
     .values({ actor: opts.actor, action: opts.action, nodeId: opts.nodeId ?? null, target: opts.target ?? null, data: { ...opts.answer, ...opts.request } })
@@ -107,7 +114,10 @@ export async function reconcileRole(deps: Pick<Deps, "db">, opts: { actor: strin
  * Correct (once, as if `onDrift: correct`) or accept (as observed now) the drift of `onDrift: report`
  * resources of one node. Every id must be a resource of its current declaration that reports drift.
  */
-export async function resolveDrift(deps: Pick<Deps, "db">, opts: { actor: string; how: "correct" | "accept"; input: z.input<typeof DriftInput> }): Promise<ReconcileAnswer> {
+export async function resolveDrift(
+  deps: Pick<Deps, "db">,
+  opts: { actor: string; how: "correct" | "accept"; input: z.input<typeof DriftInput> },
+): Promise<ReconcileAnswer> {
   const { id, resourceIds } = DriftInput.parse(opts.input);
   return deps.db.transaction(async (tx) => {
     const [node] = await loadNodeSet(tx, [id]);
@@ -116,10 +126,16 @@ export async function resolveDrift(deps: Pick<Deps, "db">, opts: { actor: string
     const unknown = resourceIds.filter((r) => !declared.has(r));
     if (unknown.length > 0) throw new MeshError("BAD_INPUT", `not in the node's declaration: ${unknown.slice(0, 5).join(", ")}`);
     const notReport = resourceIds.filter((r) => (declared.get(r) as { onDrift?: string }).onDrift !== "report");
-    if (notReport.length > 0) throw new MeshError("BAD_INPUT", `only onDrift: report resources can be corrected or accepted by hand; ${notReport.slice(0, 5).join(", ")} ${notReport.length === 1 ? "is" : "are"} corrected by the host itself`);
+    if (notReport.length > 0)
+      throw new MeshError(
+        "BAD_INPUT",
+        `only onDrift: report resources can be corrected or accepted by hand; ${notReport.slice(0, 5).join(", ")} ${notReport.length === 1 ? "is" : "are"} corrected by the host itself`,
+      );
     const answer = answerFor([node!]);
-    if (answer.offline > 0) throw new MeshError("CONFLICT", `${node!.name} is not linked now (${node!.state}); its drift can be ${opts.how}ed once its host is back`);
-    if (answer.tooOld > 0) throw new MeshError("CONFLICT", `${node!.name}'s mesh-host does not read reconcile requests; upgrade it to ${opts.how} drift from here`);
+    if (answer.offline > 0)
+      throw new MeshError("CONFLICT", `${node!.name} is not linked now (${node!.state}); its drift can be ${opts.how}ed once its host is back`);
+    if (answer.tooOld > 0)
+      throw new MeshError("CONFLICT", `${node!.name}'s mesh-host does not read reconcile requests; upgrade it to ${opts.how} drift from here`);
     return request(tx, {
       actor: opts.actor,
       action: opts.how === "correct" ? "node.correct-drift" : "node.accept-drift",

@@ -25,6 +25,13 @@ export async function recordEvent(db: DbOrTx, event: EventInput): Promise<void> 
 export async function recordEvents(db: DbOrTx, list: EventInput[]): Promise<void> {
   if (list.length === 0) return;
   await db.insert(events).values(
-    list.map((event) => ({ actor: event.actor, action: event.action, nodeId: event.nodeId ?? null, target: event.target ?? null, result: event.result ?? "ok", data: event.data ?? {} })),
+    list.map((event) => ({
+      actor: event.actor,
+      action: event.action,
+      nodeId: event.nodeId ?? null,
+      target: event.target ?? null,
+      result: event.result ?? "ok",
+      data: event.data ?? {},
+    })),
   );
 }

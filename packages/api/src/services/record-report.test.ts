@@ -20,18 +20,30 @@ describe.each(testEngines())("report events on %s", (engine) => {
 
   const enrol = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
   const report = (drifts: number, tag = "") => ({
     declarationVersion: 1,
     owned: [],
-    drift: Array.from({ length: drifts }, (_, i) => ({ id: `r${i}`, type: "file" as const, declared: sha(i), observed: sha(i + 1), description: `content differs${tag}`, corrected: i % 2 === 0 })),
+    drift: Array.from({ length: drifts }, (_, i) => ({
+      id: `r${i}`,
+      type: "file" as const,
+      declared: sha(i),
+      observed: sha(i + 1),
+      description: `content differs${tag}`,
+      corrected: i % 2 === 0,
+    })),
     errors: [],
     skipped: [],
     storeLost: false,
     reconciledAt: new Date().toISOString(),
   });
-  const driftEvents = (nodeId: string) => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.drift")));
+  const driftEvents = (nodeId: string) =>
+    deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.nodeId, nodeId), eq(events.action, "node.drift")));
 
   it("writes one summary event for a report with 5,000 drift entries, and keeps the entries with the report", async () => {
     const nodeId = await enrol();
@@ -69,7 +81,14 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(await deps.db.select().from(reportHistory).where(eq(reportHistory.nodeId, nodeId))).toHaveLength(2);
     // Drift carried from a report not stored yet is told; a new stream (a host that lost its state) is not old.
     const unstored = { ...report(1, "new"), origin: { stream, sequence: 5 } };
-    expect(await recordReport(deps, nodeId, { ...report(0, "x"), declarationVersion: 2, origin: { stream, sequence: 6 } }, { carriedDrift: unstored.drift, carriedFrom: { r0: unstored.origin } })).toBe(true);
+    expect(
+      await recordReport(
+        deps,
+        nodeId,
+        { ...report(0, "x"), declarationVersion: 2, origin: { stream, sequence: 6 } },
+        { carriedDrift: unstored.drift, carriedFrom: { r0: unstored.origin } },
+      ),
+    ).toBe(true);
     expect(await recordReport(deps, nodeId, { ...report(1, "again"), origin: { stream: "cd".repeat(8), sequence: 0 } })).toBe(true);
     expect(await driftEvents(nodeId)).toHaveLength(3);
   });
@@ -86,7 +105,11 @@ describe.each(testEngines())("report events on %s", (engine) => {
 
   it("writes node.store-lost when it turns on, not with every report that still says so (and within the caller's budget)", async () => {
     const nodeId = await enrol();
-    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    const storeLostEvents = () =>
+      deps.db
+        .select()
+        .from(events)
+        .where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
     for (let i = 0; i < 5; i++) expect(await recordReport(deps, nodeId, { ...report(1, `lost ${i}`), storeLost: true })).toBe(true);
     expect(await storeLostEvents()).toHaveLength(1);
     expect(await recordReport(deps, nodeId, report(0))).toBe(true);
@@ -101,7 +124,11 @@ describe.each(testEngines())("report events on %s", (engine) => {
 
   it("takes a report from a store older than the generation stored as a store rolled back, so lost (issue 12)", async () => {
     const nodeId = await enrol();
-    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    const storeLostEvents = () =>
+      deps.db
+        .select()
+        .from(events)
+        .where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
     const node = async () => (await deps.db.select({ lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;
     const behind: number[] = [];
     const opts = { storeBehind: (g: number) => behind.push(g) };
@@ -125,7 +152,11 @@ describe.each(testEngines())("report events on %s", (engine) => {
 
   it("compares a report sent again (found stored by its origin) with the generation stored: a store restored since is lost (issue 12)", async () => {
     const nodeId = await enrol();
-    const storeLostEvents = () => deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
+    const storeLostEvents = () =>
+      deps.db
+        .select()
+        .from(events)
+        .where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")));
     const node = async () => (await deps.db.select({ lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)))[0]!;
     const behind: number[] = [];
     const opts = { storeBehind: (g: number) => behind.push(g) };
@@ -154,9 +185,16 @@ describe.each(testEngines())("report events on %s", (engine) => {
     expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 3 }, opts)).toBe(true);
     expect(behind).toEqual([7]);
     // The same report again (a new link, the ack lost): not written, but still behind, said once more; no second event.
-    expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 3, reconciledAt: new Date(Date.now() + 1000).toISOString() }, opts)).toBe(false);
+    expect(await recordReport(deps, nodeId, { ...report(1, "old"), storeGeneration: 3, reconciledAt: new Date(Date.now() + 1000).toISOString() }, opts)).toBe(
+      false,
+    );
     expect(behind).toEqual([7, 7]);
-    expect(await deps.db.select().from(events).where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost")))).toHaveLength(1);
+    expect(
+      await deps.db
+        .select()
+        .from(events)
+        .where(and(eq(events.nodeId, nodeId), eq(events.action, "node.store-lost"))),
+    ).toHaveLength(1);
   });
 
   it("stores the applied version the host reports only up to the declared one, and never lower than before", async () => {

@@ -30,7 +30,12 @@ export async function renameNode(deps: Pick<Deps, "db">, opts: { actor: string; 
       .set({ displayName, updatedAt: sql`now()` })
       .where(eq(nodes.id, opts.input.id))
       .returning({ id: nodes.id, displayName: nodes.displayName, hostname: nodes.name });
-    await recordEvent(tx, { actor: opts.actor, action: "node.rename", nodeId: node!.id, data: { from: before.displayName, to: displayName, hostname: before.hostname } });
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: "node.rename",
+      nodeId: node!.id,
+      data: { from: before.displayName, to: displayName, hostname: before.hostname },
+    });
     return { id: node!.id, name: node!.displayName ?? node!.hostname, displayName: node!.displayName, hostname: node!.hostname };
   });
 }

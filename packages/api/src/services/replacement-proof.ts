@@ -13,7 +13,11 @@ export function checkReplacementProof(
   if (proof.nodeId !== expected.nodeId) return { ok: false, kind: "invalid", reason: "the proof names another node" };
   const skew = Math.abs(Date.parse(proof.time) - expected.now.getTime());
   if (!(skew <= REPLACEMENT_PROOF_SKEW_MS)) {
-    return { ok: false, kind: "stale", reason: `the proof's time ${proof.time} is more than ${REPLACEMENT_PROOF_SKEW_MS / 60_000} minutes from the control plane's clock; check this machine's clock` };
+    return {
+      ok: false,
+      kind: "stale",
+      reason: `the proof's time ${proof.time} is more than ${REPLACEMENT_PROOF_SKEW_MS / 60_000} minutes from the control plane's clock; check this machine's clock`,
+    };
   }
   try {
     const key = createPublicKey({ key: Buffer.from(expected.oldPublicKey, "base64"), format: "der", type: "spki" });

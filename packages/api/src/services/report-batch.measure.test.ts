@@ -31,7 +31,12 @@ const distinct = process.env.MEASURE_BODIES === "distinct";
 /** A host's report after a role change that placed 10 files: 10 owned resources, no drift (the same on every host unless distinct). */
 const reportOf = (version: number, i: number): Report => ({
   declarationVersion: version,
-  owned: Array.from({ length: 10 }, (_, k) => ({ id: `file:/etc/app/${k}.conf`, type: "file", path: `/etc/app/${k}.conf`, hash: ((distinct ? i : 0) + version + k).toString(16).padStart(64, "0") })) as unknown as Report["owned"],
+  owned: Array.from({ length: 10 }, (_, k) => ({
+    id: `file:/etc/app/${k}.conf`,
+    type: "file",
+    path: `/etc/app/${k}.conf`,
+    hash: ((distinct ? i : 0) + version + k).toString(16).padStart(64, "0"),
+  })) as unknown as Report["owned"],
   drift: [],
   errors: [],
   skipped: [],
@@ -50,7 +55,9 @@ describe.runIf(run)("report write throughput", () => {
       const ids: string[] = [];
       for (let i = 0; i < N; i += 20) {
         const chunk = await Promise.all(
-          Array.from({ length: Math.min(20, N - i) }, () => enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })),
+          Array.from({ length: Math.min(20, N - i) }, () =>
+            enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }),
+          ),
         );
         ids.push(...chunk.map((c) => c.nodeId));
       }
@@ -62,14 +69,16 @@ describe.runIf(run)("report write throughput", () => {
         figures.push({ how, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(N / seconds) });
       };
       let version = 1;
-      if (baseline) await measure("one transaction per report, in sequence", async () => {
-        version++;
-        for (const [i, id] of ids.entries()) expect(await recordReportOneByOne(deps, id, reportOf(version, i))).toBe(true);
-      });
-      if (baseline) await measure("one transaction per report, all at once (the pool)", async () => {
-        version++;
-        await Promise.all(ids.map((id, i) => recordReportOneByOne(deps, id, reportOf(version, i))));
-      });
+      if (baseline)
+        await measure("one transaction per report, in sequence", async () => {
+          version++;
+          for (const [i, id] of ids.entries()) expect(await recordReportOneByOne(deps, id, reportOf(version, i))).toBe(true);
+        });
+      if (baseline)
+        await measure("one transaction per report, all at once (the pool)", async () => {
+          version++;
+          await Promise.all(ids.map((id, i) => recordReportOneByOne(deps, id, reportOf(version, i))));
+        });
       const batcher = new ReportBatcher(deps);
       takeStatementTimes();
       await measure("ReportBatcher, all at once", async () => {
@@ -83,7 +92,9 @@ describe.runIf(run)("report write throughput", () => {
         await Promise.all(ids.map((id, i) => batcher.write({ nodeId: id, report: reportOf(version, i) })));
       });
       console.table(figures);
-      console.log(`${N} reports (${distinct ? "distinct" : "shared"} bodies), ${batches} transactions through the batcher; per batch statement (changed reports):`);
+      console.log(
+        `${N} reports (${distinct ? "distinct" : "shared"} bodies), ${batches} transactions through the batcher; per batch statement (changed reports):`,
+      );
       console.table(statements);
       // The body sweep over this database (N latest rows, the history's rows; every body named: it deletes none).
       const t0 = performance.now();

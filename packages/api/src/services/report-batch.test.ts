@@ -35,7 +35,14 @@ function random(seed: number) {
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
 const drift = (n: number, tag: string): Drift[] =>
-  Array.from({ length: n }, (_, i) => ({ id: `${tag}${i}`, type: "file" as const, declared: sha(i), observed: sha(i + 1), description: `differs ${tag}`, corrected: i % 2 === 0 }));
+  Array.from({ length: n }, (_, i) => ({
+    id: `${tag}${i}`,
+    type: "file" as const,
+    declared: sha(i),
+    observed: sha(i + 1),
+    description: `differs ${tag}`,
+    corrected: i % 2 === 0,
+  }));
 
 /** One planned report of logical node `node`, written alike to both fleets. */
 interface Step {
@@ -83,7 +90,9 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      ids.push((await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId);
+      ids.push(
+        (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId,
+      );
     }
     return ids;
   };
@@ -94,7 +103,12 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     const latest = (await Promise.all(ids.map(async (nodeId) => ({ nodeId, stored: await latestReport(deps.db, nodeId) })))).flatMap(({ nodeId, stored }) =>
       stored ? [{ nodeId, declarationVersion: stored.report.declarationVersion, hash: stored.hash, body: stored.report }] : [],
     );
-    const history = (await reportHistoryOf(deps.db, ids)).map((h) => ({ nodeId: h.nodeId, declarationVersion: h.report.declarationVersion, hash: h.hash, body: h.report }));
+    const history = (await reportHistoryOf(deps.db, ids)).map((h) => ({
+      nodeId: h.nodeId,
+      declarationVersion: h.report.declarationVersion,
+      hash: h.hash,
+      body: h.report,
+    }));
     const figures = await deps.db.select().from(nodes).where(inArray(nodes.id, ids));
     const audit = await deps.db
       .select()
@@ -105,9 +119,24 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
       latest: latest.map((r) => ({ node: index.get(r.nodeId), version: r.declarationVersion, hash: r.hash, body: r.body })).sort((a, b) => a.node! - b.node!),
       history: ids.map((id) => history.filter((h) => h.nodeId === id).map((h) => ({ version: h.declarationVersion, hash: h.hash, body: h.body }))),
       nodes: figures
-        .map((n) => ({ node: index.get(n.id), applied: n.appliedVersion, owned: n.ownedCount, drift: n.driftCount, errors: n.errorCount, storeLost: n.storeLost, checked: n.lastCheckedAt !== null }))
+        .map((n) => ({
+          node: index.get(n.id),
+          applied: n.appliedVersion,
+          owned: n.ownedCount,
+          drift: n.driftCount,
+          errors: n.errorCount,
+          storeLost: n.storeLost,
+          checked: n.lastCheckedAt !== null,
+        }))
         .sort((a, b) => a.node! - b.node!),
-      events: audit.map((e) => ({ node: index.get(e.nodeId!), actor: e.actor.replace(e.nodeId!, "N"), action: e.action, result: e.result, target: e.target, data: e.data })),
+      events: audit.map((e) => ({
+        node: index.get(e.nodeId!),
+        actor: e.actor.replace(e.nodeId!, "N"),
+        action: e.action,
+        result: e.result,
+        target: e.target,
+        data: e.data,
+      })),
     };
   };
 
@@ -126,9 +155,15 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
       for (let round = 0; round < 8; round++) {
         const steps = plan(rng, nodeCount, 25, clock);
         for (const s of steps) {
-          oracleWritten.push(await recordReportOneByOne(deps, oracle[s.node]!, s.report, { ...s.opts, ...(s.budget ? { storeLostEvent: oracleBudget(s.node) } : {}) }));
+          oracleWritten.push(
+            await recordReportOneByOne(deps, oracle[s.node]!, s.report, { ...s.opts, ...(s.budget ? { storeLostEvent: oracleBudget(s.node) } : {}) }),
+          );
         }
-        const items: ReportItem[] = steps.map((s) => ({ nodeId: batched[s.node]!, report: s.report, opts: { ...s.opts, ...(s.budget ? { storeLostEvent: batchBudget(s.node) } : {}) } }));
+        const items: ReportItem[] = steps.map((s) => ({
+          nodeId: batched[s.node]!,
+          report: s.report,
+          opts: { ...s.opts, ...(s.budget ? { storeLostEvent: batchBudget(s.node) } : {}) },
+        }));
         if (round % 2 === 0) batchWritten.push(...(await deps.db.transaction((tx) => writeReports(tx, items))));
         else {
           // Through the batcher: one read for the unchanged ones, the rest in one transaction.
@@ -148,21 +183,51 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("stores batches while fleet recompiles, presence batches and the checked flush run, many times, without a deadlock", async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: 40, labels: { tier: "reporting" } } });
     const ids: string[] = [];
-    for (let i = 0; i < 40; i++) ids.push((await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId);
+    for (let i = 0; i < 40; i++)
+      ids.push(
+        (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId,
+      );
     const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
-    const report = (round: number, i: number): Report => ({ declarationVersion: round, owned: [], drift: drift(i % 3, `r${round}`), errors: [], skipped: [], storeLost: i % 4 === round % 4, reconciledAt: new Date().toISOString() });
+    const report = (round: number, i: number): Report => ({
+      declarationVersion: round,
+      owned: [],
+      drift: drift(i % 3, `r${round}`),
+      errors: [],
+      skipped: [],
+      storeLost: i % 4 === round % 4,
+      reconciledAt: new Date().toISOString(),
+    });
     for (let round = 1; round <= 12; round++) {
       const recompile = upsertRole(deps, {
         actor: "test",
-        input: { name: "reporting", selector: { labels: { tier: "reporting" } }, resources: [{ type: "file", id: "f", path: "/etc/reporting", content: `round ${round}\n` }] },
+        input: {
+          name: "reporting",
+          selector: { labels: { tier: "reporting" } },
+          resources: [{ type: "file", id: "f", path: "/etc/reporting", content: `round ${round}\n` }],
+        },
       });
       const order = shuffled();
       const results = await Promise.all([
         recompile,
-        deps.db.transaction((tx) => writeReports(tx, order.slice(0, 25).map((nodeId, i) => ({ nodeId, report: report(round, i) })))),
-        deps.db.transaction((tx) => writeReports(tx, order.slice(15).map((nodeId, i) => ({ nodeId, report: report(round, i + 1) })))),
+        deps.db.transaction((tx) =>
+          writeReports(
+            tx,
+            order.slice(0, 25).map((nodeId, i) => ({ nodeId, report: report(round, i) })),
+          ),
+        ),
+        deps.db.transaction((tx) =>
+          writeReports(
+            tx,
+            order.slice(15).map((nodeId, i) => ({ nodeId, report: report(round, i + 1) })),
+          ),
+        ),
         ...order.slice(0, 3).map((nodeId, i) => recordReport(deps, nodeId, report(round, i + 2))),
-        writeTransitions(deps, "gw-a", order.slice(20).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })), []),
+        writeTransitions(
+          deps,
+          "gw-a",
+          order.slice(20).map((nodeId) => ({ nodeId, hostVersion: "0.1.0", linkId: `a${round}` })),
+          [],
+        ),
         touchLastChecked(deps, [...order].reverse()),
       ]);
       expect(results[0]).toBeTruthy();
@@ -174,24 +239,53 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("writes nothing for a node that is gone, and the rest of its batch all the same", async () => {
     const [nodeId] = await enrol(1);
     const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
-    const written = await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: crypto.randomUUID(), report }, { nodeId: nodeId!, report }]));
+    const written = await deps.db.transaction((tx) =>
+      writeReports(tx, [
+        { nodeId: crypto.randomUUID(), report },
+        { nodeId: nodeId!, report },
+      ]),
+    );
     expect(written).toEqual([false, true]);
   });
 
   it("finds stores rolled back among a batch's nodes with the batch's own statements, several reports of a node in order", async () => {
     const [a, b, c] = await enrol(3);
-    const report = (storeGeneration: number, storeLost = false): Report => ({ declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost, storeGeneration, reconciledAt: new Date().toISOString() });
-    await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: a!, report: report(5) }, { nodeId: b!, report: report(5) }, { nodeId: c!, report: report(5) }]));
+    const report = (storeGeneration: number, storeLost = false): Report => ({
+      declarationVersion: 1,
+      owned: [],
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost,
+      storeGeneration,
+      reconciledAt: new Date().toISOString(),
+    });
+    await deps.db.transaction((tx) =>
+      writeReports(tx, [
+        { nodeId: a!, report: report(5) },
+        { nodeId: b!, report: report(5) },
+        { nodeId: c!, report: report(5) },
+      ]),
+    );
     const behind: string[] = [];
     const item = (nodeId: string, r: Report) => ({ nodeId, report: r, opts: { storeBehind: (g: number) => behind.push(`${nodeId}@${g}`) } });
     // a: a restored backup; b: moves on; c: rolled back, then (in the same batch) lost and started again.
     await deps.db.transaction((tx) => writeReports(tx, [item(a!, report(2)), item(b!, report(8)), item(c!, report(3)), item(c!, report(6, true))]));
     expect(behind.sort()).toEqual([`${a}@5`, `${c}@5`].sort());
-    const rows = await deps.db.select({ id: nodes.id, lost: nodes.storeLost, generation: nodes.storeGeneration }).from(nodes).where(inArray(nodes.id, [a!, b!, c!]));
+    const rows = await deps.db
+      .select({ id: nodes.id, lost: nodes.storeLost, generation: nodes.storeGeneration })
+      .from(nodes)
+      .where(inArray(nodes.id, [a!, b!, c!]));
     expect(Object.fromEntries(rows.map((r) => [r.id, [r.lost, r.generation]]))).toEqual({ [a!]: [true, 5], [b!]: [false, 8], [c!]: [true, 6] });
-    const lostEvents = await deps.db.select().from(events).where(and(inArray(events.nodeId, [a!, b!, c!]), eq(events.action, "node.store-lost")));
+    const lostEvents = await deps.db
+      .select()
+      .from(events)
+      .where(and(inArray(events.nodeId, [a!, b!, c!]), eq(events.action, "node.store-lost")));
     expect(lostEvents.map((e) => [e.nodeId, e.data]).sort()).toEqual(
-      [[a, { rolledBack: { storeGeneration: 2, acknowledged: 5 } }], [c, { rolledBack: { storeGeneration: 3, acknowledged: 5 } }]].sort(),
+      [
+        [a, { rolledBack: { storeGeneration: 2, acknowledged: 5 } }],
+        [c, { rolledBack: { storeGeneration: 3, acknowledged: 5 } }],
+      ].sort(),
     );
   });
 
@@ -209,31 +303,67 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
       origin: { stream, sequence },
       reconciledAt: new Date().toISOString(),
     });
-    await deps.db.transaction((tx) => writeReports(tx, [a!, b!, c!, d!].flatMap((nodeId) => [{ nodeId, report: sent(19, 6) }, { nodeId, report: sent(20, 7) }])));
+    await deps.db.transaction((tx) =>
+      writeReports(
+        tx,
+        [a!, b!, c!, d!].flatMap((nodeId) => [
+          { nodeId, report: sent(19, 6) },
+          { nodeId, report: sent(20, 7) },
+        ]),
+      ),
+    );
     const behind: string[] = [];
     const item = (nodeId: string, r: Report) => ({ nodeId, report: r, opts: { storeBehind: (g: number) => behind.push(`${nodeId}@${g}`) } });
     // a: restored to 3, sends seq 20 again; b: the same, then a report it made since (still carrying 3);
     // c: sends 19 and 20 again as they were; d: restored, sends 19 again (older by right) then 20.
     const written = await deps.db.transaction((tx) =>
-      writeReports(tx, [item(a!, sent(20, 3)), item(b!, sent(20, 3)), item(b!, sent(21, 3, "new")), item(c!, sent(19, 6)), item(c!, sent(20, 7)), item(d!, sent(19, 3)), item(d!, sent(20, 3))]),
+      writeReports(tx, [
+        item(a!, sent(20, 3)),
+        item(b!, sent(20, 3)),
+        item(b!, sent(21, 3, "new")),
+        item(c!, sent(19, 6)),
+        item(c!, sent(20, 7)),
+        item(d!, sent(19, 3)),
+        item(d!, sent(20, 3)),
+      ]),
     );
     expect(written).toEqual([false, false, true, false, false, false, false]);
     expect(behind.sort()).toEqual([`${a}@7`, `${b}@7`, `${b}@7`, `${d}@7`].sort());
-    const rows = await deps.db.select({ id: nodes.id, lost: nodes.storeLost, generation: nodes.storeGeneration, drift: nodes.driftCount }).from(nodes).where(inArray(nodes.id, [a!, b!, c!, d!]));
-    expect(Object.fromEntries(rows.map((r) => [r.id, [r.lost, r.generation, r.drift]]))).toEqual({ [a!]: [true, 7, 0], [b!]: [true, 7, 1], [c!]: [false, 7, 0], [d!]: [true, 7, 0] });
-    const lostEvents = await deps.db.select().from(events).where(and(inArray(events.nodeId, [a!, b!, c!, d!]), eq(events.action, "node.store-lost")));
-    expect(lostEvents.map((e) => [e.nodeId, e.data]).sort()).toEqual(
-      [a, b, d].map((n) => [n, { rolledBack: { storeGeneration: 3, acknowledged: 7 } }]).sort(),
-    );
+    const rows = await deps.db
+      .select({ id: nodes.id, lost: nodes.storeLost, generation: nodes.storeGeneration, drift: nodes.driftCount })
+      .from(nodes)
+      .where(inArray(nodes.id, [a!, b!, c!, d!]));
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.lost, r.generation, r.drift]]))).toEqual({
+      [a!]: [true, 7, 0],
+      [b!]: [true, 7, 1],
+      [c!]: [false, 7, 0],
+      [d!]: [true, 7, 0],
+    });
+    const lostEvents = await deps.db
+      .select()
+      .from(events)
+      .where(and(inArray(events.nodeId, [a!, b!, c!, d!]), eq(events.action, "node.store-lost")));
+    expect(lostEvents.map((e) => [e.nodeId, e.data]).sort()).toEqual([a, b, d].map((n) => [n, { rolledBack: { storeGeneration: 3, acknowledged: 7 } }]).sort());
   });
 
   it("stores a batch of reports in one transaction and answers each caller", async () => {
     const ids = await enrol(30);
     const batcher = new ReportBatcher(deps, { windowMs: 20 });
-    const report = (v: number): Report => ({ declarationVersion: v, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() });
+    const report = (v: number): Report => ({
+      declarationVersion: v,
+      owned: [],
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    });
     expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => true));
     expect(batcher.batches).toBe(1);
-    const xmins = await deps.db.select({ xmin: sql<string>`${latestReports}.xmin::text` }).from(latestReports).where(inArray(latestReports.nodeId, ids));
+    const xmins = await deps.db
+      .select({ xmin: sql<string>`${latestReports}.xmin::text` })
+      .from(latestReports)
+      .where(inArray(latestReports.nodeId, ids));
     expect(new Set(xmins.map((x) => x.xmin)).size).toBe(1);
     // The same reports again: found unchanged with one read, no transaction.
     expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => false));
@@ -275,7 +405,10 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     });
     const batcher = new ReportBatcher(deps, { windowMs: 600_000, maxBytes: 2_000 });
     // 5 x ~700 bytes: two per batch; then one of ~3,000 alone.
-    const written = await Promise.all([...ids.slice(0, 5).map((nodeId) => batcher.write({ nodeId, report: report(400) })), batcher.write({ nodeId: ids[5]!, report: report(3_000) })]);
+    const written = await Promise.all([
+      ...ids.slice(0, 5).map((nodeId) => batcher.write({ nodeId, report: report(400) })),
+      batcher.write({ nodeId: ids[5]!, report: report(3_000) }),
+    ]);
     expect(written).toEqual(ids.map(() => true));
     expect(batcher.batches).toBe(4);
   });

@@ -13,7 +13,17 @@ import type { Deps } from "../deps";
 import { contentHash } from "../compile/hash";
 import { HEALTH_FIGURES_COLUMNS, HEALTH_FIGURES_SET, healthFigures, type HealthFigures } from "./report-health-figures";
 import { timed, timedSince } from "../batching/statement-times";
-import { latestHashes, lockNodesWithLatest, pruneReportBodies, pruneReportHistory, reportBody, reportBodyJson, storeReportBodies, insertReportRows, type ReportRow } from "./report-store";
+import {
+  latestHashes,
+  lockNodesWithLatest,
+  pruneReportBodies,
+  pruneReportHistory,
+  reportBody,
+  reportBodyJson,
+  storeReportBodies,
+  insertReportRows,
+  type ReportRow,
+} from "./report-store";
 
 export const REPORT_HISTORY_PER_NODE = 20;
 /** A drift event names this many resource ids and carries this many entries; the rest are in the report. */
@@ -107,13 +117,28 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
   const decided = performance.now();
   // What each node holds as the batch is applied item by item (in memory: the statements below write the end state).
   const state = new Map(
-    locked.map((r) => [r.id, { hash: r.hash as string | null, bodyHash: r.bodyHash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin }]),
+    locked.map((r) => [
+      r.id,
+      { hash: r.hash as string | null, bodyHash: r.bodyHash as string | null, storeLost: r.storeLost, generation: Number(r.storeGeneration), origin: r.origin },
+    ]),
   );
 
   const written: boolean[] = [];
   const reports: ReportRow[] = [];
   /** Per node written: its figures, and whether a body differs from the one stored before it (changed). */
-  const figures = new Map<string, { id: string; version: number; owned: number; drift: number; errors: number; store_lost: boolean; store_generation: number; changed: boolean } & HealthFigures>();
+  const figures = new Map<
+    string,
+    {
+      id: string;
+      version: number;
+      owned: number;
+      drift: number;
+      errors: number;
+      store_lost: boolean;
+      store_generation: number;
+      changed: boolean;
+    } & HealthFigures
+  >();
   const audit: EventRow[] = [];
   /** Nodes whose store a report not written again found rolled back: only their flag changes. */
   const lostOnly = new Set<string>();
@@ -156,7 +181,14 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     const opts = withoutStoredDrift(item.opts, held.origin);
     const actor = `node:${nodeId}`;
     if (held.hash === hash) {
-      if (carriesDrift(opts)) audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
+      if (carriesDrift(opts))
+        audit.push({
+          i: audit.length,
+          actor,
+          action: "node.drift",
+          node_id: nodeId,
+          data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift),
+        });
       // Equal to the stored one, which was compared when stored: behind only if that one was (its ack may be lost).
       compareGeneration(nodeId, report, opts, held);
       return void written.push(false);
@@ -174,7 +206,17 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     if (next.behind) opts.storeBehind?.(held.generation);
     const storeLost = report.storeLost || next.behind;
     lostOnly.delete(nodeId);
-    figures.set(nodeId, { id: nodeId, version, owned: report.owned.length, drift: report.drift.filter((d) => !d.corrected).length, errors: report.errors.length, store_lost: storeLost, store_generation: next.generation, changed, ...healthFigures(report) });
+    figures.set(nodeId, {
+      id: nodeId,
+      version,
+      owned: report.owned.length,
+      drift: report.drift.filter((d) => !d.corrected).length,
+      errors: report.errors.length,
+      store_lost: storeLost,
+      store_generation: next.generation,
+      changed,
+      ...healthFigures(report),
+    });
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
       audit.push({ i: audit.length, actor, action: "node.drift", node_id: nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
     }
@@ -191,7 +233,8 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
     await timed("insert history, upsert latest", () => insertReportRows(tx, reports));
     // The host's word, bounded: never past what it was declared, never back down (node-declares-file.ts
     // lets a node that has not applied its current declaration fetch the previous one's files).
-    await timed("update nodes", () => tx.execute(sql`
+    await timed("update nodes", () =>
+      tx.execute(sql`
       update nodes set
         applied_version = greatest(nodes.applied_version, least(v.version, nodes.declared_version)),
         owned_count = v.owned, drift_count = v.drift, error_count = v.errors, store_lost = v.store_lost,
@@ -199,7 +242,8 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
         ${HEALTH_FIGURES_SET}
       from jsonb_to_recordset(${JSON.stringify([...figures.values()])}::jsonb)
         as v(id uuid, version int, owned int, drift int, errors int, store_lost boolean, store_generation bigint, changed boolean, ${HEALTH_FIGURES_COLUMNS})
-      where nodes.id = v.id`));
+      where nodes.id = v.id`),
+    );
     // Each node's history kept to its newest REPORT_HISTORY_PER_NODE, one statement for the batch.
     await timed("prune history", () => pruneReportHistory(tx, [...figures.keys()], REPORT_HISTORY_PER_NODE));
   }
@@ -209,11 +253,13 @@ export async function writeReports(tx: DbOrTx, items: ReportItem[]): Promise<boo
       where id in (select jsonb_array_elements_text(${JSON.stringify([...lostOnly])}::jsonb)::uuid)`);
   }
   if (audit.length > 0) {
-    await timed("insert events", () => tx.execute(sql`
+    await timed("insert events", () =>
+      tx.execute(sql`
       insert into events (actor, action, node_id, data)
       select actor, action, node_id, data from jsonb_to_recordset(${JSON.stringify(audit)}::jsonb)
         as v(i int, actor text, action text, node_id uuid, data jsonb)
-      order by i`));
+      order by i`),
+    );
   }
   // Wakes views: the node when one changed, else "*" (any number, bus.ts).
   const changed = [...figures.keys(), ...lostOnly];
@@ -240,7 +286,10 @@ export async function unchangedReports(db: DbOrTx, items: ReportItem[]): Promise
   });
   const candidates = [...first.values()].filter((i) => !carriesDrift(items[i]!.opts));
   if (candidates.length === 0) return new Set();
-  const stored = await latestHashes(db, candidates.map((i) => items[i]!.nodeId));
+  const stored = await latestHashes(
+    db,
+    candidates.map((i) => items[i]!.nodeId),
+  );
   const byNode = new Map(stored.map((s) => [s.nodeId, s]));
   return new Set(
     candidates.filter((i) => {
@@ -350,7 +399,14 @@ export class ReportBatcher {
         const rest = items.map((item, i) => ({ item, i })).filter(({ i }) => !unchanged.has(i));
         const written = new Array<boolean>(items.length).fill(false);
         if (rest.length > 0) {
-          const result = await timed("transaction (all of it)", () => this.deps.db.transaction((tx) => writeReports(tx, rest.map((r) => r.item))));
+          const result = await timed("transaction (all of it)", () =>
+            this.deps.db.transaction((tx) =>
+              writeReports(
+                tx,
+                rest.map((r) => r.item),
+              ),
+            ),
+          );
           this.batches++;
           rest.forEach(({ i }, k) => (written[i] = result[k]!));
         }
@@ -380,10 +436,13 @@ export class ReportBatcher {
   /** Puts a failed batch's reports back, ahead of newer ones, and writes them after a pause. */
   private retry(batch: Waiting[]) {
     if (batch.length === 0) return;
-    setTimeout(() => {
-      this.waiting.unshift(...batch);
-      this.waitingBytes += batch.reduce((n, w) => n + w.bytes, 0);
-      void this.flush();
-    }, retryDelayMs(Math.max(...batch.map((w) => w.failures)), 200)).unref();
+    setTimeout(
+      () => {
+        this.waiting.unshift(...batch);
+        this.waitingBytes += batch.reduce((n, w) => n + w.bytes, 0);
+        void this.flush();
+      },
+      retryDelayMs(Math.max(...batch.map((w) => w.failures)), 200),
+    ).unref();
   }
 }

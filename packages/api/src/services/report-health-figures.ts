@@ -19,4 +19,6 @@ export const HEALTH_FIGURES_COLUMNS = sql.raw("skipped int, rejected int");
  * one stored before it (the batch's `changed`); a report that only moves to a new version with the same body is not
  * a change on the machine.
  */
-export const HEALTH_FIGURES_SET = sql.raw("skipped_count = v.skipped, rejected_version = v.rejected, last_changed_at = case when v.changed then now() else nodes.last_changed_at end");
+export const HEALTH_FIGURES_SET = sql.raw(
+  "skipped_count = v.skipped, rejected_version = v.rejected, last_changed_at = case when v.changed then now() else nodes.last_changed_at end",
+);

@@ -27,8 +27,24 @@ const said = (files: number): Omit<Report, "declarationVersion" | "reconciledAt"
 describe("report body names", () => {
   it("are the same for hosts that say the same thing, whatever the key order they sent (a parsed report's is the schema's)", () => {
     const owned = [{ id: "f1", type: "file", digest: sha(1) }];
-    const one = ReportSchema.parse({ declarationVersion: 1, owned, drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), storeGeneration: 3 });
-    const two = ReportSchema.parse({ reconciledAt: new Date(0).toISOString(), storeLost: false, errors: [], drift: [], owned: [{ digest: sha(1), type: "file", id: "f1" }], declarationVersion: 7 });
+    const one = ReportSchema.parse({
+      declarationVersion: 1,
+      owned,
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+      storeGeneration: 3,
+    });
+    const two = ReportSchema.parse({
+      reconciledAt: new Date(0).toISOString(),
+      storeLost: false,
+      errors: [],
+      drift: [],
+      owned: [{ digest: sha(1), type: "file", id: "f1" }],
+      declarationVersion: 7,
+    });
     expect(reportBody(two).hash).toBe(reportBody(one).hash);
     expect(reportBody({ ...one, storeLost: true }).hash).not.toBe(reportBody(one).hash);
   });
@@ -41,7 +57,10 @@ describe.each(testEngines())("report store (%s)", (engine) => {
   const enrol = async (n: number) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: n } });
     const ids: string[] = [];
-    for (let i = 0; i < n; i++) ids.push((await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId);
+    for (let i = 0; i < n; i++)
+      ids.push(
+        (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId,
+      );
     return ids;
   };
 
@@ -55,7 +74,12 @@ describe.each(testEngines())("report store (%s)", (engine) => {
       reconciledAt: new Date(Date.UTC(2026, 11, 3, 12, 0, i, 7)).toISOString(),
       ...(i < 2 ? { origin: { stream: "ab".repeat(8), sequence: i }, storeGeneration: 10 + i } : {}),
     }));
-    const written = await deps.db.transaction((tx) => writeReports(tx, ids.map((nodeId, i) => ({ nodeId, report: reports[i]! }))));
+    const written = await deps.db.transaction((tx) =>
+      writeReports(
+        tx,
+        ids.map((nodeId, i) => ({ nodeId, report: reports[i]! })),
+      ),
+    );
     expect(written).toEqual([true, true, true]);
     expect(await countReportBodies(deps.db)).toBe(before + 1);
     for (const [i, nodeId] of ids.entries()) {
@@ -65,15 +89,24 @@ describe.each(testEngines())("report store (%s)", (engine) => {
     }
     expect((await reportHistoryOf(deps.db, ids)).map((h) => h.report)).toEqual(reports);
     // Another body is another row; the same again is none.
-    await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: ids[0]!, report: { ...reports[0]!, ...said(2), declarationVersion: 9, origin: { stream: "ab".repeat(8), sequence: 5 } } }]));
-    await deps.db.transaction((tx) => writeReports(tx, [{ nodeId: ids[1]!, report: { ...reports[1]!, ...said(2), declarationVersion: 9, origin: { stream: "ab".repeat(8), sequence: 6 } } }]));
+    await deps.db.transaction((tx) =>
+      writeReports(tx, [{ nodeId: ids[0]!, report: { ...reports[0]!, ...said(2), declarationVersion: 9, origin: { stream: "ab".repeat(8), sequence: 5 } } }]),
+    );
+    await deps.db.transaction((tx) =>
+      writeReports(tx, [{ nodeId: ids[1]!, report: { ...reports[1]!, ...said(2), declarationVersion: 9, origin: { stream: "ab".repeat(8), sequence: 6 } } }]),
+    );
     expect(await countReportBodies(deps.db)).toBe(before + 2);
     expect(await latestReport(deps.db, crypto.randomUUID())).toBeNull();
   });
 
   it("sweeps the bodies no report names any more (a history scrolled past them, a node deleted), and only those", async () => {
     const [scrolled, deleted] = await enrol(2);
-    const report = (files: number, version: number): Report => ({ ...said(files), drift: [{ id: `file:/x${files}`, type: "file", declared: sha(1), observed: null, description: "gone", corrected: false }], declarationVersion: version, reconciledAt: new Date().toISOString() });
+    const report = (files: number, version: number): Report => ({
+      ...said(files),
+      drift: [{ id: `file:/x${files}`, type: "file", declared: sha(1), observed: null, description: "gone", corrected: false }],
+      declarationVersion: version,
+      reconciledAt: new Date().toISOString(),
+    });
     const write = (nodeId: string, r: Report) => deps.db.transaction((tx) => writeReports(tx, [{ nodeId, report: r }]));
     await pruneReportBodies(deps.db);
     const start = await countReportBodies(deps.db);
@@ -97,9 +130,14 @@ describe.each(testEngines())("report store (%s)", (engine) => {
   it("the report batcher sweeps after a batch, at most once per bodySweepMs", async () => {
     const [nodeId] = await enrol(1);
     const orphan = reportBody({ ...said(3), declarationVersion: 0, reconciledAt: new Date().toISOString() });
-    const plant = () => deps.db.insert(reportBodies).values({ hash: orphan.hash, body: JSON.parse(orphan.json) }).onConflictDoNothing();
+    const plant = () =>
+      deps.db
+        .insert(reportBodies)
+        .values({ hash: orphan.hash, body: JSON.parse(orphan.json) })
+        .onConflictDoNothing();
     const present = async () => (await deps.db.select().from(reportBodies).where(eq(reportBodies.hash, orphan.hash))).length;
-    const write = (batcher: ReportBatcher, version: number) => batcher.write({ nodeId: nodeId!, report: { ...said(1), declarationVersion: version, reconciledAt: new Date().toISOString() } });
+    const write = (batcher: ReportBatcher, version: number) =>
+      batcher.write({ nodeId: nodeId!, report: { ...said(1), declarationVersion: version, reconciledAt: new Date().toISOString() } });
     await plant();
     const every = new ReportBatcher(deps, { windowMs: 1, bodySweepMs: 0 });
     await write(every, 1);
@@ -117,7 +155,10 @@ describe.each(testEngines())("report store (%s)", (engine) => {
     const report: Report = { ...said(7), declarationVersion: 1, reconciledAt: new Date().toISOString() };
     const body = reportBody(report);
     // Stored before and named by nothing (its last report scrolled away): what the sweep deletes.
-    await deps.db.insert(reportBodies).values({ hash: body.hash, body: JSON.parse(body.json) }).onConflictDoNothing();
+    await deps.db
+      .insert(reportBodies)
+      .values({ hash: body.hash, body: JSON.parse(body.json) })
+      .onConflictDoNothing();
     let named!: () => void;
     const bodyHeld = new Promise<void>((resolve) => (named = resolve));
     let go!: () => void;

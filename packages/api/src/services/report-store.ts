@@ -33,10 +33,7 @@ export function reportBody(report: Report, json = reportBodyJson(report)): { has
 }
 
 /** The report as the host sent it, from its body and its row's own parts. */
-function reportOf(
-  body: unknown,
-  row: { declarationVersion: number; reconciledAt: string; origin: unknown; storeGeneration: number | null },
-): Report {
+function reportOf(body: unknown, row: { declarationVersion: number; reconciledAt: string; origin: unknown; storeGeneration: number | null }): Report {
   return {
     ...(body as ReportBody),
     declarationVersion: row.declarationVersion,

@@ -5,12 +5,24 @@ import { resourceStatuses } from "./resource-status";
 
 const sha = (c: string) => c.repeat(64);
 const file = (id: string): Resource => ({ type: "file", id, path: `/etc/${id}`, content: "x", mode: "0644", onDrift: "correct" }) as Resource;
-const report = (over: Partial<Report>): Report => ({ declarationVersion: 3, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), ...over });
+const report = (over: Partial<Report>): Report => ({
+  declarationVersion: 3,
+  owned: [],
+  drift: [],
+  errors: [],
+  skipped: [],
+  storeLost: false,
+  reconciledAt: new Date().toISOString(),
+  ...over,
+});
 
 describe("resourceStatuses", () => {
   const resources = ["a", "b", "c", "d", "e"].map(file);
   const latest = report({
-    owned: [{ id: "a", type: "file", digest: sha("a") }, { id: "b", type: "file", digest: sha("b") }],
+    owned: [
+      { id: "a", type: "file", digest: sha("a") },
+      { id: "b", type: "file", digest: sha("b") },
+    ],
     drift: [{ id: "b", type: "file", declared: sha("1"), observed: sha("2"), description: "content differs", corrected: false }],
     errors: [{ id: "c", message: "permission denied" }],
     skipped: [{ id: "d", reason: "c failed" }],
@@ -31,7 +43,10 @@ describe("resourceStatuses", () => {
     expect(resourceStatuses(resources, 1, null).every((s) => s.status === "pending")).toBe(true);
   });
   it("counts corrected drift as applied", () => {
-    const r = report({ owned: [{ id: "a", type: "file", digest: sha("a") }], drift: [{ id: "a", type: "file", declared: sha("1"), observed: sha("2"), description: "x", corrected: true }] });
+    const r = report({
+      owned: [{ id: "a", type: "file", digest: sha("a") }],
+      drift: [{ id: "a", type: "file", declared: sha("1"), observed: sha("2"), description: "x", corrected: true }],
+    });
     expect(resourceStatuses([file("a")], 3, r)[0]!.status).toBe("applied");
   });
 });

@@ -27,7 +27,8 @@ describe.each(testEngines())("revoke-offline policy on %s", (engine) => {
 
   const enrol = async (labels: Record<string, string>) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
   /** Puts the node in `state`, last seen `minutes` ago (null: never). */
   const offline = (id: string, minutes: number | null, state: "disconnected" | "enrolled" | "pending" = "disconnected") =>
@@ -37,11 +38,21 @@ describe.each(testEngines())("revoke-offline policy on %s", (engine) => {
       .where(eq(nodes.id, id));
   const stateOf = async (ids: string[]) =>
     Object.fromEntries((await deps.db.select({ id: nodes.id, state: nodes.state }).from(nodes).where(inArray(nodes.id, ids))).map((r) => [r.id, r.state]));
-  const policyEvents = () => deps.db.select().from(events).where(and(eq(events.action, "node.bulk-revoke"), eq(events.actor, "policy:revoke-offline")));
+  const policyEvents = () =>
+    deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.action, "node.bulk-revoke"), eq(events.actor, "policy:revoke-offline")));
   const web = (revokeOfflineAfter?: string | number | null) =>
     upsertRole(deps, {
       actor: "test",
-      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [], grants: [{ id: "db", provider: "postgres", path: "/etc/web.env" }], revokeOfflineAfter },
+      input: {
+        name: "web",
+        selector: { labels: { tier: "web" } },
+        resources: [],
+        grants: [{ id: "db", provider: "postgres", path: "/etc/web.env" }],
+        revokeOfflineAfter,
+      },
     });
 
   it("revokes only nodes disconnected past the smallest limit of their roles, once, audited, grants cut off at the provider", async () => {
@@ -99,7 +110,12 @@ describe.each(testEngines())("revoke-offline policy on %s", (engine) => {
     const data = audit[0]!.data as { nodeIds: string[]; grantsRevoked: number; rules: Array<{ roles: string[]; minutes: number; nodeIds: string[] }> };
     expect([...data.nodeIds].sort()).toEqual([past, twoRoles].sort());
     expect(data.grantsRevoked).toBe(2);
-    expect(data.rules).toEqual(expect.arrayContaining([{ roles: ["web"], minutes: 60, nodeIds: [past] }, { roles: ["fast"], minutes: 10, nodeIds: [twoRoles] }]));
+    expect(data.rules).toEqual(
+      expect.arrayContaining([
+        { roles: ["web"], minutes: 60, nodeIds: [past] },
+        { roles: ["fast"], minutes: 10, nodeIds: [twoRoles] },
+      ]),
+    );
 
     // The grants are cut off at the provider as a dashboard revoke's are (the settler's part).
     expect(await settleGrants(deps)).toBe(0);

@@ -48,7 +48,11 @@ interface PolicyRole {
  */
 async function lockDue(tx: DbOrTx, now: Date): Promise<Due[]> {
   const policy: PolicyRole[] = (
-    await tx.select({ name: roles.name, selector: roles.selector, minutes: roles.revokeOfflineMinutes }).from(roles).where(isNotNull(roles.revokeOfflineMinutes)).orderBy(roles.name)
+    await tx
+      .select({ name: roles.name, selector: roles.selector, minutes: roles.revokeOfflineMinutes })
+      .from(roles)
+      .where(isNotNull(roles.revokeOfflineMinutes))
+      .orderBy(roles.name)
   ).map((r) => ({ name: r.name, selector: Selector.parse(r.selector), minutes: r.minutes! }));
   if (policy.length === 0) return [];
   const smallest = Math.min(...policy.map((r) => r.minutes));

@@ -63,14 +63,28 @@ describe.each(testEngines())("role diff in the audit trail on %s", (engine) => {
 
     // Viewers read the trail too: the content diff is left out for them, as role.list redacts content.
     const asViewer = (await listEvents(deps, { action: "role.upsert", limit: 1 })).items[0]!.data as { diff: RoleChangeRecord };
-    expect(asViewer.diff.resources.changed.items[0]).toEqual({ id: "index", type: "file", subject: "path:/srv/index.html", fields: ["content", "mode"], contentHidden: true });
+    expect(asViewer.diff.resources.changed.items[0]).toEqual({
+      id: "index",
+      type: "file",
+      subject: "path:/srv/index.html",
+      fields: ["content", "mode"],
+      contentHidden: true,
+    });
     const asAdmin = (await listEvents(deps, { action: "role.upsert", limit: 1 }, { showContent: true })).items[0]!.data as { diff: RoleChangeRecord };
     expect(asAdmin.diff.resources.changed.items[0]!.content!.lines).toContain("+2");
   });
 
   it("caps the content diff at DIFF_BYTES per event, marked truncated", () => {
     const big = (c: string) => Array.from({ length: 200 }, (_, i) => `${c} line ${i} ${"-".repeat(60)}`).join("\n");
-    const file = (content: string) => ({ type: "file" as const, id: "big", path: "/big", content, encoding: "utf8" as const, mode: "0644", onDrift: "correct" as const });
+    const file = (content: string) => ({
+      type: "file" as const,
+      id: "big",
+      path: "/big",
+      content,
+      encoding: "utf8" as const,
+      mode: "0644",
+      onDrift: "correct" as const,
+    });
     const before = { selector: {}, resources: [file(big("a"))], grants: [], revokeOfflineAfter: null };
     const diff = roleChangeRecord(before as never, { ...before, resources: [file(big("b"))] } as never);
     const lines = diff.resources.changed.items[0]!.content!.lines;

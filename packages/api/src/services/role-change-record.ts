@@ -41,7 +41,11 @@ export interface RoleChangeRecord {
   created?: true;
   selector?: { before: unknown; after: unknown };
   revokeOfflineAfter?: { before: number | null; after: number | null };
-  resources: { added: Listed<{ id: string; type: string; subject: string }>; removed: Listed<{ id: string; type: string; subject: string }>; changed: Listed<ChangedResource> };
+  resources: {
+    added: Listed<{ id: string; type: string; subject: string }>;
+    removed: Listed<{ id: string; type: string; subject: string }>;
+    changed: Listed<ChangedResource>;
+  };
   grants?: { added: string[]; removed: string[]; changed: string[] };
   /** Something was left out to keep the event small (content lines or ids). */
   truncated?: true;

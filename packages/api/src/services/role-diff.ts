@@ -22,7 +22,8 @@ export function roleDiff(before: Role | null, after: Role | null): RoleDiff {
   const diffs = new Map<string, ContentDiff>();
   const resources = planChanges(before?.resources ?? [], after?.resources ?? [], diffs);
   const diff: RoleDiff = { resources, diffs: Object.fromEntries(diffs) };
-  if (canonicalJson(before?.selector ?? null) !== canonicalJson(after?.selector ?? null)) diff.selector = { before: before?.selector ?? null, after: after?.selector ?? null };
+  if (canonicalJson(before?.selector ?? null) !== canonicalJson(after?.selector ?? null))
+    diff.selector = { before: before?.selector ?? null, after: after?.selector ?? null };
   if (canonicalJson(before?.grants ?? []) !== canonicalJson(after?.grants ?? [])) diff.grants = { before: before?.grants ?? [], after: after?.grants ?? [] };
   const revoke = (r: Role | null) => r?.revokeOfflineAfter ?? null;
   if (revoke(before) !== revoke(after)) diff.revokeOfflineAfter = { before: revoke(before), after: revoke(after) };

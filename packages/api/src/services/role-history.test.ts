@@ -15,16 +15,20 @@ import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts"
 describe.each(testEngines())("role history on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
-  const caller = (role: "admin" | "viewer", who = "ada") => createCallerFactory(appRouter)({ ...deps, actor: `user:${who}`, role, user: null, publicUrl: "http://cp" });
+  const caller = (role: "admin" | "viewer", who = "ada") =>
+    createCallerFactory(appRouter)({ ...deps, actor: `user:${who}`, role, user: null, publicUrl: "http://cp" });
   const admin = () => caller("admin");
   // One database for the block: each test has its own role (its name, its file, its nodes' label).
   let name = "";
   const motd = (content: string) => [{ type: "file" as const, id: name, path: `/etc/${name}`, content, mode: "0644" }];
-  const save = (content: string, message?: string, selector: { labels: Record<string, string> } = { labels: { tier: name } }) => admin().role.upsert({ name, selector, resources: motd(content), message });
-  const fileOf = async (nodeId: string) => ((await currentDeclaration(deps.db, nodeId))!.resources as Array<{ id: string; content?: string }>).find((r) => r.id === name)?.content;
+  const save = (content: string, message?: string, selector: { labels: Record<string, string> } = { labels: { tier: name } }) =>
+    admin().role.upsert({ name, selector, resources: motd(content), message });
+  const fileOf = async (nodeId: string) =>
+    ((await currentDeclaration(deps.db, nodeId))!.resources as Array<{ id: string; content?: string }>).find((r) => r.id === name)?.content;
   const enrolled = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { tier: name } } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
   };
 
   it("lists versions newest first, a page at a time, naming who saved each and marking the current one", async () => {

@@ -34,7 +34,10 @@ export async function loadPinnedRoles(db: DbOrTx, pins: NodePins): Promise<Map<s
   if (wanted.size === 0) return new Map();
   const names = [...new Set([...wanted.values()].map((w) => w.name))];
   const versions = [...new Set([...wanted.values()].map((w) => w.version))];
-  const rows = await db.select().from(roleVersions).where(and(inArray(roleVersions.roleName, names), inArray(roleVersions.version, versions)));
+  const rows = await db
+    .select()
+    .from(roleVersions)
+    .where(and(inArray(roleVersions.roleName, names), inArray(roleVersions.version, versions)));
   const out = new Map<string, VersionedRole>();
   for (const r of rows) {
     const key = pinKey(r.roleName, r.version);

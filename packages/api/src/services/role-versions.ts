@@ -61,7 +61,13 @@ export const RoleVersionDetail = RoleVersionSummary.extend({
 
 export const RoleDiffInput = z.strictObject({ name: RoleName, from: VersionNumber, to: VersionNumber });
 
-const PlannedChangeOut = z.object({ id: z.string(), type: z.string(), subject: z.string(), action: z.enum(["create", "update", "remove"]), diff: z.string().optional() });
+const PlannedChangeOut = z.object({
+  id: z.string(),
+  type: z.string(),
+  subject: z.string(),
+  action: z.enum(["create", "update", "remove"]),
+  diff: z.string().optional(),
+});
 export const RoleDiffOutput = z.object({
   selector: z.object({ before: Selector.nullable(), after: Selector.nullable() }).optional(),
   grants: z.object({ before: z.array(GrantDeclaration), after: z.array(GrantDeclaration) }).optional(),
@@ -118,8 +124,19 @@ const summaryColumns = {
 };
 const actorJoin = sql`${actorNode.id} = case when ${roleVersions.actor} ~ '^node:[0-9a-f-]{36}$' then substr(${roleVersions.actor}, 6)::uuid end`;
 
-function summary(r: { version: number; actor: string; actorNodeName: string | null; message: string | null; createdAt: Date; resourceCount: number }, current: number | null) {
-  return { version: r.version, actor: r.actor, actorName: actorDisplayName(r.actor, r.actorNodeName), message: r.message, createdAt: r.createdAt, resources: r.resourceCount, current: r.version === current };
+function summary(
+  r: { version: number; actor: string; actorNodeName: string | null; message: string | null; createdAt: Date; resourceCount: number },
+  current: number | null,
+) {
+  return {
+    version: r.version,
+    actor: r.actor,
+    actorName: actorDisplayName(r.actor, r.actorNodeName),
+    message: r.message,
+    createdAt: r.createdAt,
+    resources: r.resourceCount,
+    current: r.version === current,
+  };
 }
 
 /** role.versions: newest first, keyset-paged on the version number (deep pages stay cheap). */
@@ -142,7 +159,14 @@ export async function listRoleVersions(deps: Pick<Deps, "db">, raw: ListRoleVers
 /** One version's full row, or NOT_FOUND naming it. */
 async function loadVersion(deps: Pick<Deps, "db">, name: string, version: number) {
   const [row] = await deps.db
-    .select({ ...summaryColumns, selector: roleVersions.selector, resources: roleVersions.resources, grants: roleVersions.grants, source: roleVersions.source, revokeOfflineMinutes: roleVersions.revokeOfflineMinutes })
+    .select({
+      ...summaryColumns,
+      selector: roleVersions.selector,
+      resources: roleVersions.resources,
+      grants: roleVersions.grants,
+      source: roleVersions.source,
+      revokeOfflineMinutes: roleVersions.revokeOfflineMinutes,
+    })
     .from(roleVersions)
     .leftJoin(actorNode, actorJoin)
     .where(and(eq(roleVersions.roleName, name), eq(roleVersions.version, version)));
@@ -194,7 +218,10 @@ export async function diffRoleVersions(deps: Pick<Deps, "db">, opts: { name: str
  * saved as a new version by upsertRole, so it is conflict-checked, compiled and rolled out like any
  * save (the role's rollout policy, or `rollout` for this save). A deleted role is made again.
  */
-export async function rollbackRole(deps: Deps, opts: { actor: string; name: string; version: number; message?: string | null; confirmConflicts?: boolean; rollout?: RolloutPolicyInput }) {
+export async function rollbackRole(
+  deps: Deps,
+  opts: { actor: string; name: string; version: number; message?: string | null; confirmConflicts?: boolean; rollout?: RolloutPolicyInput },
+) {
   const old = await loadVersion(deps, opts.name, opts.version);
   const result = await upsertRole(deps, {
     actor: opts.actor,
@@ -204,5 +231,12 @@ export async function rollbackRole(deps: Deps, opts: { actor: string; name: stri
     message: opts.message || `roll back to v${opts.version}`,
     rollout: opts.rollout,
   });
-  return { name: opts.name, rolledBackTo: opts.version, version: result.version, changed: result.changed, conflicts: result.conflicts, rollout: result.rollout?.id ?? null };
+  return {
+    name: opts.name,
+    rolledBackTo: opts.version,
+    version: result.version,
+    changed: result.changed,
+    conflicts: result.conflicts,
+    rollout: result.rollout?.id ?? null,
+  };
 }

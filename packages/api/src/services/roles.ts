@@ -31,7 +31,10 @@ export function authorSource(raw: unknown): RoleSource | null {
  * Every role; inline content is replaced by its sha256 and size unless the caller may see it
  * (admins), who also get `source`, the role as its author wrote it (null when not kept).
  */
-export async function listRoles(deps: Pick<Deps, "db">, opts: { showContent: boolean } = { showContent: false }): Promise<Array<Role & { version: number; source?: RoleSource | null; rolloutPolicy: RolloutPolicy | null }>> {
+export async function listRoles(
+  deps: Pick<Deps, "db">,
+  opts: { showContent: boolean } = { showContent: false },
+): Promise<Array<Role & { version: number; source?: RoleSource | null; rolloutPolicy: RolloutPolicy | null }>> {
   const rows = await deps.db.select().from(roles).orderBy(asc(roles.name));
   return rows.map(
     (r) =>
@@ -95,7 +98,14 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
     const proposed = { ...role, version: await nextRoleVersion(tx, role.name) };
     const check = await checkRoleOnFleet(tx, fleet, proposed, compiles);
     refuseNewConflicts(check, opts.confirmConflicts);
-    const { version, old } = await writeRoleVersion(tx, { actor: opts.actor, role, source: opts.source ?? null, message: opts.message ?? null, rolloutPolicy: storePolicy, check });
+    const { version, old } = await writeRoleVersion(tx, {
+      actor: opts.actor,
+      role,
+      source: opts.source ?? null,
+      message: opts.message ?? null,
+      rolloutPolicy: storePolicy,
+      check,
+    });
     const policy = override ?? (storePolicy !== undefined ? storePolicy : old?.rolloutPolicy ? RolloutPolicy.parse(old.rolloutPolicy) : null);
     let rollout: StartedRollout | null = null;
     if (policy?.mode === "staged") {
@@ -105,7 +115,11 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
       await dropPins(tx, role.name);
     }
     const saved = version === proposed.version ? proposed : { ...role, version };
-    const compiled = await recompileFleet(tx, { actor: opts.actor, grants: deps.grants }, { fleet: { ...fleet, roles: withRole(fleet.roles, saved) }, compiles });
+    const compiled = await recompileFleet(
+      tx,
+      { actor: opts.actor, grants: deps.grants },
+      { fleet: { ...fleet, roles: withRole(fleet.roles, saved) }, compiles },
+    );
     if (rollout) await markReleased(tx, rollout.id, 0);
     return { compiled, rollout, version };
   });

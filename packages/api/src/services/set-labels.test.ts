@@ -22,7 +22,8 @@ describe.skipIf(!process.env.DATABASE_URL)("setLabels against a concurrent edit 
 
   it("checks conflicts against the labels an edit committed while it waited, and refuses a conflict that is new against them", async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: {} } });
-    const id = (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+    const id = (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
+      .nodeId;
     await upsertRole(deps, { actor: "test", input: { name: "x", selector: { labels: { x: "1" } }, resources: [file("motd", "x\n")] } });
     await upsertRole(deps, { actor: "test", input: { name: "y", selector: { labels: { y: "1" } }, resources: [file("motd", "y\n")] } });
     // The node is in conflict, confirmed: an edit that keeps that conflict needs no confirmation.
@@ -46,7 +47,9 @@ describe.skipIf(!process.env.DATABASE_URL)("setLabels against a concurrent edit 
       (e: { code?: string }) => e.code,
     );
     for (let i = 0; i < 200; i++) {
-      const [{ waiting }] = (await deps.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) as unknown as [{ waiting: number }];
+      const [{ waiting }] = (await deps.db.execute(
+        sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      )) as unknown as [{ waiting: number }];
       if (waiting > 0) break;
       await new Promise((r) => setTimeout(r, 10));
     }

@@ -26,9 +26,18 @@ export async function setLabels(deps: Deps, opts: { actor: string; input: z.infe
     if (!locked) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
     const check = await checkConflicts(tx, { labels: [{ id: opts.input.id, labels: opts.input.labels }] });
     refuseNewConflicts(check, opts.input.confirmConflicts);
-    const [node] = await tx.update(nodes).set({ labels: opts.input.labels, updatedAt: sql`now()` }).where(eq(nodes.id, opts.input.id)).returning({ id: nodes.id, labels: nodes.labels });
+    const [node] = await tx
+      .update(nodes)
+      .set({ labels: opts.input.labels, updatedAt: sql`now()` })
+      .where(eq(nodes.id, opts.input.id))
+      .returning({ id: nodes.id, labels: nodes.labels });
     if (!node) throw new MeshError("NOT_FOUND", `no node with id ${opts.input.id}`);
-    await recordEvent(tx, { actor: opts.actor, action: "node.set-labels", nodeId: node.id, data: { labels: node.labels, ...(check.nodes > 0 ? { confirmedConflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles })) } : {}) } });
+    await recordEvent(tx, {
+      actor: opts.actor,
+      action: "node.set-labels",
+      nodeId: node.id,
+      data: { labels: node.labels, ...(check.nodes > 0 ? { confirmedConflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles })) } : {}) },
+    });
     const result = await recompileNode(tx, node.id, { roles: await loadRoles(tx), actor: opts.actor, grants: deps.grants });
     return { id: node.id, labels: node.labels, declaredVersion: result.version, conflicts: result.conflicts };
   });

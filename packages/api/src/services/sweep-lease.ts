@@ -19,7 +19,12 @@ export interface SweepWindow {
  * Runs `work` under the named lease; null when another instance holds it, when the last run (by any
  * instance) is younger than `minIntervalMs`, or when the lease row is missing (a sweep with no row never runs).
  */
-export async function withSweepLease<T>(db: DbOrTx, name: string, opts: { minIntervalMs?: number }, work: (tx: Tx, w: SweepWindow) => Promise<T>): Promise<T | null> {
+export async function withSweepLease<T>(
+  db: DbOrTx,
+  name: string,
+  opts: { minIntervalMs?: number },
+  work: (tx: Tx, w: SweepWindow) => Promise<T>,
+): Promise<T | null> {
   // Not due: known without locking the row (a lock marks the row: a write, every tick of every instance).
   if (opts.minIntervalMs) {
     const [last] = rowsOf<{ young: boolean }>(

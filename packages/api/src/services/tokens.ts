@@ -22,7 +22,18 @@ export async function listTokens(deps: Deps, raw: z.input<typeof ListTokensInput
     rows.map(async (t) => {
       const enrolled = await deps.db.select({ id: nodes.id, name: nodes.name }).from(nodes).where(eq(nodes.tokenId, t.id)).limit(20);
       const status: TokenStatus = t.revokedAt ? "revoked" : t.uses >= t.maxUses ? "used" : t.expiresAt <= now ? "expired" : "unused";
-      return { id: t.id, labels: t.labels, maxUses: t.maxUses, uses: t.uses, expiresAt: t.expiresAt, createdAt: t.createdAt, createdBy: t.createdBy, revokedAt: t.revokedAt, status, nodes: enrolled };
+      return {
+        id: t.id,
+        labels: t.labels,
+        maxUses: t.maxUses,
+        uses: t.uses,
+        expiresAt: t.expiresAt,
+        createdAt: t.createdAt,
+        createdBy: t.createdBy,
+        revokedAt: t.revokedAt,
+        status,
+        nodes: enrolled,
+      };
     }),
   );
   return { items, total: total?.n ?? 0 };

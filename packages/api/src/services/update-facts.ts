@@ -35,9 +35,15 @@ export interface FactsResult {
 }
 
 const always: AuditSlot = () => ({ suppressed: 0 });
-const withSuppressed = (data: Record<string, unknown>, slot: { suppressed: number }) => (slot.suppressed > 0 ? { ...data, suppressedEvents: slot.suppressed } : data);
+const withSuppressed = (data: Record<string, unknown>, slot: { suppressed: number }) =>
+  slot.suppressed > 0 ? { ...data, suppressedEvents: slot.suppressed } : data;
 
-export async function updateFacts(deps: Pick<Deps, "db" | "grants">, nodeId: string, facts: { profile: Profile; inventory: Inventory }, opts: UpdateFactsOptions = {}): Promise<FactsResult> {
+export async function updateFacts(
+  deps: Pick<Deps, "db" | "grants">,
+  nodeId: string,
+  facts: { profile: Profile; inventory: Inventory },
+  opts: UpdateFactsOptions = {},
+): Promise<FactsResult> {
   const audit = opts.audit ?? always;
   const inventoryHash = contentHash(facts.inventory);
   return deps.db.transaction(async (tx) => {
@@ -57,7 +63,13 @@ export async function updateFacts(deps: Pick<Deps, "db" | "grants">, nodeId: str
       // Once per distinct claim (and within the node's budget): a host repeating its claim adds nothing.
       const slot = audit("node.facts-refused", contentHash(claimed));
       if (slot) {
-        await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.facts-refused", nodeId, result: "refused", data: withSuppressed({ reason: "identity facts are pinned at enrolment", claimed }, slot) });
+        await recordEvent(tx, {
+          actor: `node:${nodeId}`,
+          action: "node.facts-refused",
+          nodeId,
+          result: "refused",
+          data: withSuppressed({ reason: "identity facts are pinned at enrolment", claimed }, slot),
+        });
         wrote = true;
       }
     }
@@ -69,7 +81,13 @@ export async function updateFacts(deps: Pick<Deps, "db" | "grants">, nodeId: str
       .set({ profile, inventory: facts.inventory, inventoryHash, hostVersion: profile.hostVersion, updatedAt: sql`now()` })
       .where(eq(nodes.id, nodeId));
     const slot = audit("node.facts");
-    if (slot) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.facts", nodeId, data: withSuppressed({ profileChanged, packages: facts.inventory.packages.length }, slot) });
+    if (slot)
+      await recordEvent(tx, {
+        actor: `node:${nodeId}`,
+        action: "node.facts",
+        nodeId,
+        data: withSuppressed({ profileChanged, packages: facts.inventory.packages.length }, slot),
+      });
     if (profileChanged && opts.recompile !== false) await recompileInTx(tx, deps, nodeId, audit);
     return { changed: true, profileChanged };
   });
@@ -92,7 +110,8 @@ async function recompileInTx(tx: DbOrTx, deps: Pick<Deps, "grants">, nodeId: str
   const left = before.filter((r) => !after.includes(r));
   if (entered.length > 0 || left.length > 0) {
     const slot = audit("node.roles-changed");
-    if (slot) await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.roles-changed", nodeId, data: withSuppressed({ cause: "facts", entered, left }, slot) });
+    if (slot)
+      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.roles-changed", nodeId, data: withSuppressed({ cause: "facts", entered, left }, slot) });
   }
   return true;
 }

@@ -62,10 +62,17 @@ export async function createUser(deps: Deps, opts: { actor: string; input: Creat
 
 export async function revokeUser(deps: Deps, opts: { actor: string; id: string }) {
   return deps.db.transaction(async (tx) => {
-    const [user] = await tx.select().from(users).where(and(eq(users.id, opts.id), isNull(users.revokedAt))).for("update");
+    const [user] = await tx
+      .select()
+      .from(users)
+      .where(and(eq(users.id, opts.id), isNull(users.revokedAt)))
+      .for("update");
     if (!user) throw new MeshError("NOT_FOUND", `no active user with id ${opts.id}`);
     if (user.role === "admin") {
-      const [others] = await tx.select({ n: count() }).from(users).where(and(eq(users.role, "admin"), isNull(users.revokedAt), ne(users.id, user.id)));
+      const [others] = await tx
+        .select({ n: count() })
+        .from(users)
+        .where(and(eq(users.role, "admin"), isNull(users.revokedAt), ne(users.id, user.id)));
       if (!others?.n) throw new MeshError("CONFLICT", "this is the last admin; create another admin first");
     }
     await tx.update(users).set({ revokedAt: new Date() }).where(eq(users.id, user.id));
@@ -83,7 +90,10 @@ export async function changeOwnPassword(deps: Deps, opts: { actor: string; user:
   if (!opts.user) throw new MeshError("FORBIDDEN", "only a user logged in to the dashboard has a password to change; API keys are rotated with apiKey.rotate");
   const input = ChangePasswordInput.parse(opts.input);
   const name = opts.user.name;
-  const [user] = await deps.db.select().from(users).where(and(eq(users.name, name), isNull(users.revokedAt)));
+  const [user] = await deps.db
+    .select()
+    .from(users)
+    .where(and(eq(users.name, name), isNull(users.revokedAt)));
   if (!user) throw new MeshError("UNAUTHORIZED", "your account no longer exists");
   const failureKey = `${user.id}:${opts.user.sessionIdHash}`;
   const attempt = currentPasswordFailures.attempt(failureKey);
@@ -100,7 +110,10 @@ export async function changeOwnPassword(deps: Deps, opts: { actor: string; user:
       .where(and(eq(users.id, user.id), eq(users.passwordHash, user.passwordHash), isNull(users.revokedAt)))
       .returning({ id: users.id });
     if (changed.length === 0) throw new MeshError("CONFLICT", "your password was changed meanwhile; log in again");
-    const ended = await tx.delete(sessions).where(and(eq(sessions.user, name), ne(sessions.idHash, keep))).returning({ idHash: sessions.idHash });
+    const ended = await tx
+      .delete(sessions)
+      .where(and(eq(sessions.user, name), ne(sessions.idHash, keep)))
+      .returning({ idHash: sessions.idHash });
     await recordEvent(tx, { actor: opts.actor, action: "user.change-password", target: userActor(name), data: { sessionsEnded: ended.length } });
     return { changed: true, sessionsEnded: ended.length };
   });
@@ -111,7 +124,11 @@ export async function setUserPassword(deps: Deps, opts: { actor: string; input: 
   const input = SetPasswordInput.parse(opts.input);
   const passwordHash = await hashPassword(input.password);
   return deps.db.transaction(async (tx) => {
-    const [user] = await tx.update(users).set({ passwordHash }).where(and(eq(users.id, input.id), isNull(users.revokedAt))).returning({ id: users.id, name: users.name });
+    const [user] = await tx
+      .update(users)
+      .set({ passwordHash })
+      .where(and(eq(users.id, input.id), isNull(users.revokedAt)))
+      .returning({ id: users.id, name: users.name });
     if (!user) throw new MeshError("NOT_FOUND", `no active user with id ${input.id}`);
     const ended = await tx.delete(sessions).where(eq(sessions.user, user.name)).returning({ idHash: sessions.idHash });
     await recordEvent(tx, { actor: opts.actor, action: "user.set-password", target: userActor(user.name), data: { sessionsEnded: ended.length } });

@@ -10,7 +10,13 @@ import { roleChangeRecord, type RoleSnapshot } from "./role-change-record";
 import type { ConflictCheck } from "./check-conflicts";
 
 /** A role_versions row as the role it is: the whole role, its revoke-offline policy too. */
-export function roleOfVersionRow(row: { roleName: string; selector: unknown; resources: unknown; grants: unknown; revokeOfflineMinutes?: number | null }): Role {
+export function roleOfVersionRow(row: {
+  roleName: string;
+  selector: unknown;
+  resources: unknown;
+  grants: unknown;
+  revokeOfflineMinutes?: number | null;
+}): Role {
   return Role.parse({
     name: row.roleName,
     selector: row.selector,
@@ -25,7 +31,10 @@ export function roleOfVersionRow(row: { roleName: string; selector: unknown; res
  * (a role deleted and made again goes on counting). The compiler lock held by the caller orders saves.
  */
 export async function nextRoleVersion(tx: DbOrTx, name: string): Promise<number> {
-  const [row] = await tx.select({ last: sql<number | null>`max(${roleVersions.version})` }).from(roleVersions).where(eq(roleVersions.roleName, name));
+  const [row] = await tx
+    .select({ last: sql<number | null>`max(${roleVersions.version})` })
+    .from(roleVersions)
+    .where(eq(roleVersions.roleName, name));
   return (row?.last ?? 0) + 1;
 }
 
@@ -50,7 +59,12 @@ export async function writeRoleVersion(tx: DbOrTx, input: WriteRoleVersionInput)
   const keepPolicy = input.rolloutPolicy === undefined ? {} : { rolloutPolicy: input.rolloutPolicy };
   const revokeOfflineMinutes = role.revokeOfflineAfter ?? null;
   const before: RoleSnapshot | null = old
-    ? { selector: old.selector, resources: old.resources as RoleSnapshot["resources"], grants: (old.grants ?? []) as RoleSnapshot["grants"], revokeOfflineAfter: old.revokeOfflineMinutes ?? null }
+    ? {
+        selector: old.selector,
+        resources: old.resources as RoleSnapshot["resources"],
+        grants: (old.grants ?? []) as RoleSnapshot["grants"],
+        revokeOfflineAfter: old.revokeOfflineMinutes ?? null,
+      }
     : null;
   const diff = roleChangeRecord(before, { selector: role.selector, resources: role.resources, grants: role.grants, revokeOfflineAfter: revokeOfflineMinutes });
   const row = { selector: role.selector, resources: role.resources, grants: role.grants, source: input.source ?? null, revokeOfflineMinutes, version };
@@ -59,7 +73,17 @@ export async function writeRoleVersion(tx: DbOrTx, input: WriteRoleVersionInput)
     .values({ name: role.name, ...row, ...keepPolicy })
     .onConflictDoUpdate({ target: roles.name, set: { ...row, updatedAt: sql`now()`, ...keepPolicy } });
   // Every save is a new immutable version (issue 14), committed with the role and its compile.
-  await tx.insert(roleVersions).values({ roleName: role.name, version, selector: role.selector, resources: role.resources, grants: role.grants, source: input.source ?? null, revokeOfflineMinutes, message: input.message, actor: input.actor });
+  await tx.insert(roleVersions).values({
+    roleName: role.name,
+    version,
+    selector: role.selector,
+    resources: role.resources,
+    grants: role.grants,
+    source: input.source ?? null,
+    revokeOfflineMinutes,
+    message: input.message,
+    actor: input.actor,
+  });
   await recordEvent(tx, {
     actor: input.actor,
     action: "role.upsert",
@@ -69,7 +93,9 @@ export async function writeRoleVersion(tx: DbOrTx, input: WriteRoleVersionInput)
       resources: role.resources.length,
       diff,
       ...(input.eventData ?? {}),
-      ...(check.nodes > 0 ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } } : {}),
+      ...(check.nodes > 0
+        ? { confirmedConflicts: { nodes: check.nodes, conflicts: check.conflicts.map((c) => ({ key: c.key, roles: c.roles, nodes: c.nodes })) } }
+        : {}),
     },
   });
   return { version, old };

@@ -5,8 +5,20 @@ import type { Inventory, Profile } from "@mesh/protocol";
 
 export function testProfile(machineId: string, over: Partial<Profile> = {}): Profile {
   return {
-    hostname: "h-" + machineId.slice(0, 4), os: "debian", osRelease: "Debian 12", osVersionId: "12", kernel: "6.1", arch: "x86_64",
-    cpus: 2, memoryBytes: 1, diskBytes: 1, initSystem: "systemd", packageManager: "dpkg", machineId, hostVersion: "0.1.0", ...over,
+    hostname: "h-" + machineId.slice(0, 4),
+    os: "debian",
+    osRelease: "Debian 12",
+    osVersionId: "12",
+    kernel: "6.1",
+    arch: "x86_64",
+    cpus: 2,
+    memoryBytes: 1,
+    diskBytes: 1,
+    initSystem: "systemd",
+    packageManager: "dpkg",
+    machineId,
+    hostVersion: "0.1.0",
+    ...over,
   };
 }
 

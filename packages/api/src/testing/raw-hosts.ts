@@ -45,7 +45,9 @@ export async function enrolRawHosts(deps: Deps, count: number): Promise<RawHost[
 export async function openRawLink(base: string, host: RawHost, declarationVersion = 1, headers: Record<string, string> = {}): Promise<WebSocket> {
   const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
   const signature = sign(null, Buffer.from(challengeMessage(host.nodeId, nonce)), host.privateKey).toString("base64");
-  const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion, hostVersion: "0.1.0" })).toString("base64url");
+  const auth = Buffer.from(JSON.stringify({ type: "auth", nodeId: host.nodeId, nonce, signature, declarationVersion, hostVersion: "0.1.0" })).toString(
+    "base64url",
+  );
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(base.replace("http", "ws") + AGENT_PATH, { headers: { ...headers, [AUTH_HEADER]: auth }, perMessageDeflate: false });
     ws.once("open", () => resolve(ws));
@@ -58,7 +60,7 @@ export function sendReport(ws: WebSocket, seq: number, report: Report): Promise<
   return new Promise((resolve) => {
     const onMessage = (data: WebSocket.RawData) => {
       const frame = JSON.parse(String(data));
-      if (frame.type === "ack" && frame.seq === seq) (ws.off("message", onMessage), resolve(frame.seq));
+      if (frame.type === "ack" && frame.seq === seq) ws.off("message", onMessage), resolve(frame.seq);
     };
     ws.on("message", onMessage);
     ws.send(JSON.stringify({ type: "report", seq, report }));

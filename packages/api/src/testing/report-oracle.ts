@@ -20,12 +20,20 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
     const [latest] = await tx.select({ hash: latestReports.hash }).from(latestReports).where(eq(latestReports.nodeId, nodeId)).for("update");
     if (latest?.hash === hash) {
       if ((opts.carriedDrift?.length ?? 0) > 0 && opts.driftEvent !== false) {
-        await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift) });
+        await recordEvent(tx, {
+          actor: `node:${nodeId}`,
+          action: "node.drift",
+          nodeId,
+          data: driftSummary({ ...report, drift: [] }, opts.suppressedDriftEvents, opts.carriedDrift),
+        });
       }
       return false;
     }
     const body = reportBody(report);
-    await tx.insert(reportBodies).values({ hash: body.hash, body: JSON.parse(body.json) }).onConflictDoNothing();
+    await tx
+      .insert(reportBodies)
+      .values({ hash: body.hash, body: JSON.parse(body.json) })
+      .onConflictDoNothing();
     const parts = {
       declarationVersion: report.declarationVersion,
       hash,
@@ -40,11 +48,18 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
       .values(row)
       .onConflictDoUpdate({ target: latestReports.nodeId, set: { ...parts, receivedAt: sql`now()` } });
     await tx.insert(reportHistory).values(row);
-    const keep = tx.select({ id: reportHistory.id }).from(reportHistory).where(eq(reportHistory.nodeId, nodeId)).orderBy(desc(reportHistory.id)).limit(REPORT_HISTORY_PER_NODE);
+    const keep = tx
+      .select({ id: reportHistory.id })
+      .from(reportHistory)
+      .where(eq(reportHistory.nodeId, nodeId))
+      .orderBy(desc(reportHistory.id))
+      .limit(REPORT_HISTORY_PER_NODE);
     const [oldestKept] = await tx.select({ id: sql<number>`min(k.id)` }).from(keep.as("k"));
     if (oldestKept?.id) await tx.delete(reportHistory).where(and(eq(reportHistory.nodeId, nodeId), lt(reportHistory.id, Number(oldestKept.id))));
     const asks = report.storeLost || report.storeGeneration !== undefined;
-    const [before] = asks ? await tx.select({ storeLost: nodes.storeLost, storeGeneration: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)).for("update") : [];
+    const [before] = asks
+      ? await tx.select({ storeLost: nodes.storeLost, storeGeneration: nodes.storeGeneration }).from(nodes).where(eq(nodes.id, nodeId)).for("update")
+      : [];
     const next = nextStoreGeneration(Number(before?.storeGeneration ?? 0), report);
     if (next.behind) opts.storeBehind?.(Number(before!.storeGeneration));
     const storeLost = report.storeLost || next.behind;
@@ -62,7 +77,12 @@ export async function recordReportOneByOne(deps: Pick<Deps, "db">, nodeId: strin
       })
       .where(eq(nodes.id, nodeId));
     if ((report.drift.length > 0 || (opts.carriedDrift?.length ?? 0) > 0) && opts.driftEvent !== false) {
-      await recordEvent(tx, { actor: `node:${nodeId}`, action: "node.drift", nodeId, data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift) });
+      await recordEvent(tx, {
+        actor: `node:${nodeId}`,
+        action: "node.drift",
+        nodeId,
+        data: driftSummary(report, opts.suppressedDriftEvents, opts.carriedDrift),
+      });
     }
     if (storeLost && before && !before.storeLost) {
       const slot = opts.storeLostEvent ? opts.storeLostEvent() : { suppressed: 0 };

@@ -25,7 +25,9 @@ export const alertDeliveries = pgTable(
   "alert_deliveries",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    webhookId: uuid("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
+    webhookId: uuid("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
     event: text("event").notNull(),
     /** The exact bytes sent (and signed), the same on every attempt. */
     body: text("body").notNull(),
@@ -35,14 +37,19 @@ export const alertDeliveries = pgTable(
     nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("alert_deliveries_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`), index("alert_deliveries_webhook_idx").on(t.webhookId, t.id)],
+  (t) => [
+    index("alert_deliveries_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index("alert_deliveries_webhook_idx").on(t.webhookId, t.id),
+  ],
 );
 
 export const alertAttempts = pgTable(
   "alert_attempts",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    deliveryId: bigint("delivery_id", { mode: "number" }).notNull().references(() => alertDeliveries.id, { onDelete: "cascade" }),
+    deliveryId: bigint("delivery_id", { mode: "number" })
+      .notNull()
+      .references(() => alertDeliveries.id, { onDelete: "cascade" }),
     webhookId: uuid("webhook_id").notNull(),
     event: text("event").notNull(),
     at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),

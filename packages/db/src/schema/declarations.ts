@@ -14,9 +14,13 @@ export const declarationBodies = pgTable("declaration_bodies", {
 export const declarations = pgTable(
   "declarations",
   {
-    nodeId: uuid("node_id").notNull().references(() => nodes.id, { onDelete: "cascade" }),
+    nodeId: uuid("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
     version: integer("version").notNull(),
-    hash: text("hash").notNull().references(() => declarationBodies.hash),
+    hash: text("hash")
+      .notNull()
+      .references(() => declarationBodies.hash),
     roles: jsonb("roles").$type<string[]>().notNull().default([]),
     /** The role versions that made it: { role name: version } (issue 14). */
     roleVersions: jsonb("role_versions").$type<Record<string, number>>().notNull().default({}),

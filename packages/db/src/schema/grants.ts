@@ -7,7 +7,9 @@ export const grants = pgTable(
   "grants",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    nodeId: uuid("node_id").notNull().references(() => nodes.id, { onDelete: "cascade" }),
+    nodeId: uuid("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
     /** The grant's id in the role that declares it. */
     grantId: text("grant_id").notNull(),
     provider: text("provider").notNull(),

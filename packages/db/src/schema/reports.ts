@@ -27,7 +27,9 @@ const reportColumns = () => ({
 });
 
 export const latestReports = pgTable("latest_reports", {
-  nodeId: uuid("node_id").primaryKey().references(() => nodes.id, { onDelete: "cascade" }),
+  nodeId: uuid("node_id")
+    .primaryKey()
+    .references(() => nodes.id, { onDelete: "cascade" }),
   ...reportColumns(),
 });
 
@@ -35,7 +37,9 @@ export const reportHistory = pgTable(
   "report_history",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    nodeId: uuid("node_id").notNull().references(() => nodes.id, { onDelete: "cascade" }),
+    nodeId: uuid("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
     ...reportColumns(),
   },
   (t) => [index("report_history_node_idx").on(t.nodeId, t.id)],

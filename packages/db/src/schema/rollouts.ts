@@ -35,14 +35,21 @@ export const rollouts = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
   },
-  (t) => [index("rollouts_role_idx").on(t.roleName, t.createdAt), index("rollouts_active_idx").on(t.state).where(sql`${t.state} in ('running', 'paused', 'halted')`)],
+  (t) => [
+    index("rollouts_role_idx").on(t.roleName, t.createdAt),
+    index("rollouts_active_idx").on(t.state).where(sql`${t.state} in ('running', 'paused', 'halted')`),
+  ],
 );
 
 export const rolloutNodes = pgTable(
   "rollout_nodes",
   {
-    rolloutId: uuid("rollout_id").notNull().references(() => rollouts.id, { onDelete: "cascade" }),
-    nodeId: uuid("node_id").notNull().references(() => nodes.id, { onDelete: "cascade" }),
+    rolloutId: uuid("rollout_id")
+      .notNull()
+      .references(() => rollouts.id, { onDelete: "cascade" }),
+    nodeId: uuid("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
     wave: integer("wave").notNull(),
     /** The version of the role the node had when the rollout reached it (its pin, else the rollout's from_version). */
     fromVersion: integer("from_version").notNull(),
@@ -60,12 +67,18 @@ export const rolloutNodes = pgTable(
 export const rolePins = pgTable(
   "role_pins",
   {
-    nodeId: uuid("node_id").notNull().references(() => nodes.id, { onDelete: "cascade" }),
+    nodeId: uuid("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
     roleName: text("role_name").notNull(),
     version: integer("version").notNull(),
     rolloutId: uuid("rollout_id").references(() => rollouts.id, { onDelete: "set null" }),
   },
-  (t) => [primaryKey({ columns: [t.nodeId, t.roleName], name: "role_pins_pk" }), index("role_pins_role_idx").on(t.roleName), index("role_pins_rollout_idx").on(t.rolloutId)],
+  (t) => [
+    primaryKey({ columns: [t.nodeId, t.roleName], name: "role_pins_pk" }),
+    index("role_pins_role_idx").on(t.roleName),
+    index("role_pins_rollout_idx").on(t.rolloutId),
+  ],
 );
 
 /** One row ("rollouts"): the instance that runs rollouts until expiresAt, renewed every tick. */

@@ -15,7 +15,11 @@ export default async function AccountPage() {
         You are <strong>{me.name}</strong> ({me.role}); the audit trail names you <code className="font-mono">{me.actor}</code>.
       </p>
       <Section title="Password">
-        {me.hasPassword ? <ChangePasswordForm /> : <p className="text-sm text-slate-700">API keys have no password: an admin rotates them on the Users &amp; keys page.</p>}
+        {me.hasPassword ? (
+          <ChangePasswordForm />
+        ) : (
+          <p className="text-sm text-slate-700">API keys have no password: an admin rotates them on the Users &amp; keys page.</p>
+        )}
       </Section>
     </Shell>
   );

@@ -20,7 +20,8 @@ export default async function AlertsPage() {
     <Shell me={me}>
       <h1 className="mb-1 text-2xl font-semibold">Alerts</h1>
       <p className="mb-4 text-sm text-slate-700">
-        Webhooks get a signed POST (<code>x-mesh-signature: sha256=</code>HMAC of the body with the webhook&apos;s secret) when something happens; many nodes at once are one delivery listing them. Failed deliveries are retried with backoff.
+        Webhooks get a signed POST (<code>x-mesh-signature: sha256=</code>HMAC of the body with the webhook&apos;s secret) when something happens; many nodes at
+        once are one delivery listing them. Failed deliveries are retried with backoff.
       </p>
       <Section title="Webhooks">
         <WebhooksPanel />

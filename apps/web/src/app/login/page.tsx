@@ -9,7 +9,8 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
       <form action="/api/auth/login" method="post" className="w-full max-w-sm space-y-4 rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
         <h1 className="text-xl font-semibold">Log in to Mesh</h1>
         <p className="text-sm text-slate-700">
-          The first admin is <span className="font-mono">admin</span>, with the password set by MESH_ADMIN_PASSWORD or printed by the control plane at its first start.
+          The first admin is <span className="font-mono">admin</span>, with the password set by MESH_ADMIN_PASSWORD or printed by the control plane at its first
+          start.
         </p>
         <div className="space-y-1">
           <label htmlFor="name" className="block text-sm font-medium">
@@ -29,7 +30,10 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
             {error === "limited" ? "Too many attempts: wait a few minutes." : "Wrong password."}
           </p>
         )}
-        <button type="submit" className="w-full rounded-md bg-slate-900 px-4 py-2 text-sm font-medium text-white hover:bg-slate-700 focus-visible:ring-2 focus-visible:ring-sky-500">
+        <button
+          type="submit"
+          className="w-full rounded-md bg-slate-900 px-4 py-2 text-sm font-medium text-white hover:bg-slate-700 focus-visible:ring-2 focus-visible:ring-sky-500"
+        >
           Log in
         </button>
       </form>

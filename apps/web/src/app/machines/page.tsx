@@ -21,7 +21,9 @@ export default async function MachinesPage() {
   return (
     <Shell me={me}>
       <h1 className="mb-1 text-2xl font-semibold">Add machines</h1>
-      <p className="mb-4 text-sm text-slate-700">A token enrols a machine that has mesh-host installed. Tokens are single-use unless you say otherwise, and expire.</p>
+      <p className="mb-4 text-sm text-slate-700">
+        A token enrols a machine that has mesh-host installed. Tokens are single-use unless you say otherwise, and expire.
+      </p>
       <div className="space-y-4">
         <ArtifactStatusNote status={artifacts} />
         {isAdmin ? (
@@ -32,7 +34,11 @@ export default async function MachinesPage() {
           <p className="rounded-md border border-slate-200 bg-white p-4 text-sm text-slate-700">You are a viewer: an admin issues tokens.</p>
         )}
         <Section title="Install with apt">
-          <AptInstall status={aptStatus} commands={aptCommands} missingMessage={aptStatus.missing.programs.length > 0 ? missingToolsMessage(aptStatus.missing) : null} />
+          <AptInstall
+            status={aptStatus}
+            commands={aptCommands}
+            missingMessage={aptStatus.missing.programs.length > 0 ? missingToolsMessage(aptStatus.missing) : null}
+          />
         </Section>
         <Section title="Tokens">
           <TokenList canEdit={isAdmin} />

@@ -34,14 +34,34 @@ export function ApiKeysPanel() {
           Create API key
         </Button>
       </form>
-      {create.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(create.error)}</p>}
-      {revoke.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(revoke.error)}</p>}
-      {rotate.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(rotate.error)}</p>}
+      {create.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(create.error)}
+        </p>
+      )}
+      {revoke.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(revoke.error)}
+        </p>
+      )}
+      {rotate.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(rotate.error)}
+        </p>
+      )}
       {shown && (
         <div aria-live="polite" className="space-y-2 rounded-md border border-emerald-200 bg-emerald-50 p-3 text-sm">
-          <p>Key <strong>{shown.name}</strong> ({shown.role}) {shown.verb}. It is shown only now: copy it.</p>
+          <p>
+            Key <strong>{shown.name}</strong> ({shown.role}) {shown.verb}. It is shown only now: copy it.
+          </p>
           <div className="flex items-start gap-2">
-            <code data-testid="api-key" tabIndex={0} className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300 focus-visible:ring-2 focus-visible:ring-sky-500">{shown.key}</code>
+            <code
+              data-testid="api-key"
+              tabIndex={0}
+              className="block flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-emerald-300 focus-visible:ring-2 focus-visible:ring-sky-500"
+            >
+              {shown.key}
+            </code>
             <CopyButton text={shown.key} label="Copy the API key" />
           </div>
         </div>
@@ -58,14 +78,20 @@ export function ApiKeysPanel() {
           <tbody className="divide-y divide-slate-100">
             {keys.data.items.map((k) => (
               <tr key={k.id} data-testid="api-key-row">
-                <td className="px-2 py-1"><span className="font-medium">{k.name}</span> <span className="font-mono text-xs text-slate-600">meshk_{k.id}.…</span></td>
+                <td className="px-2 py-1">
+                  <span className="font-medium">{k.name}</span> <span className="font-mono text-xs text-slate-600">meshk_{k.id}.…</span>
+                </td>
                 <td className="px-2 py-1">{k.role}</td>
                 <CallerStatusCells createdAt={k.createdAt} createdBy={k.createdBy} revokedAt={k.revokedAt} />
                 <td className="space-x-2 whitespace-nowrap px-2 py-1 text-right">
                   {!k.revokedAt && (
                     <>
-                      <Button aria-label={`Rotate API key ${k.name}`} disabled={rotate.isPending} onClick={() => rotate.mutate({ id: k.id })}>Rotate</Button>
-                      <Button aria-label={`Revoke API key ${k.name}`} onClick={() => revoke.mutate({ id: k.id })}>Revoke</Button>
+                      <Button aria-label={`Rotate API key ${k.name}`} disabled={rotate.isPending} onClick={() => rotate.mutate({ id: k.id })}>
+                        Rotate
+                      </Button>
+                      <Button aria-label={`Revoke API key ${k.name}`} onClick={() => revoke.mutate({ id: k.id })}>
+                        Revoke
+                      </Button>
                     </>
                   )}
                 </td>

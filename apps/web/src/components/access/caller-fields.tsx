@@ -21,7 +21,9 @@ export function RoleField({ value, onChange }: { value: CallerRole; onChange: (r
 export function CallerStatusCells({ createdAt, createdBy, revokedAt }: { createdAt: Date | string; createdBy: string; revokedAt: Date | string | null }) {
   return (
     <>
-      <td className="px-2 py-1 text-slate-700"><RelativeTime at={createdAt} /> by {createdBy}</td>
+      <td className="px-2 py-1 text-slate-700">
+        <RelativeTime at={createdAt} /> by {createdBy}
+      </td>
       <td className="px-2 py-1">{revokedAt ? <span className="text-rose-700">revoked</span> : "active"}</td>
     </>
   );

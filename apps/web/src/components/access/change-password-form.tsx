@@ -25,27 +25,61 @@ export function ChangePasswordForm() {
     >
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
         Current password
-        <input type="password" value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} required autoComplete="current-password" className={fieldClass} />
+        <input
+          type="password"
+          value={currentPassword}
+          onChange={(e) => setCurrentPassword(e.target.value)}
+          required
+          autoComplete="current-password"
+          className={fieldClass}
+        />
       </label>
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
         New password (10+ characters)
-        <input type="password" value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required minLength={10} autoComplete="new-password" className={fieldClass} />
+        <input
+          type="password"
+          value={newPassword}
+          onChange={(e) => setNewPassword(e.target.value)}
+          required
+          minLength={10}
+          autoComplete="new-password"
+          className={fieldClass}
+        />
       </label>
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
         New password again
-        <input type="password" value={repeated} onChange={(e) => setRepeated(e.target.value)} required minLength={10} autoComplete="new-password" aria-invalid={mismatch} className={fieldClass} />
+        <input
+          type="password"
+          value={repeated}
+          onChange={(e) => setRepeated(e.target.value)}
+          required
+          minLength={10}
+          autoComplete="new-password"
+          aria-invalid={mismatch}
+          className={fieldClass}
+        />
       </label>
-      {mismatch && <p role="alert" className="text-sm text-rose-700">The two new passwords differ.</p>}
+      {mismatch && (
+        <p role="alert" className="text-sm text-rose-700">
+          The two new passwords differ.
+        </p>
+      )}
       <div>
         <Button type="submit" kind="primary" disabled={change.isPending || mismatch}>
           Change password
         </Button>
       </div>
-      {change.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(change.error)}</p>}
+      {change.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(change.error)}
+        </p>
+      )}
       {change.isSuccess && (
         <p role="status" className="text-sm text-emerald-800">
           Password changed.{" "}
-          {change.data.sessionsEnded > 0 ? `Your ${change.data.sessionsEnded === 1 ? "other session has" : `${change.data.sessionsEnded} other sessions have`} ended.` : "You had no other sessions."}
+          {change.data.sessionsEnded > 0
+            ? `Your ${change.data.sessionsEnded === 1 ? "other session has" : `${change.data.sessionsEnded} other sessions have`} ended.`
+            : "You had no other sessions."}
         </p>
       )}
     </form>

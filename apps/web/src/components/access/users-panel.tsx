@@ -33,14 +33,30 @@ export function UsersPanel({ me }: { me: string }) {
         <RoleField value={role} onChange={setRole} />
         <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
           Password (10+ characters)
-          <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={10} autoComplete="new-password" className={fieldClass} />
+          <input
+            type="password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            required
+            minLength={10}
+            autoComplete="new-password"
+            className={fieldClass}
+          />
         </label>
         <Button type="submit" kind="primary" disabled={create.isPending}>
           Create user
         </Button>
       </form>
-      {create.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(create.error)}</p>}
-      {revoke.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(revoke.error)}</p>}
+      {create.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(create.error)}
+        </p>
+      )}
+      {revoke.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(revoke.error)}
+        </p>
+      )}
       {editing && (
         <form
           aria-label={`Set the password of ${editing.name}`}
@@ -49,15 +65,33 @@ export function UsersPanel({ me }: { me: string }) {
         >
           <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
             New password for {editing.name} (10+ characters)
-            <input type="password" value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required minLength={10} autoComplete="new-password" className={fieldClass} />
+            <input
+              type="password"
+              value={newPassword}
+              onChange={(e) => setNewPassword(e.target.value)}
+              required
+              minLength={10}
+              autoComplete="new-password"
+              className={fieldClass}
+            />
           </label>
-          <Button type="submit" kind="primary" disabled={setUserPassword.isPending}>Set password</Button>
+          <Button type="submit" kind="primary" disabled={setUserPassword.isPending}>
+            Set password
+          </Button>
           <Button onClick={() => (setEditing(null), setNewPassword(""))}>Cancel</Button>
           <p className="w-full text-xs text-slate-600">Every session of {editing.name} ends; tell them the new password another way.</p>
         </form>
       )}
-      {setUserPassword.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(setUserPassword.error)}</p>}
-      {setUserPassword.isSuccess && !editing && <p role="status" className="text-sm text-emerald-800">Password set; {setUserPassword.data.sessionsEnded} session(s) ended.</p>}
+      {setUserPassword.isError && (
+        <p role="alert" className="text-sm text-rose-700">
+          {errorMessage(setUserPassword.error)}
+        </p>
+      )}
+      {setUserPassword.isSuccess && !editing && (
+        <p role="status" className="text-sm text-emerald-800">
+          Password set; {setUserPassword.data.sessionsEnded} session(s) ended.
+        </p>
+      )}
       {users.isPending ? (
         <LoadingState />
       ) : users.isError ? (
@@ -74,8 +108,15 @@ export function UsersPanel({ me }: { me: string }) {
                 <td className="space-x-2 whitespace-nowrap px-2 py-1 text-right">
                   {!u.revokedAt && u.name !== me && (
                     <>
-                      <Button aria-label={`Set password of user ${u.name}`} onClick={() => (setEditing({ id: u.id, name: u.name }), setNewPassword(""), setUserPassword.reset())}>Set password</Button>
-                      <Button aria-label={`Revoke user ${u.name}`} onClick={() => revoke.mutate({ id: u.id })}>Revoke</Button>
+                      <Button
+                        aria-label={`Set password of user ${u.name}`}
+                        onClick={() => (setEditing({ id: u.id, name: u.name }), setNewPassword(""), setUserPassword.reset())}
+                      >
+                        Set password
+                      </Button>
+                      <Button aria-label={`Revoke user ${u.name}`} onClick={() => revoke.mutate({ id: u.id })}>
+                        Revoke
+                      </Button>
                     </>
                   )}
                 </td>

@@ -25,7 +25,9 @@ export function DeliveryLog({ id, name }: { id: string; name: string }) {
                   <RelativeTime at={a.at} />
                 </td>
                 <td className="px-2 py-1">{a.event}</td>
-                <td className={`px-2 py-1 font-medium ${a.ok ? "text-emerald-800" : "text-rose-800"}`}>{a.ok ? `delivered (${a.httpStatus})` : a.httpStatus ? `failed (${a.httpStatus})` : "failed"}</td>
+                <td className={`px-2 py-1 font-medium ${a.ok ? "text-emerald-800" : "text-rose-800"}`}>
+                  {a.ok ? `delivered (${a.httpStatus})` : a.httpStatus ? `failed (${a.httpStatus})` : "failed"}
+                </td>
                 <td className="px-2 py-1 text-slate-700">{a.error ?? ""}</td>
               </tr>
             ))}

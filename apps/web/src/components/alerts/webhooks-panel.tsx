@@ -31,7 +31,9 @@ export function WebhooksPanel() {
   const [events, setEvents] = useState<EventId[]>(["offline", "failing"]);
   const [minutes, setMinutes] = useState("10");
   const [shown, setShown] = useState<{ name: string; secret: string } | null>(null);
-  const create = useMutation(trpc.alert.create.mutationOptions({ onSuccess: (w) => (setShown({ name: w.name, secret: w.secret }), setName(""), setUrl(""), refresh()) }));
+  const create = useMutation(
+    trpc.alert.create.mutationOptions({ onSuccess: (w) => (setShown({ name: w.name, secret: w.secret }), setName(""), setUrl(""), refresh()) }),
+  );
   const remove = useMutation(trpc.alert.delete.mutationOptions({ onSettled: refresh }));
   const toggle = useMutation(trpc.alert.setEnabled.mutationOptions({ onSettled: refresh }));
   const test = useMutation(trpc.alert.test.mutationOptions());
@@ -44,11 +46,28 @@ export function WebhooksPanel() {
         <div className="flex flex-wrap items-end gap-2">
           <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
             Name
-            <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} placeholder="on-call" autoComplete="off" className={fieldClass} />
+            <input
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              required
+              maxLength={64}
+              placeholder="on-call"
+              autoComplete="off"
+              className={fieldClass}
+            />
           </label>
           <label className="flex min-w-64 flex-1 flex-col gap-1 text-xs font-medium text-slate-700">
             URL
-            <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required maxLength={2048} placeholder="https://hooks.example.com/mesh" autoComplete="off" className={fieldClass} />
+            <input
+              type="url"
+              value={url}
+              onChange={(e) => setUrl(e.target.value)}
+              required
+              maxLength={2048}
+              placeholder="https://hooks.example.com/mesh"
+              autoComplete="off"
+              className={fieldClass}
+            />
           </label>
         </div>
         <fieldset className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
@@ -104,9 +123,7 @@ export function WebhooksPanel() {
                     {h.name} {!h.enabled && <span className="text-xs text-slate-600">(disabled)</span>}
                   </p>
                   <p className="truncate font-mono text-xs text-slate-600">{h.url}</p>
-                  <p className="text-xs text-slate-700">
-                    {h.events.map((e) => (e === "offline" ? `offline > ${h.offlineMinutes} min` : e)).join(", ")}
-                  </p>
+                  <p className="text-xs text-slate-700">{h.events.map((e) => (e === "offline" ? `offline > ${h.offlineMinutes} min` : e)).join(", ")}</p>
                 </div>
                 <div className="space-x-2 whitespace-nowrap">
                   <Button aria-label={`Send test to webhook ${h.name}`} disabled={test.isPending} onClick={() => test.mutate({ id: h.id })}>

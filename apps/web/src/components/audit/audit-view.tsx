@@ -67,9 +67,18 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
     const next = q.size ? `${pathname}?${q}` : pathname;
     if (next !== `${window.location.pathname}${window.location.search}`) router.replace(next, { scroll: false });
   }, [a, ac, n, from, to, pathname, router]);
-  const filter = { ...(a ? { actor: a } : {}), ...(ac ? { action: ac } : {}), ...(UUID.test(n) ? { nodeId: n } : {}), ...(range.since ? { since: range.since } : {}), ...(range.until ? { until: range.until } : {}) };
+  const filter = {
+    ...(a ? { actor: a } : {}),
+    ...(ac ? { action: ac } : {}),
+    ...(UUID.test(n) ? { nodeId: n } : {}),
+    ...(range.since ? { since: range.since } : {}),
+    ...(range.until ? { until: range.until } : {}),
+  };
   const events = useQuery(
-    trpc.event.list.queryOptions({ limit: 50, ...(before ? { before } : {}), ...filter }, { refetchInterval: before ? false : 5000, placeholderData: keepPreviousData, enabled: !range.invalid }),
+    trpc.event.list.queryOptions(
+      { limit: 50, ...(before ? { before } : {}), ...filter },
+      { refetchInterval: before ? false : 5000, placeholderData: keepPreviousData, enabled: !range.invalid },
+    ),
   );
   const exportCsv = async () => {
     setExporting("Exporting…");
@@ -81,7 +90,11 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
       link.download = `mesh-audit-${new Date().toISOString().slice(0, 10)}.csv`;
       link.click();
       URL.revokeObjectURL(url);
-      setExporting(out.truncated ? `Exported the newest ${out.rows.toLocaleString("en")} events; narrow the range for the rest.` : `Exported ${out.rows.toLocaleString("en")} events.`);
+      setExporting(
+        out.truncated
+          ? `Exported the newest ${out.rows.toLocaleString("en")} events; narrow the range for the rest.`
+          : `Exported ${out.rows.toLocaleString("en")} events.`,
+      );
     } catch (err) {
       setExporting(`Export failed: ${(err as Error).message}`);
     }
@@ -100,7 +113,13 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
         </label>
         <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
           Node id
-          <input value={node} onChange={(e) => (setNode(e.target.value), reset())} placeholder="uuid" aria-invalid={!!n && !UUID.test(n)} className={`${field} w-80 max-w-full`} />
+          <input
+            value={node}
+            onChange={(e) => (setNode(e.target.value), reset())}
+            placeholder="uuid"
+            aria-invalid={!!n && !UUID.test(n)}
+            className={`${field} w-80 max-w-full`}
+          />
         </label>
         <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
           From
@@ -114,9 +133,21 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
           Export CSV
         </Button>
       </form>
-      {n && !UUID.test(n) ? <p role="alert" className="text-sm text-rose-700">The node id is not a valid id: it filters nothing until it is.</p> : null}
-      {range.invalid ? <p role="alert" className="text-sm text-rose-700">{range.invalid}</p> : null}
-      {exporting ? <p role="status" className="text-sm text-slate-700">{exporting}</p> : null}
+      {n && !UUID.test(n) ? (
+        <p role="alert" className="text-sm text-rose-700">
+          The node id is not a valid id: it filters nothing until it is.
+        </p>
+      ) : null}
+      {range.invalid ? (
+        <p role="alert" className="text-sm text-rose-700">
+          {range.invalid}
+        </p>
+      ) : null}
+      {exporting ? (
+        <p role="status" className="text-sm text-slate-700">
+          {exporting}
+        </p>
+      ) : null}
       {range.invalid ? null : events.isPending ? (
         <LoadingState label="Loading events…" />
       ) : events.isError ? (
@@ -124,33 +155,62 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
       ) : events.data.items.length === 0 ? (
         <EmptyState>No event matches.</EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Events (scrolls sideways)">
+        <div
+          className="overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500"
+          tabIndex={0}
+          role="region"
+          aria-label="Events (scrolls sideways)"
+        >
           <table className="min-w-full text-sm">
-            <ColumnHeads names={["When", "Actor", "Action", "Node / target", "Result", "Data"]} cell="px-3 py-2" className="bg-slate-50 text-left text-slate-700" />
+            <ColumnHeads
+              names={["When", "Actor", "Action", "Node / target", "Result", "Data"]}
+              cell="px-3 py-2"
+              className="bg-slate-50 text-left text-slate-700"
+            />
             <tbody className="divide-y divide-slate-100">
               {events.data.items.map((e) => {
                 const diff = roleDiffOf(e.action, e.data);
                 return (
                   <Fragment key={e.id}>
                     <tr data-testid="event-row">
-                      <td className="whitespace-nowrap px-3 py-2 text-slate-700"><RelativeTime at={e.at} /></td>
+                      <td className="whitespace-nowrap px-3 py-2 text-slate-700">
+                        <RelativeTime at={e.at} />
+                      </td>
                       <td className="px-3 py-2">
-                        <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>{e.actorName ? `${e.actorName} (host)` : e.actor}</button>
+                        <button type="button" className="underline-offset-2 hover:underline" title={e.actor} onClick={() => (setActor(e.actor), reset())}>
+                          {e.actorName ? `${e.actorName} (host)` : e.actor}
+                        </button>
                       </td>
                       <td className="px-3 py-2 font-mono">
-                        <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>{e.action}</button>
+                        <button type="button" className="underline-offset-2 hover:underline" onClick={() => (setAction(e.action), reset())}>
+                          {e.action}
+                        </button>
                       </td>
                       <td className="px-3 py-2">
-                        {e.nodeId ? <Link prefetch={false} href={`/nodes/${e.nodeId}`} className="underline">{e.nodeName ?? e.nodeId.slice(0, 8)}</Link> : <span className="font-mono text-slate-700">{e.target ?? ""}</span>}
+                        {e.nodeId ? (
+                          <Link prefetch={false} href={`/nodes/${e.nodeId}`} className="underline">
+                            {e.nodeName ?? e.nodeId.slice(0, 8)}
+                          </Link>
+                        ) : (
+                          <span className="font-mono text-slate-700">{e.target ?? ""}</span>
+                        )}
                       </td>
                       <td className={`px-3 py-2 ${e.result === "ok" ? "text-slate-700" : "font-medium text-rose-700"}`}>{e.result}</td>
                       <td className="max-w-xs px-3 py-2 font-mono text-xs text-slate-600">
                         {diff ? (
-                          <button type="button" aria-expanded={open.has(e.id)} aria-controls={`diff-${e.id}`} className="font-sans text-sm text-slate-800 underline" onClick={() => toggle(e.id)}>
+                          <button
+                            type="button"
+                            aria-expanded={open.has(e.id)}
+                            aria-controls={`diff-${e.id}`}
+                            className="font-sans text-sm text-slate-800 underline"
+                            onClick={() => toggle(e.id)}
+                          >
                             {open.has(e.id) ? "Hide" : "Show"} the change to {String((e.data as { name?: unknown }).name ?? "the role")}
                           </button>
                         ) : (
-                          <span className="block truncate" title={JSON.stringify(e.data)}>{JSON.stringify(e.data)}</span>
+                          <span className="block truncate" title={JSON.stringify(e.data)}>
+                            {JSON.stringify(e.data)}
+                          </span>
                         )}
                       </td>
                     </tr>
@@ -169,8 +229,12 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
         </div>
       )}
       <nav aria-label="Event pages" className="flex gap-2">
-        <Button disabled={pages.length === 0} onClick={() => setPages(pages.slice(0, -1))}>Newer</Button>
-        <Button disabled={!events.data?.nextBefore} onClick={() => events.data?.nextBefore && setPages([...pages, events.data.nextBefore])}>Older</Button>
+        <Button disabled={pages.length === 0} onClick={() => setPages(pages.slice(0, -1))}>
+          Newer
+        </Button>
+        <Button disabled={!events.data?.nextBefore} onClick={() => events.data?.nextBefore && setPages([...pages, events.data.nextBefore])}>
+          Older
+        </Button>
       </nav>
     </div>
   );

@@ -56,7 +56,8 @@ function Resources({ title, list, sign }: { title: string; list: Listed<Brief>; 
 
 export function RoleDiffView({ diff }: { diff: RoleDiffData }) {
   const { added, removed, changed } = diff.resources;
-  const nothing = !diff.created && !diff.selector && !diff.revokeOfflineAfter && !diff.grants && !added.items.length && !removed.items.length && !changed.items.length;
+  const nothing =
+    !diff.created && !diff.selector && !diff.revokeOfflineAfter && !diff.grants && !added.items.length && !removed.items.length && !changed.items.length;
   return (
     <div data-testid="role-diff" className="space-y-2 text-xs">
       {diff.created ? <p className="font-medium">New role.</p> : null}

@@ -31,7 +31,17 @@ async function resolveIds(client: Client, selection: BulkSelection): Promise<str
   return [...ids];
 }
 
-export function BulkActionsDialog({ action, selection, onClose, onDone }: { action: BulkAction | null; selection: BulkSelection; onClose: () => void; onDone: () => void }) {
+export function BulkActionsDialog({
+  action,
+  selection,
+  onClose,
+  onDone,
+}: {
+  action: BulkAction | null;
+  selection: BulkSelection;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -63,7 +73,10 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
   const n = ids ? ids.length : selectedCount(selection);
   const what = `${n} node${n === 1 ? "" : "s"}`;
   const parsedSet = setText.trim() ? parseLabels(setText) : { labels: {} };
-  const removeKeys = removeText.split(/[,\s]+/).map((k) => k.trim()).filter(Boolean);
+  const removeKeys = removeText
+    .split(/[,\s]+/)
+    .map((k) => k.trim())
+    .filter(Boolean);
 
   const run = useMutation({
     mutationFn: async (confirmConflicts?: boolean): Promise<string> => {
@@ -72,7 +85,12 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
       if (action === "retire") return `${(await client.node.bulkRetire.mutate({ ids })).nodes} retiring.`;
       if (action === "revoke") return `${(await client.node.bulkRevoke.mutate({ ids })).nodes} revoked.`;
       if (!("labels" in parsedSet)) throw new Error(parsedSet.error);
-      const r = await client.node.bulkSetLabels.mutate({ ids, set: parsedSet.labels, remove: removeKeys, ...(confirmConflicts ? { confirmConflicts: true } : {}) });
+      const r = await client.node.bulkSetLabels.mutate({
+        ids,
+        set: parsedSet.labels,
+        remove: removeKeys,
+        ...(confirmConflicts ? { confirmConflicts: true } : {}),
+      });
       return `Labels changed on ${r.nodes} node${r.nodes === 1 ? "" : "s"}; ${r.changed} got a new declaration${r.conflicts.length ? `; ${r.conflicts.length} in conflict` : ""}.`;
     },
     onSuccess: (text) => {
@@ -93,7 +111,11 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
     !run.isPending &&
     ids !== null &&
     ids.length > 0 &&
-    (action === "revoke" ? typed.trim() === String(ids.length) : action === "labels" ? "labels" in parsedSet && (Object.keys(parsedSet.labels).length > 0 || removeKeys.length > 0) : true);
+    (action === "revoke"
+      ? typed.trim() === String(ids.length)
+      : action === "labels"
+        ? "labels" in parsedSet && (Object.keys(parsedSet.labels).length > 0 || removeKeys.length > 0)
+        : true);
 
   return (
     <Dialog open={action !== null} onClose={close} title={action ? `${TITLES[action]} ${what}?` : ""}>
@@ -116,16 +138,20 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
             The {what} that matched when this opened: the action applies to exactly these.
           </p>
         )}
-        {action === "reconcile" && <p className="text-sm text-slate-700">Each host that is linked runs one reconcile of its declaration now and reports; the others are counted.</p>}
+        {action === "reconcile" && (
+          <p className="text-sm text-slate-700">Each host that is linked runs one reconcile of its declaration now and reports; the others are counted.</p>
+        )}
         {action === "retire" && (
           <p className="text-sm text-slate-700">
-            Each host will remove everything Mesh put on its machine, report that it owns nothing, and leave the mesh. Their credentials and grants are then revoked.
+            Each host will remove everything Mesh put on its machine, report that it owns nothing, and leave the mesh. Their credentials and grants are then
+            revoked.
           </p>
         )}
         {action === "revoke" && (
           <>
             <p className="text-sm text-slate-700">
-              For lost machines: their credentials and every grant are revoked at once and their links are closed. What they run stays as it is; Mesh cannot switch a machine off.
+              For lost machines: their credentials and every grant are revoked at once and their links are closed. What they run stays as it is; Mesh cannot
+              switch a machine off.
             </p>
             <label className="block text-sm font-medium">
               Type <span className="font-mono">{n}</span> (the number of nodes) to confirm
@@ -137,7 +163,13 @@ export function BulkActionsDialog({ action, selection, onClose, onDone }: { acti
           <>
             <label className="block text-sm font-medium">
               Set (key=value, comma separated)
-              <input value={setText} onChange={(e) => setSetText(e.target.value)} placeholder="tier=web, zone=a" aria-invalid={"error" in parsedSet} className={inputClass} />
+              <input
+                value={setText}
+                onChange={(e) => setSetText(e.target.value)}
+                placeholder="tier=web, zone=a"
+                aria-invalid={"error" in parsedSet}
+                className={inputClass}
+              />
             </label>
             {"error" in parsedSet && <p className="text-sm text-rose-700">{parsedSet.error}</p>}
             <label className="block text-sm font-medium">

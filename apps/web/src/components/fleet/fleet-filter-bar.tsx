@@ -31,7 +31,12 @@ export function FleetFilterBar({
       </label>
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-700">
         State
-        <select value={view.state} onChange={(e) => set({ state: e.target.value })} aria-invalid={!!errors.state} className={`${inputClass} ${errors.state ? invalid : valid}`}>
+        <select
+          value={view.state}
+          onChange={(e) => set({ state: e.target.value })}
+          aria-invalid={!!errors.state}
+          className={`${inputClass} ${errors.state ? invalid : valid}`}
+        >
           <option value="">any</option>
           {FLEET_STATES.map((s) => (
             <option key={s} value={s}>
@@ -86,7 +91,11 @@ export function FleetFilterBar({
       {anyError ? (
         <span className="px-1 py-1.5 text-sm text-slate-600">Export CSV (fix the filter first)</span>
       ) : (
-        <a data-testid="export-csv" href={exportHref} className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-medium text-slate-900 hover:border-slate-500">
+        <a
+          data-testid="export-csv"
+          href={exportHref}
+          className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-medium text-slate-900 hover:border-slate-500"
+        >
           Export CSV
         </a>
       )}

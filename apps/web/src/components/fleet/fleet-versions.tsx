@@ -9,7 +9,8 @@ export function FleetVersions({
   const failed = !refused && node.appliedVersion === node.declaredVersion && (node.errorCount > 0 || node.skippedCount > 0);
   return (
     <span className="tabular-nums">
-      v{node.declaredVersion} / <span className={node.appliedVersion === node.declaredVersion && !failed ? "" : "font-medium text-amber-900"}>v{node.appliedVersion}</span>
+      v{node.declaredVersion} /{" "}
+      <span className={node.appliedVersion === node.declaredVersion && !failed ? "" : "font-medium text-amber-900"}>v{node.appliedVersion}</span>
       {refused && (
         <span data-testid="version-failure" className="ml-1.5 text-xs font-medium text-rose-800">
           v{node.rejectedVersion} refused

@@ -30,7 +30,17 @@ export type FleetCounts = Outputs["node"]["counts"];
 const STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 type Sort = FleetSort;
 
-export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VIEW, canEdit = false }: { initialList: FleetList; initialCounts: FleetCounts; initialView?: View; canEdit?: boolean }) {
+export function FleetView({
+  initialList,
+  initialCounts,
+  initialView = DEFAULT_VIEW,
+  canEdit = false,
+}: {
+  initialList: FleetList;
+  initialCounts: FleetCounts;
+  initialView?: View;
+  canEdit?: boolean;
+}) {
   const trpc = useTRPC();
   // Bulk actions (admins): nodes picked one by one, or all that match the filter.
   const [picked, setPicked] = useState<Set<string>>(new Set());
@@ -85,9 +95,15 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
   };
   const header = (s: Sort, text: string) => (
     <th scope="col" className="px-3 py-2 font-medium" aria-sort={sort === s ? (order === "asc" ? "ascending" : "descending") : "none"}>
-      <button type="button" onClick={() => sortBy(s)} className="inline-flex items-center gap-1 rounded hover:text-slate-900 focus-visible:ring-2 focus-visible:ring-sky-500">
+      <button
+        type="button"
+        onClick={() => sortBy(s)}
+        className="inline-flex items-center gap-1 rounded hover:text-slate-900 focus-visible:ring-2 focus-visible:ring-sky-500"
+      >
         {text}
-        <span aria-hidden className="text-xs">{sort === s ? (order === "asc" ? "▲" : "▼") : "↕"}</span>
+        <span aria-hidden className="text-xs">
+          {sort === s ? (order === "asc" ? "▲" : "▼") : "↕"}
+        </span>
       </button>
     </th>
   );
@@ -105,7 +121,9 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
   };
   const pageIds = list.data?.items.map((n) => n.id) ?? [];
   const pageSelected = pageIds.length > 0 && pageIds.every((id) => allMatching || picked.has(id));
-  const togglePage = () => (setAllMatching(false), setPicked(pageSelected ? new Set([...picked].filter((id) => !pageIds.includes(id))) : new Set([...picked, ...pageIds])));
+  const togglePage = () => (
+    setAllMatching(false), setPicked(pageSelected ? new Set([...picked].filter((id) => !pageIds.includes(id))) : new Set([...picked, ...pageIds]))
+  );
   const checkbox = (id: string, name: string) => (
     <input type="checkbox" aria-label={`Select ${name}`} checked={allMatching || picked.has(id)} onChange={() => toggle(id)} className="h-4 w-4" />
   );
@@ -131,9 +149,9 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
 
       {(c?.byState.pending ?? 0) > 0 && state !== "pending" && (
         <p role="alert" data-testid="pending-banner" className="rounded-md border border-violet-200 bg-violet-50 p-3 text-sm text-violet-900">
-          {c!.byState.pending === 1 ? "A machine" : `${c!.byState.pending} machines`} enrolled claiming to be a node that is already in the mesh, without its key (a lost
-          state directory, a reinstall, or someone else). Nothing is sent to {c!.byState.pending === 1 ? "it" : "them"} until an admin approves or rejects the claim on the
-          node&apos;s page.{" "}
+          {c!.byState.pending === 1 ? "A machine" : `${c!.byState.pending} machines`} enrolled claiming to be a node that is already in the mesh, without its
+          key (a lost state directory, a reinstall, or someone else). Nothing is sent to {c!.byState.pending === 1 ? "it" : "them"} until an admin approves or
+          rejects the claim on the node&apos;s page.{" "}
           <button type="button" className="font-medium underline" onClick={() => setState("pending")}>
             Show claims
           </button>
@@ -196,7 +214,11 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
         <EmptyState>
           {isDefault ? (
             <>
-              No machines yet. <Link href="/machines" className="underline">Issue a token</Link> and run the command it shows on a machine with mesh-host installed.
+              No machines yet.{" "}
+              <Link href="/machines" className="underline">
+                Issue a token
+              </Link>{" "}
+              and run the command it shows on a machine with mesh-host installed.
             </>
           ) : (
             "No node matches these filters."
@@ -204,113 +226,129 @@ export function FleetView({ initialList, initialCounts, initialView = DEFAULT_VI
         </EmptyState>
       ) : (
         <>
-        {/* On a phone: one card per node, the figures that matter first. */}
-        <ul aria-label="Nodes" className="space-y-2 md:hidden">
-          {list.data.items.map((n) => (
-            <li key={n.id} data-testid="fleet-card" className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
-              <div className="flex items-center justify-between gap-2">
-                {canEdit && checkbox(n.id, n.name)}
-                <FleetNodeName node={n} />
-                {n.state === "pending" && <span className="rounded bg-violet-100 px-1.5 text-xs text-violet-900">awaiting approval</span>}
-                <span className="inline-flex gap-1">
-                  <HealthBadge health={n.health} />
-                  <StateBadge state={n.state} />
-                </span>
-              </div>
-              <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-slate-700">
-                <FleetVersions node={n} />
-                {n.driftCount > 0 && <span className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900">{n.driftCount} drifted</span>}
-                <span>
-                  seen <RelativeTime at={n.lastSeenAt} />
-                </span>
-                <span>
-                  checked <RelativeTime at={n.lastCheckedAt} />
-                </span>
-                <span>
-                  changed <RelativeTime at={n.lastChangedAt} />
-                </span>
-                {n.roles?.length ? <span>roles: {n.roles.join(", ")}</span> : null}
-              </div>
-              <div className="mt-2">
-                <LabelChips labels={n.labels} />
-              </div>
-            </li>
-          ))}
-        </ul>
-        <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500 md:block" tabIndex={0} role="region" aria-label="Nodes table (scrolls sideways)">
-          <table className="min-w-full text-sm">
-            <caption className="sr-only">Nodes, page {page + 1}</caption>
-            <thead className="bg-slate-50 text-left text-slate-700">
-              <tr>
-                {canEdit && (
-                  <th scope="col" className="w-8 px-3 py-2">
-                    <input type="checkbox" aria-label="Select every node on this page" checked={pageSelected} onChange={togglePage} className="h-4 w-4" />
-                  </th>
-                )}
-                {header("name", "Name")}
-                {header("health", "Health")}
-                {header("state", "State")}
-                <th scope="col" className="px-3 py-2 font-medium">Labels</th>
-                <th scope="col" className="px-3 py-2 font-medium">Roles</th>
-                <th scope="col" className="px-3 py-2 font-medium">Declared / applied</th>
-                {header("driftCount", "Drift")}
-                {header("lastSeenAt", "Last seen")}
-                {header("lastCheckedAt", "Last checked")}
-                {header("lastChangedAt", "Last changed")}
-                {header("hostVersion", "Host")}
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {list.data.items.map((n) => (
-                <tr key={n.id} data-testid="fleet-row" className="hover:bg-slate-50">
-                  {canEdit && <td className="px-3 py-2">{checkbox(n.id, n.name)}</td>}
-                  <td className="px-3 py-2">
-                    <FleetNodeName node={n} />
-                    {n.storeLost && <span className="ml-2 rounded bg-rose-100 px-1.5 text-xs text-rose-800">store lost</span>}
-                    {n.state === "pending" && <span className="ml-2 rounded bg-violet-100 px-1.5 text-xs text-violet-900">claims a live node: awaiting approval</span>}
-                  </td>
-                  <td className="px-3 py-2">
+          {/* On a phone: one card per node, the figures that matter first. */}
+          <ul aria-label="Nodes" className="space-y-2 md:hidden">
+            {list.data.items.map((n) => (
+              <li key={n.id} data-testid="fleet-card" className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
+                <div className="flex items-center justify-between gap-2">
+                  {canEdit && checkbox(n.id, n.name)}
+                  <FleetNodeName node={n} />
+                  {n.state === "pending" && <span className="rounded bg-violet-100 px-1.5 text-xs text-violet-900">awaiting approval</span>}
+                  <span className="inline-flex gap-1">
                     <HealthBadge health={n.health} />
-                    {n.conflictCount > 0 && (
-                      <span data-testid="conflict-count" className="ml-1 text-xs text-orange-900">
-                        {n.conflictCount} conflict{n.conflictCount === 1 ? "" : "s"}
-                      </span>
-                    )}
-                  </td>
-                  <td className="px-3 py-2">
                     <StateBadge state={n.state} />
-                  </td>
-                  <td className="px-3 py-2">
-                    <LabelChips labels={n.labels} />
-                  </td>
-                  <td className="px-3 py-2 text-slate-700">{n.roles?.length ? n.roles.join(", ") : <span className="text-slate-500">none</span>}</td>
-                  <td className="px-3 py-2">
-                    <FleetVersions node={n} />
-                  </td>
-                  <td className="px-3 py-2">
-                    {n.driftCount > 0 ? (
-                      <span data-testid="drift-badge" className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900 ring-1 ring-amber-200">
-                        {n.driftCount} drifted
-                      </span>
-                    ) : (
-                      <span className="text-slate-500">none</span>
-                    )}
-                  </td>
-                  <td className="px-3 py-2 text-slate-700">
-                    <RelativeTime at={n.lastSeenAt} />
-                  </td>
-                  <td className="px-3 py-2 text-slate-700">
-                    <RelativeTime at={n.lastCheckedAt} />
-                  </td>
-                  <td className="px-3 py-2 text-slate-700">
-                    <RelativeTime at={n.lastChangedAt} />
-                  </td>
-                  <td className="px-3 py-2 font-mono text-xs text-slate-700">{n.hostVersion ?? "–"}</td>
+                  </span>
+                </div>
+                <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-slate-700">
+                  <FleetVersions node={n} />
+                  {n.driftCount > 0 && <span className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900">{n.driftCount} drifted</span>}
+                  <span>
+                    seen <RelativeTime at={n.lastSeenAt} />
+                  </span>
+                  <span>
+                    checked <RelativeTime at={n.lastCheckedAt} />
+                  </span>
+                  <span>
+                    changed <RelativeTime at={n.lastChangedAt} />
+                  </span>
+                  {n.roles?.length ? <span>roles: {n.roles.join(", ")}</span> : null}
+                </div>
+                <div className="mt-2">
+                  <LabelChips labels={n.labels} />
+                </div>
+              </li>
+            ))}
+          </ul>
+          <div
+            className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white focus-visible:ring-2 focus-visible:ring-sky-500 md:block"
+            tabIndex={0}
+            role="region"
+            aria-label="Nodes table (scrolls sideways)"
+          >
+            <table className="min-w-full text-sm">
+              <caption className="sr-only">Nodes, page {page + 1}</caption>
+              <thead className="bg-slate-50 text-left text-slate-700">
+                <tr>
+                  {canEdit && (
+                    <th scope="col" className="w-8 px-3 py-2">
+                      <input type="checkbox" aria-label="Select every node on this page" checked={pageSelected} onChange={togglePage} className="h-4 w-4" />
+                    </th>
+                  )}
+                  {header("name", "Name")}
+                  {header("health", "Health")}
+                  {header("state", "State")}
+                  <th scope="col" className="px-3 py-2 font-medium">
+                    Labels
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium">
+                    Roles
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium">
+                    Declared / applied
+                  </th>
+                  {header("driftCount", "Drift")}
+                  {header("lastSeenAt", "Last seen")}
+                  {header("lastCheckedAt", "Last checked")}
+                  {header("lastChangedAt", "Last changed")}
+                  {header("hostVersion", "Host")}
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {list.data.items.map((n) => (
+                  <tr key={n.id} data-testid="fleet-row" className="hover:bg-slate-50">
+                    {canEdit && <td className="px-3 py-2">{checkbox(n.id, n.name)}</td>}
+                    <td className="px-3 py-2">
+                      <FleetNodeName node={n} />
+                      {n.storeLost && <span className="ml-2 rounded bg-rose-100 px-1.5 text-xs text-rose-800">store lost</span>}
+                      {n.state === "pending" && (
+                        <span className="ml-2 rounded bg-violet-100 px-1.5 text-xs text-violet-900">claims a live node: awaiting approval</span>
+                      )}
+                    </td>
+                    <td className="px-3 py-2">
+                      <HealthBadge health={n.health} />
+                      {n.conflictCount > 0 && (
+                        <span data-testid="conflict-count" className="ml-1 text-xs text-orange-900">
+                          {n.conflictCount} conflict{n.conflictCount === 1 ? "" : "s"}
+                        </span>
+                      )}
+                    </td>
+                    <td className="px-3 py-2">
+                      <StateBadge state={n.state} />
+                    </td>
+                    <td className="px-3 py-2">
+                      <LabelChips labels={n.labels} />
+                    </td>
+                    <td className="px-3 py-2 text-slate-700">{n.roles?.length ? n.roles.join(", ") : <span className="text-slate-500">none</span>}</td>
+                    <td className="px-3 py-2">
+                      <FleetVersions node={n} />
+                    </td>
+                    <td className="px-3 py-2">
+                      {n.driftCount > 0 ? (
+                        <span
+                          data-testid="drift-badge"
+                          className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900 ring-1 ring-amber-200"
+                        >
+                          {n.driftCount} drifted
+                        </span>
+                      ) : (
+                        <span className="text-slate-500">none</span>
+                      )}
+                    </td>
+                    <td className="px-3 py-2 text-slate-700">
+                      <RelativeTime at={n.lastSeenAt} />
+                    </td>
+                    <td className="px-3 py-2 text-slate-700">
+                      <RelativeTime at={n.lastCheckedAt} />
+                    </td>
+                    <td className="px-3 py-2 text-slate-700">
+                      <RelativeTime at={n.lastChangedAt} />
+                    </td>
+                    <td className="px-3 py-2 font-mono text-xs text-slate-700">{n.hostVersion ?? "–"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
 

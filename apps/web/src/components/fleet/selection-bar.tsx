@@ -20,7 +20,12 @@ export function SelectionBar({
 }) {
   const n = selectedCount(selection);
   return (
-    <div role="region" aria-label="Selected nodes" data-testid="selection-bar" className="flex flex-wrap items-center gap-2 rounded-lg border border-sky-200 bg-sky-50 p-2 text-sm">
+    <div
+      role="region"
+      aria-label="Selected nodes"
+      data-testid="selection-bar"
+      className="flex flex-wrap items-center gap-2 rounded-lg border border-sky-200 bg-sky-50 p-2 text-sm"
+    >
       <span className="font-medium" aria-live="polite">
         {selection.kind === "matching" ? `All ${n} matching node${n === 1 ? "" : "s"} selected` : `${n} node${n === 1 ? "" : "s"} selected`}
       </span>

@@ -19,8 +19,8 @@ export function AptInstall({ status, commands, missingMessage }: { status: AptSt
   return (
     <div className="space-y-3 text-sm text-slate-700">
       <p>
-        Debian and Ubuntu machines can install mesh-host from this control plane&apos;s own apt repository, so that <code>apt</code> and <code>dpkg</code> know it and upgrade it. The
-        repository is signed with a key made by this control plane; apt refuses any index or package that does not match it. As root:
+        Debian and Ubuntu machines can install mesh-host from this control plane&apos;s own apt repository, so that <code>apt</code> and <code>dpkg</code> know
+        it and upgrade it. The repository is signed with a key made by this control plane; apt refuses any index or package that does not match it. As root:
       </p>
       <Command step="1. Trust the repository's key" text={commands.key} />
       <Command step="2. Add the repository" text={commands.source} />
@@ -28,16 +28,18 @@ export function AptInstall({ status, commands, missingMessage }: { status: AptSt
         <>
           <Command step="3. Let apt reach this control plane" text={commands.transport} />
           <p className="text-xs text-slate-600">
-            This control plane&apos;s certificate is checked by its pin, which apt cannot do. The key in step 1 is fetched pinned, and apt checks every file against the signed index,
-            whose <code>Valid-Until</code> stops an old copy from being replayed, so apt is told not to check this one host&apos;s certificate. With a certificate from a CA the
-            machine trusts, leave this step out.
+            This control plane&apos;s certificate is checked by its pin, which apt cannot do. The key in step 1 is fetched pinned, and apt checks every file
+            against the signed index, whose <code>Valid-Until</code> stops an old copy from being replayed, so apt is told not to check this one host&apos;s
+            certificate. With a certificate from a CA the machine trusts, leave this step out.
           </p>
         </>
       )}
       <Command step={`${commands.transport ? 4 : 3}. Install mesh-host with apt`} text={commands.install} />
       <p>Then enrol it with step 2 of a token issued above (its install step is the other way to install).</p>
       {status.debs.length === 0 ? (
-        <p className="text-amber-900">{"The repository holds no .deb yet: run `npm run package` on the control plane, or copy .debs into its data directory's apt/pool."}</p>
+        <p className="text-amber-900">
+          {"The repository holds no .deb yet: run `npm run package` on the control plane, or copy .debs into its data directory's apt/pool."}
+        </p>
       ) : (
         <p className="text-xs text-slate-600">{`It holds ${status.debs.join(", ")}.`}</p>
       )}

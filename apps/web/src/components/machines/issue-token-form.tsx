@@ -85,7 +85,12 @@ export function IssueTokenForm() {
             Token <span className="font-mono">{create.data.id}</span> issued. It is shown only now; it expires{" "}
             <time dateTime={create.data.expiresAt}>{new Date(create.data.expiresAt).toLocaleString("en-GB")}</time>. On the new machine, as root:
           </p>
-          <CommandBlock step="1. Install (the host this control plane serves; needs `npm run package` on it)" text={create.data.installCommand} testId="install-command" codeRef={installCommand} />
+          <CommandBlock
+            step="1. Install (the host this control plane serves; needs `npm run package` on it)"
+            text={create.data.installCommand}
+            testId="install-command"
+            codeRef={installCommand}
+          />
           <CommandBlock step="2. Enrol" text={create.data.command} testId="enrol-command" />
         </div>
       )}

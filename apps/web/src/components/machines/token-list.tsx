@@ -49,15 +49,29 @@ export function TokenList({ canEdit }: { canEdit: boolean }) {
                     {t.status}
                   </span>
                 </td>
-                <td className="px-2 py-2"><LabelChips labels={t.labels} /></td>
-                <td className="px-2 py-2 tabular-nums">{t.uses} / {t.maxUses}</td>
                 <td className="px-2 py-2">
-                  {t.nodes.length === 0 ? <span className="text-slate-500">none</span> : t.nodes.map((n) => (
-                    <Link key={n.id} href={`/nodes/${n.id}`} className="mr-2 underline">{n.name}</Link>
-                  ))}
+                  <LabelChips labels={t.labels} />
                 </td>
-                <td className="px-2 py-2 text-slate-700"><RelativeTime at={t.expiresAt} /></td>
-                <td className="px-2 py-2 text-slate-700"><RelativeTime at={t.createdAt} /> by {t.createdBy}</td>
+                <td className="px-2 py-2 tabular-nums">
+                  {t.uses} / {t.maxUses}
+                </td>
+                <td className="px-2 py-2">
+                  {t.nodes.length === 0 ? (
+                    <span className="text-slate-500">none</span>
+                  ) : (
+                    t.nodes.map((n) => (
+                      <Link key={n.id} href={`/nodes/${n.id}`} className="mr-2 underline">
+                        {n.name}
+                      </Link>
+                    ))
+                  )}
+                </td>
+                <td className="px-2 py-2 text-slate-700">
+                  <RelativeTime at={t.expiresAt} />
+                </td>
+                <td className="px-2 py-2 text-slate-700">
+                  <RelativeTime at={t.createdAt} /> by {t.createdBy}
+                </td>
                 {canEdit && (
                   <td className="px-2 py-2 text-right">
                     {t.status === "unused" && (
@@ -74,8 +88,12 @@ export function TokenList({ canEdit }: { canEdit: boolean }) {
       </div>
       {list.data.total > LIMIT && (
         <nav aria-label="Token pages" className="flex gap-2">
-          <Button disabled={page === 0} onClick={() => setPage(page - 1)}>Previous</Button>
-          <Button disabled={(page + 1) * LIMIT >= list.data.total} onClick={() => setPage(page + 1)}>Next</Button>
+          <Button disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous
+          </Button>
+          <Button disabled={(page + 1) * LIMIT >= list.data.total} onClick={() => setPage(page + 1)}>
+            Next
+          </Button>
         </nav>
       )}
     </div>

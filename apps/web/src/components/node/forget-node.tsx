@@ -37,14 +37,12 @@ export function ForgetNode({ node }: { node: { id: string; name: string; state: 
                 <strong>Revoke only</strong>: its credential and grants are revoked; it stays in the list as revoked.
               </li>
             </ul>
-            <p>
-              Neither does anything to the machine: what Mesh put there stays, and whatever runs keeps running. Mesh cannot switch a machine off.
-            </p>
+            <p>Neither does anything to the machine: what Mesh put there stays, and whatever runs keeps running. Mesh cannot switch a machine off.</p>
           </div>
         ) : (
           <p className="text-sm text-slate-700">
-            It leaves the Fleet list and the counts; its audit history and this page stay. Nothing happens to the machine (it is already {node.state}; Mesh cannot switch it off).
-            To manage the machine again, enrol it anew.
+            It leaves the Fleet list and the counts; its audit history and this page stay. Nothing happens to the machine (it is already {node.state}; Mesh
+            cannot switch it off). To manage the machine again, enrol it anew.
           </p>
         )}
         {error && (

@@ -19,12 +19,19 @@ export function InventoryPanel({ inventory }: { inventory: Inventory }) {
   return (
     <div className="space-y-2 text-sm">
       <p className="text-slate-700">
-        {inventory.packages?.length ?? 0} packages · {inventory.units?.length ?? 0} units · {inventory.ports?.length ?? 0} ports · {inventory.mounts?.length ?? 0} mounts
+        {inventory.packages?.length ?? 0} packages · {inventory.units?.length ?? 0} units · {inventory.ports?.length ?? 0} ports ·{" "}
+        {inventory.mounts?.length ?? 0} mounts
         {inventory.truncated ? " (truncated by the host)" : ""}
       </p>
       <label className="block text-xs font-medium text-slate-700">
         Search the inventory
-        <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="openssh, 22/tcp, /var" className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm" />
+        <input
+          type="search"
+          value={q}
+          onChange={(e) => setQ(e.target.value)}
+          placeholder="openssh, 22/tcp, /var"
+          className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm"
+        />
       </label>
       {matched.length === 0 ? (
         <p className="text-slate-600">{rows.length === 0 ? "The host reported an empty inventory." : "Nothing matches."}</p>
@@ -40,7 +47,11 @@ export function InventoryPanel({ inventory }: { inventory: Inventory }) {
           ))}
         </ul>
       )}
-      {matched.length > SHOWN && <p className="text-xs text-slate-600">Showing {SHOWN} of {matched.length}; search to narrow.</p>}
+      {matched.length > SHOWN && (
+        <p className="text-xs text-slate-600">
+          Showing {SHOWN} of {matched.length}; search to narrow.
+        </p>
+      )}
     </div>
   );
 }

@@ -58,7 +58,7 @@ export function LabelsEditor({ nodeId, labels, canEdit }: { nodeId: string; labe
     <form
       className="space-y-2"
       onKeyDown={(e) => {
-        if (e.key === "Escape" && !e.defaultPrevented) (e.preventDefault(), close());
+        if (e.key === "Escape" && !e.defaultPrevented) e.preventDefault(), close();
       }}
       onSubmit={(e) => {
         e.preventDefault();
@@ -67,12 +67,22 @@ export function LabelsEditor({ nodeId, labels, canEdit }: { nodeId: string; labe
     >
       <label className="block text-sm font-medium">
         Labels (key=value, comma separated)
-        <input ref={field} value={text} onChange={(e) => (setText(e.target.value), save.reset())} aria-invalid={"error" in parsed} className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 font-mono text-sm" />
+        <input
+          ref={field}
+          value={text}
+          onChange={(e) => (setText(e.target.value), save.reset())}
+          aria-invalid={"error" in parsed}
+          className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 font-mono text-sm"
+        />
       </label>
       {"error" in parsed && <p className="text-sm text-rose-700">{parsed.error}</p>}
       {"labels" in parsed && plan.data && <LabelsPlan plan={plan.data} />}
       {refusal && "labels" in parsed && (
-        <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ id: nodeId, labels: parsed.labels, confirmConflicts: true })} />
+        <ConflictRefusal
+          refusal={refusal}
+          pending={save.isPending}
+          onConfirm={() => save.mutate({ id: nodeId, labels: parsed.labels, confirmConflicts: true })}
+        />
       )}
       {save.isError && !refusal && (
         <p role="alert" className="text-sm text-rose-700">

@@ -54,7 +54,8 @@ export function NodeActions({ node }: { node: { id: string; name: string; state:
           }}
         >
           <p className="text-sm text-slate-700">
-            For a lost machine: its credential and every grant are revoked at once and its link is closed. What it runs stays as it is; Mesh cannot switch it off.
+            For a lost machine: its credential and every grant are revoked at once and its link is closed. What it runs stays as it is; Mesh cannot switch it
+            off.
           </p>
           <label className="block text-sm font-medium">
             Type <span className="font-mono">{node.name}</span> to confirm

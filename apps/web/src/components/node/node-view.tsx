@@ -45,7 +45,14 @@ const STATE_EVENTS = /^node\.(enrol|retire|retired|revoke|re-enrol|replacement|c
 function timelineOf(node: NodeDetail) {
   const events = node.events
     .filter((e) => e.action !== "declaration.compile")
-    .map((e) => ({ key: `e${e.id}`, at: new Date(e.at), label: e.action, detail: `by ${e.actor.startsWith("node:") ? "the host" : e.actor}`, strong: STATE_EVENTS.test(e.action), refused: e.result !== "ok" }));
+    .map((e) => ({
+      key: `e${e.id}`,
+      at: new Date(e.at),
+      label: e.action,
+      detail: `by ${e.actor.startsWith("node:") ? "the host" : e.actor}`,
+      strong: STATE_EVENTS.test(e.action),
+      refused: e.result !== "ok",
+    }));
   const versions = node.declarations.map((d) => ({
     key: `d${d.version}`,
     at: new Date(d.createdAt),
@@ -88,8 +95,14 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           <span className="text-sm text-slate-700">
             declared v{node.declaredVersion}, applied v{node.appliedVersion}
             {node.rejectedVersion !== null && node.rejectedVersion >= node.declaredVersion ? ` (v${node.rejectedVersion} refused)` : ""} · last seen{" "}
-            <RelativeTime at={node.lastSeenAt} /> · <span data-testid="last-checked">last checked <RelativeTime at={node.lastCheckedAt} /></span> ·{" "}
-            <span data-testid="last-changed">last changed <RelativeTime at={node.lastChangedAt} /></span>
+            <RelativeTime at={node.lastSeenAt} /> ·{" "}
+            <span data-testid="last-checked">
+              last checked <RelativeTime at={node.lastCheckedAt} />
+            </span>{" "}
+            ·{" "}
+            <span data-testid="last-changed">
+              last changed <RelativeTime at={node.lastChangedAt} />
+            </span>
             {node.hostVersion ? ` · mesh-host ${node.hostVersion}` : ""}
           </span>
         </div>
@@ -115,7 +128,10 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           <Link href={`/nodes/${node.replacesNodeId}`} className="font-medium underline">
             {node.name}
           </Link>
-          . {node.state === "retired" ? "An admin approved it: that node holds its key now, and this record ends here." : "An admin rejected the claim: its key is refused everywhere."}
+          .{" "}
+          {node.state === "retired"
+            ? "An admin approved it: that node holds its key now, and this record ends here."
+            : "An admin rejected the claim: its key is refused everywhere."}
         </p>
       )}
       {node.state === "retired" && !node.replacesNodeId && (
@@ -130,8 +146,8 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
       )}
       {node.storeLost && (
         <p role="alert" data-testid="store-lost" className="rounded-md border border-rose-200 bg-rose-50 p-3 text-sm text-rose-900">
-          This host lost its local store: it no longer remembers what it created before, so it cannot remove it. The last owned set it reported is kept below; remove those
-          resources by hand or declare them again to take them back.
+          This host lost its local store: it no longer remembers what it created before, so it cannot remove it. The last owned set it reported is kept below;
+          remove those resources by hand or declare them again to take them back.
         </p>
       )}
       {node.conflicts.length > 0 && (
@@ -155,7 +171,12 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
           {resources.length === 0 ? (
             <p className="text-sm text-slate-600">Nothing declared: no role matches this node.</p>
           ) : (
-            <div className="overflow-x-auto focus-visible:ring-2 focus-visible:ring-sky-500" tabIndex={0} role="region" aria-label="Declared resources (scrolls sideways)">
+            <div
+              className="overflow-x-auto focus-visible:ring-2 focus-visible:ring-sky-500"
+              tabIndex={0}
+              role="region"
+              aria-label="Declared resources (scrolls sideways)"
+            >
               <table className="min-w-full text-sm">
                 <ColumnHeads names={["Resource", "Subject", "Role", "Status", "Detail"]} cell="px-2 py-1" />
                 <tbody className="divide-y divide-slate-100">
@@ -180,11 +201,16 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
                           )}
                         </td>
                         <td className="px-2 py-1">
-                          <span data-testid="resource-status" className={`rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_STYLE[s?.status ?? "pending"]}`}>
+                          <span
+                            data-testid="resource-status"
+                            className={`rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_STYLE[s?.status ?? "pending"]}`}
+                          >
                             {s?.status ?? "pending"}
                           </span>
                         </td>
-                        <td className="px-2 py-1 text-slate-700">{s?.detail ?? (s?.digest ? <span className="font-mono text-xs">{s.digest.slice(0, 12)}</span> : "")}</td>
+                        <td className="px-2 py-1 text-slate-700">
+                          {s?.detail ?? (s?.digest ? <span className="font-mono text-xs">{s.digest.slice(0, 12)}</span> : "")}
+                        </td>
                       </tr>
                     );
                   })}
@@ -192,11 +218,13 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
               </table>
             </div>
           )}
-          {node.errors.filter((e) => !e.id).map((e, i) => (
-            <p key={i} role="alert" className="mt-2 text-sm text-rose-700">
-              The declaration as a whole failed: {e.message}
-            </p>
-          ))}
+          {node.errors
+            .filter((e) => !e.id)
+            .map((e, i) => (
+              <p key={i} role="alert" className="mt-2 text-sm text-rose-700">
+                The declaration as a whole failed: {e.message}
+              </p>
+            ))}
         </Section>
 
         <Section title={`Drift (${node.drift.length})`}>
@@ -213,7 +241,9 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
                   <p className="font-mono text-xs text-slate-700">
                     declared {d.declared.slice(0, 12)} · observed {d.observed ? d.observed.slice(0, 12) : "missing"}
                   </p>
-                  {canEdit && !d.corrected && resources.find((r) => r.id === d.id)?.onDrift === "report" && <DriftDecisions nodeId={node.id} resourceId={d.id} />}
+                  {canEdit && !d.corrected && resources.find((r) => r.id === d.id)?.onDrift === "report" && (
+                    <DriftDecisions nodeId={node.id} resourceId={d.id} />
+                  )}
                 </li>
               ))}
             </ul>
@@ -282,10 +312,21 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
               {node.grants.map((g) => (
                 <li key={`${g.provider}:${g.principal}`} className="flex flex-wrap justify-between gap-2">
                   <span className="font-mono">
-                    {g.grantId} <span className="text-slate-600">{g.provider}:{g.principal}</span>
+                    {g.grantId}{" "}
+                    <span className="text-slate-600">
+                      {g.provider}:{g.principal}
+                    </span>
                   </span>
                   <span className={g.revokedAt ? "text-rose-700" : "text-slate-700"}>
-                    {g.revokedAt ? <>revoked <RelativeTime at={g.revokedAt} /></> : <>issued <RelativeTime at={g.createdAt} /></>}
+                    {g.revokedAt ? (
+                      <>
+                        revoked <RelativeTime at={g.revokedAt} />
+                      </>
+                    ) : (
+                      <>
+                        issued <RelativeTime at={g.createdAt} />
+                      </>
+                    )}
                   </span>
                 </li>
               ))}

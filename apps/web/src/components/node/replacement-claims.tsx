@@ -39,8 +39,8 @@ function ClaimActions({ claim, nodeName, onDone }: { claim: Claim; nodeName: str
       )}
       <Dialog open={confirming} onClose={() => setConfirming(false)} title={`Hand ${nodeName} to this machine?`}>
         <p className="text-sm text-slate-700">
-          Approve only if you know this machine is {nodeName}: it lost its state directory or was reinstalled. The node keeps its id, labels, declaration and grants, and
-          the machine re-applies them. The key {nodeName} holds now is refused from then on and its open link is closed.
+          Approve only if you know this machine is {nodeName}: it lost its state directory or was reinstalled. The node keeps its id, labels, declaration and
+          grants, and the machine re-applies them. The key {nodeName} holds now is refused from then on and its open link is closed.
         </p>
         {approve.isError && (
           <p role="alert" className="text-sm text-rose-700">
@@ -73,8 +73,8 @@ export function ReplacementClaims({
     return (
       <div role="alert" data-testid="replacement-claim" className="rounded-md border border-violet-200 bg-violet-50 p-3 text-sm text-violet-900">
         <p>
-          Awaiting approval: this machine enrolled from <span className="font-mono">{node.enrolledFrom ?? "an unknown address"}</span> <RelativeTime at={node.createdAt} />{" "}
-          claiming to be node{" "}
+          Awaiting approval: this machine enrolled from <span className="font-mono">{node.enrolledFrom ?? "an unknown address"}</span>{" "}
+          <RelativeTime at={node.createdAt} /> claiming to be node{" "}
           <Link href={`/nodes/${node.replacesNodeId}`} className="font-medium underline">
             {node.name}
           </Link>
@@ -88,17 +88,23 @@ export function ReplacementClaims({
   return (
     <div className="space-y-2">
       {node.claims.map((claim) => (
-        <div key={claim.id} role="alert" data-testid="replacement-claim" className="rounded-md border border-violet-200 bg-violet-50 p-3 text-sm text-violet-900">
+        <div
+          key={claim.id}
+          role="alert"
+          data-testid="replacement-claim"
+          className="rounded-md border border-violet-200 bg-violet-50 p-3 text-sm text-violet-900"
+        >
           <p>
-            A machine claiming to be this node enrolled from <span className="font-mono">{claim.address ?? "an unknown address"}</span> <RelativeTime at={claim.at} />
+            A machine claiming to be this node enrolled from <span className="font-mono">{claim.address ?? "an unknown address"}</span>{" "}
+            <RelativeTime at={claim.at} />
             {claim.hostname ? (
               <>
                 {" "}
                 (hostname <span className="font-mono">{claim.hostname}</span>)
               </>
             ) : null}{" "}
-            without this node&apos;s key. If this machine lost its state directory or was reinstalled, approve: it takes over this node and re-applies its declaration. If
-            you do not recognise it, reject.{" "}
+            without this node&apos;s key. If this machine lost its state directory or was reinstalled, approve: it takes over this node and re-applies its
+            declaration. If you do not recognise it, reject.{" "}
             <Link href={`/nodes/${claim.id}`} className="underline">
               Its facts
             </Link>

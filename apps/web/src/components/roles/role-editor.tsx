@@ -103,8 +103,7 @@ export function RoleEditor({ initial, storedRollout = null }: { initial: RoleDra
     ...(message.trim() ? { message: message.trim() } : {}),
     ...(rollout.policy ? { rollout: rollout.policy, ...(rolloutChoice.makeDefault ? { rolloutPolicy: rollout.policy } : {}) } : {}),
   });
-  const box = (f: Field) =>
-    `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${hasError(f) ? "border-rose-400" : "border-slate-300"}`;
+  const box = (f: Field) => `mt-1 block w-full rounded-md border px-2.5 py-1.5 font-mono text-sm ${hasError(f) ? "border-rose-400" : "border-slate-300"}`;
 
   return (
     <div className="grid gap-4 lg:grid-cols-2">
@@ -169,18 +168,30 @@ export function RoleEditor({ initial, storedRollout = null }: { initial: RoleDra
           />
         </label>
         <p id="revokeOfflineAfter-help" className="text-sm text-slate-700">
-          Empty: never (the default). Minutes, or a duration such as 90m, 12h or 30d (5 minutes to 365 days). A node of this role disconnected
-          longer than this is revoked: its key is refused and its grants revoked, and the audit trail records it. Nothing happens to the machine
-          itself: the mesh cannot switch it off, and it keeps running what it last had.
+          Empty: never (the default). Minutes, or a duration such as 90m, 12h or 30d (5 minutes to 365 days). A node of this role disconnected longer than this
+          is revoked: its key is refused and its grants revoked, and the audit trail records it. Nothing happens to the machine itself: the mesh cannot switch
+          it off, and it keeps running what it last had.
         </p>
         {fieldError("revokeOfflineAfter")}
         <RoleHelp />
         <label className="block text-sm font-medium">
           Message (optional: why, kept with the new version)
-          <input value={message} onChange={(e) => setMessage(e.target.value)} maxLength={500} placeholder="e.g. raise the worker count" className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm" />
+          <input
+            value={message}
+            onChange={(e) => setMessage(e.target.value)}
+            maxLength={500}
+            placeholder="e.g. raise the worker count"
+            className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm"
+          />
         </label>
         <RolloutChooser value={rolloutChoice} onChange={setRolloutChoice} hasStored={storedRollout != null} />
-        {refusal && draft.asWritten && <ConflictRefusal refusal={refusal} pending={save.isPending} onConfirm={() => save.mutate({ ...withMessage(draft.asWritten!), confirmConflicts: true })} />}
+        {refusal && draft.asWritten && (
+          <ConflictRefusal
+            refusal={refusal}
+            pending={save.isPending}
+            onConfirm={() => save.mutate({ ...withMessage(draft.asWritten!), confirmConflicts: true })}
+          />
+        )}
         {save.isError && !refusal && (
           <p role="alert" className="text-sm text-rose-700">
             Not saved: {errorMessage(save.error)}
@@ -196,7 +207,11 @@ export function RoleEditor({ initial, storedRollout = null }: { initial: RoleDra
       <section aria-label="Plan" className="rounded-lg border border-slate-200 bg-white p-4">
         <h2 className="mb-3 text-sm font-semibold uppercase tracking-wide text-slate-600">Plan</h2>
         {!draft.role ? (
-          <p className="text-sm text-slate-700">{Object.keys(draft.errors ?? {}).some((f) => shows(f as Field)) ? "Fix the errors on the left to see the plan." : "Fill in the role on the left to see the plan."}</p>
+          <p className="text-sm text-slate-700">
+            {Object.keys(draft.errors ?? {}).some((f) => shows(f as Field))
+              ? "Fix the errors on the left to see the plan."
+              : "Fill in the role on the left to see the plan."}
+          </p>
         ) : plan.isError ? (
           <ErrorState error={plan.error} title="Could not plan this role" />
         ) : !plan.data ? (

@@ -30,12 +30,28 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
   if (roles.isPending) return <LoadingState label="Loading roles…" />;
   if (roles.isError) return <ErrorState error={roles.error} title="Could not load roles" />;
   if (roles.data.length === 0)
-    return <EmptyState>No roles yet. {canEdit ? <Link href="/roles/edit" className="underline">Create the first one</Link> : "An admin creates them."}</EmptyState>;
+    return (
+      <EmptyState>
+        No roles yet.{" "}
+        {canEdit ? (
+          <Link href="/roles/edit" className="underline">
+            Create the first one
+          </Link>
+        ) : (
+          "An admin creates them."
+        )}
+      </EmptyState>
+    );
   return (
     <>
       <ul className="space-y-3">
         {roles.data.map((r) => (
-          <li key={r.name} id={roleAnchor(r.name)} data-testid="role-row" className="scroll-mt-4 rounded-lg border border-slate-200 bg-white p-4 target:ring-2 target:ring-sky-500">
+          <li
+            key={r.name}
+            id={roleAnchor(r.name)}
+            data-testid="role-row"
+            className="scroll-mt-4 rounded-lg border border-slate-200 bg-white p-4 target:ring-2 target:ring-sky-500"
+          >
             <div className="flex flex-wrap items-center justify-between gap-2">
               <div>
                 <h2 className="font-mono text-base font-semibold">{r.name}</h2>
@@ -48,7 +64,10 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
               {canEdit && (
                 <div className="flex items-start gap-2">
                   <ReconcileRoleButton name={r.name} />
-                  <Link href={`/roles/edit?name=${encodeURIComponent(r.name)}`} className="rounded-md border border-slate-300 px-3 py-1.5 text-sm font-medium hover:bg-slate-100">
+                  <Link
+                    href={`/roles/edit?name=${encodeURIComponent(r.name)}`}
+                    className="rounded-md border border-slate-300 px-3 py-1.5 text-sm font-medium hover:bg-slate-100"
+                  >
                     Edit <span className="sr-only">{r.name}</span>
                   </Link>
                   <Button kind="danger" onClick={() => setDeleting(r.name)} aria-label={`Delete role ${r.name}`}>
@@ -59,14 +78,20 @@ export function RoleList({ canEdit }: { canEdit: boolean }) {
             </div>
             <details className="mt-2 text-sm">
               <summary className="cursor-pointer text-slate-700">Resources</summary>
-              <pre tabIndex={0} className="mt-2 overflow-x-auto rounded bg-slate-50 p-2 text-xs focus-visible:ring-2 focus-visible:ring-sky-500">{JSON.stringify(r.resources, null, 2)}</pre>
+              <pre tabIndex={0} className="mt-2 overflow-x-auto rounded bg-slate-50 p-2 text-xs focus-visible:ring-2 focus-visible:ring-sky-500">
+                {JSON.stringify(r.resources, null, 2)}
+              </pre>
             </details>
           </li>
         ))}
       </ul>
       <Dialog open={deleting !== null} onClose={() => setDeleting(null)} title={`Delete role ${deleting ?? ""}?`}>
         <p className="text-sm text-slate-700">Every node it matches will remove the resources it declared.</p>
-        {remove.isError && <p role="alert" className="text-sm text-rose-700">{errorMessage(remove.error)}</p>}
+        {remove.isError && (
+          <p role="alert" className="text-sm text-rose-700">
+            {errorMessage(remove.error)}
+          </p>
+        )}
         <div className="flex justify-end gap-2">
           <Button onClick={() => setDeleting(null)}>Cancel</Button>
           <Button kind="danger" disabled={remove.isPending} onClick={() => deleting && remove.mutate({ name: deleting })}>

@@ -36,12 +36,7 @@ export function RolePlan({ plan, allAtOnce = true }: { plan: RolePlanData; allAt
                 {removals} removal{removals === 1 ? "" : "s"}
               </span>
             )}
-            {failing > 0 && (
-              <span className="ml-2 rounded bg-rose-600 px-1.5 py-0.5 font-medium text-white">
-                {failing} will fail
-              </span>
-            )}
-            . {plan.summary}.
+            {failing > 0 && <span className="ml-2 rounded bg-rose-600 px-1.5 py-0.5 font-medium text-white">{failing} will fail</span>}. {plan.summary}.
           </p>
           <ul className="space-y-2">
             {plan.groups.map((g, i) => (

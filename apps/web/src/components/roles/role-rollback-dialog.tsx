@@ -36,7 +36,8 @@ export function RoleRollbackDialog({ name, version, from, onClose }: { name: str
     }),
   );
   const refusal = rollback.isError ? conflictsOf(rollback.error) : null;
-  const send = (confirmConflicts?: boolean) => rollback.mutate({ name, version, message: message.trim() || undefined, ...(confirmConflicts ? { confirmConflicts } : {}) });
+  const send = (confirmConflicts?: boolean) =>
+    rollback.mutate({ name, version, message: message.trim() || undefined, ...(confirmConflicts ? { confirmConflicts } : {}) });
 
   return (
     <Dialog open onClose={onClose} title={`Roll back ${name} to v${version}`}>
@@ -44,7 +45,13 @@ export function RoleRollbackDialog({ name, version, from, onClose }: { name: str
         <p>
           Saves version {version}&apos;s content as a new version of {name} and pushes it to the nodes it matches. Changes from v{from}:
         </p>
-        {diff.isError ? <ErrorState error={diff.error} title="Could not diff" /> : !diff.data ? <LoadingState label="Diffing…" /> : <RoleVersionDiff diff={diff.data} />}
+        {diff.isError ? (
+          <ErrorState error={diff.error} title="Could not diff" />
+        ) : !diff.data ? (
+          <LoadingState label="Diffing…" />
+        ) : (
+          <RoleVersionDiff diff={diff.data} />
+        )}
         <h3 className="text-sm font-semibold uppercase tracking-wide text-slate-600">Plan</h3>
         {old.isError ? (
           <ErrorState error={old.error} title="Could not load the version" />
@@ -58,7 +65,13 @@ export function RoleRollbackDialog({ name, version, from, onClose }: { name: str
       </div>
       <label className="block text-sm font-medium">
         Message (optional)
-        <input value={message} onChange={(e) => setMessage(e.target.value)} maxLength={500} placeholder={`roll back to v${version}`} className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm" />
+        <input
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+          maxLength={500}
+          placeholder={`roll back to v${version}`}
+          className="mt-1 block w-full rounded-md border border-slate-300 px-2.5 py-1.5 text-sm"
+        />
       </label>
       {refusal && <ConflictRefusal refusal={refusal} pending={rollback.isPending} onConfirm={() => send(true)} />}
       {rollback.isError && !refusal && (

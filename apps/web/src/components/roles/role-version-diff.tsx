@@ -20,7 +20,10 @@ function BeforeAfter({ label, before, after }: { label: string; before: unknown;
         ).map(([side, value]) => (
           <div key={side}>
             <p className="text-xs uppercase tracking-wide text-slate-600">{side}</p>
-            <pre tabIndex={0} className={`overflow-auto rounded border p-1.5 text-xs ${side === "before" ? "border-rose-200 bg-rose-50" : "border-emerald-200 bg-emerald-50"}`}>
+            <pre
+              tabIndex={0}
+              className={`overflow-auto rounded border p-1.5 text-xs ${side === "before" ? "border-rose-200 bg-rose-50" : "border-emerald-200 bg-emerald-50"}`}
+            >
               {value === null ? "(no role)" : JSON.stringify(value, null, 2)}
             </pre>
           </div>
@@ -32,7 +35,12 @@ function BeforeAfter({ label, before, after }: { label: string; before: unknown;
 
 export function RoleVersionDiff({ diff }: { diff: RoleDiffData }) {
   const same = !diff.selector && !diff.grants && diff.resources.length === 0;
-  if (same) return <p data-testid="role-diff-same" className="text-sm text-slate-700">The two versions have the same content.</p>;
+  if (same)
+    return (
+      <p data-testid="role-diff-same" className="text-sm text-slate-700">
+        The two versions have the same content.
+      </p>
+    );
   return (
     <div data-testid="role-diff" className="space-y-3 text-sm">
       {diff.selector && <BeforeAfter label="Selector" before={diff.selector.before} after={diff.selector.after} />}

@@ -16,7 +16,9 @@ const PAGE = 20;
 
 export function RoleVersions({ name, isAdmin }: { name: string; isAdmin: boolean }) {
   const trpc = useTRPC();
-  const versions = useInfiniteQuery(trpc.role.versions.infiniteQueryOptions({ name, limit: PAGE }, { getNextPageParam: (last) => last.nextCursor ?? undefined }));
+  const versions = useInfiniteQuery(
+    trpc.role.versions.infiniteQueryOptions({ name, limit: PAGE }, { getNextPageParam: (last) => last.nextCursor ?? undefined }),
+  );
   const items = versions.data?.pages.flatMap((p) => p.items) ?? [];
   const first = versions.data?.pages[0];
   const newest = items[0]?.version;
@@ -24,7 +26,10 @@ export function RoleVersions({ name, isAdmin }: { name: string; isAdmin: boolean
   const [picked, setPicked] = useState<{ from?: number; to?: number }>({});
   const to = picked.to ?? newest;
   const from = picked.from ?? items[1]?.version ?? newest;
-  const diff = useQuery({ ...trpc.role.diff.queryOptions({ name, from: from ?? 1, to: to ?? 1 }), enabled: from !== undefined && to !== undefined && from !== to });
+  const diff = useQuery({
+    ...trpc.role.diff.queryOptions({ name, from: from ?? 1, to: to ?? 1 }),
+    enabled: from !== undefined && to !== undefined && from !== to,
+  });
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
 
   return (
@@ -51,11 +56,23 @@ export function RoleVersions({ name, isAdmin }: { name: string; isAdmin: boolean
                   </span>
                   <span className="ml-auto flex items-center gap-3">
                     <label className="flex items-center gap-1 text-xs">
-                      <input type="radio" name={`${name}-diff-from`} checked={from === v.version} onChange={() => setPicked((p) => ({ ...p, from: v.version }))} aria-label={`Compare from v${v.version}`} />
+                      <input
+                        type="radio"
+                        name={`${name}-diff-from`}
+                        checked={from === v.version}
+                        onChange={() => setPicked((p) => ({ ...p, from: v.version }))}
+                        aria-label={`Compare from v${v.version}`}
+                      />
                       from
                     </label>
                     <label className="flex items-center gap-1 text-xs">
-                      <input type="radio" name={`${name}-diff-to`} checked={to === v.version} onChange={() => setPicked((p) => ({ ...p, to: v.version }))} aria-label={`Compare to v${v.version}`} />
+                      <input
+                        type="radio"
+                        name={`${name}-diff-to`}
+                        checked={to === v.version}
+                        onChange={() => setPicked((p) => ({ ...p, to: v.version }))}
+                        aria-label={`Compare to v${v.version}`}
+                      />
                       to
                     </label>
                     {isAdmin && !v.current && (
@@ -64,7 +81,11 @@ export function RoleVersions({ name, isAdmin }: { name: string; isAdmin: boolean
                       </Button>
                     )}
                   </span>
-                  {v.message && <p className="basis-full text-slate-700" data-testid="role-version-message">{v.message}</p>}
+                  {v.message && (
+                    <p className="basis-full text-slate-700" data-testid="role-version-message">
+                      {v.message}
+                    </p>
+                  )}
                 </li>
               ))}
             </ul>
@@ -75,14 +96,20 @@ export function RoleVersions({ name, isAdmin }: { name: string; isAdmin: boolean
             )}
           </div>
           <div aria-live="polite">
-            <h3 className="mb-2 text-sm font-semibold">
-              {from === to ? "Pick two different versions to compare" : `Changes from v${from} to v${to}`}
-            </h3>
-            {from === to ? null : diff.isError ? <ErrorState error={diff.error} title="Could not diff" /> : !diff.data ? <LoadingState label="Diffing…" /> : <RoleVersionDiff diff={diff.data} />}
+            <h3 className="mb-2 text-sm font-semibold">{from === to ? "Pick two different versions to compare" : `Changes from v${from} to v${to}`}</h3>
+            {from === to ? null : diff.isError ? (
+              <ErrorState error={diff.error} title="Could not diff" />
+            ) : !diff.data ? (
+              <LoadingState label="Diffing…" />
+            ) : (
+              <RoleVersionDiff diff={diff.data} />
+            )}
           </div>
         </div>
       )}
-      {rollbackTo !== null && newest !== undefined && <RoleRollbackDialog name={name} version={rollbackTo} from={first?.currentVersion ?? newest} onClose={() => setRollbackTo(null)} />}
+      {rollbackTo !== null && newest !== undefined && (
+        <RoleRollbackDialog name={name} version={rollbackTo} from={first?.currentVersion ?? newest} onClose={() => setRollbackTo(null)} />
+      )}
     </Section>
   );
 }

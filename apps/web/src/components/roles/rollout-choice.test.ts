@@ -13,7 +13,14 @@ describe("the rollout choice of a save", () => {
   it("preselects the stored policy, all at once included, and round-trips a selector canary", () => {
     expect(choiceOf({ mode: "all-at-once" }).mode).toBe("all-at-once");
     expect(policyOf(choiceOf({ mode: "all-at-once" })).policy).toEqual({ mode: "all-at-once" });
-    const stored = { mode: "staged", canary: { selector: { labels: { canary: "yes" } } }, waves: { size: 50 }, haltAtFailurePercent: 2, soakSeconds: 300, waveTimeoutSeconds: 900 };
+    const stored = {
+      mode: "staged",
+      canary: { selector: { labels: { canary: "yes" } } },
+      waves: { size: 50 },
+      haltAtFailurePercent: 2,
+      soakSeconds: 300,
+      waveTimeoutSeconds: 900,
+    };
     expect(policyOf(choiceOf(stored)).policy).toEqual(stored);
     expect(policyInWords(policyOf(choiceOf(stored)).policy!)).toBe(
       'canary the nodes matching {"labels":{"canary":"yes"}}, then 50 nodes at a time, halt at 2 % failures, soak 5 min between waves, a wave times out after 15 min',

@@ -56,7 +56,13 @@ export function policyOf(choice: RolloutChoice): { policy: RolloutPolicy; error?
     waveTimeoutSeconds: num(choice.waveTimeoutSeconds),
   });
   if (r.success) return { policy: r.data };
-  const FIELD: Record<string, string> = { canary: "Canary", waves: "Waves", haltAtFailurePercent: "Halt at", soakSeconds: "Soak", waveTimeoutSeconds: "Wave timeout" };
+  const FIELD: Record<string, string> = {
+    canary: "Canary",
+    waves: "Waves",
+    haltAtFailurePercent: "Halt at",
+    soakSeconds: "Soak",
+    waveTimeoutSeconds: "Wave timeout",
+  };
   return { error: r.error.issues.map((i) => `${FIELD[String(i.path[0])] ?? String(i.path[0] ?? "Rollout")}: ${i.message}`).join("; ") };
 }
 
@@ -67,7 +73,12 @@ const seconds = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : s % 60 === 0 
 export function policyInWords(policy: RolloutPolicy): string {
   if (policy.mode === "all-at-once") return "all at once: every matching node gets it now";
   const c = policy.canary;
-  const canary = "count" in c ? `canary ${plural(c.count, "node")}` : "percent" in c ? `canary ${c.percent} % of the nodes` : `canary the nodes matching ${JSON.stringify(c.selector)}`;
+  const canary =
+    "count" in c
+      ? `canary ${plural(c.count, "node")}`
+      : "percent" in c
+        ? `canary ${c.percent} % of the nodes`
+        : `canary the nodes matching ${JSON.stringify(c.selector)}`;
   const waves = "size" in policy.waves ? `then ${plural(policy.waves.size, "node")} at a time` : `then ${policy.waves.percent} % at a time`;
   const parts = [canary, waves, `halt at ${policy.haltAtFailurePercent} % failures`];
   if (policy.soakSeconds > 0) parts.push(`soak ${seconds(policy.soakSeconds)} between waves`);

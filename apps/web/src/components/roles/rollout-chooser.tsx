@@ -35,7 +35,13 @@ export function RolloutChooser({ value, onChange, hasStored }: { value: RolloutC
             <div className="grid gap-2 sm:grid-cols-2">
               <label className="block">
                 Canary by
-                <select value={value.canaryKind} onChange={(e) => set({ canaryKind: e.target.value as RolloutChoice["canaryKind"], canary: e.target.value === "selector" ? '{"labels":{}}' : "1" })} className={input}>
+                <select
+                  value={value.canaryKind}
+                  onChange={(e) =>
+                    set({ canaryKind: e.target.value as RolloutChoice["canaryKind"], canary: e.target.value === "selector" ? '{"labels":{}}' : "1" })
+                  }
+                  className={input}
+                >
                   <option value="count">number of nodes</option>
                   <option value="percent">percent of the nodes</option>
                   <option value="selector">label selector (JSON)</option>
@@ -43,7 +49,12 @@ export function RolloutChooser({ value, onChange, hasStored }: { value: RolloutC
               </label>
               <label className="block">
                 Canary {value.canaryKind === "count" ? "nodes" : value.canaryKind === "percent" ? "%" : "selector"}
-                <input value={value.canary} onChange={(e) => set({ canary: e.target.value })} inputMode={value.canaryKind === "selector" ? undefined : "decimal"} className={`${input} ${value.canaryKind === "selector" ? "font-mono" : ""}`} />
+                <input
+                  value={value.canary}
+                  onChange={(e) => set({ canary: e.target.value })}
+                  inputMode={value.canaryKind === "selector" ? undefined : "decimal"}
+                  className={`${input} ${value.canaryKind === "selector" ? "font-mono" : ""}`}
+                />
               </label>
               <label className="block">
                 Later waves by
@@ -58,7 +69,12 @@ export function RolloutChooser({ value, onChange, hasStored }: { value: RolloutC
               </label>
               <label className="block">
                 Halt at failures (%)
-                <input value={value.haltAtFailurePercent} onChange={(e) => set({ haltAtFailurePercent: e.target.value })} inputMode="decimal" className={input} />
+                <input
+                  value={value.haltAtFailurePercent}
+                  onChange={(e) => set({ haltAtFailurePercent: e.target.value })}
+                  inputMode="decimal"
+                  className={input}
+                />
               </label>
               <label className="block">
                 Soak between waves (seconds)
@@ -68,7 +84,9 @@ export function RolloutChooser({ value, onChange, hasStored }: { value: RolloutC
                 Wave timeout (seconds)
                 <input value={value.waveTimeoutSeconds} onChange={(e) => set({ waveTimeoutSeconds: e.target.value })} inputMode="numeric" className={input} />
               </label>
-              <p className="text-xs text-slate-700 sm:col-span-2">Any canary failure halts the rollout; a later wave halts it when its failed or timed-out share passes the limit.</p>
+              <p className="text-xs text-slate-700 sm:col-span-2">
+                Any canary failure halts the rollout; a later wave halts it when its failed or timed-out share passes the limit.
+              </p>
             </div>
           )}
         </>

@@ -16,7 +16,19 @@ interface Shown {
   waveCounts: Array<{ wave: number; nodes: number }>;
 }
 
-export function RolloutConfirm({ act, rollout: r, pending, onClose, onConfirm }: { act: ConfirmedAct; rollout: Shown; pending: boolean; onClose: () => void; onConfirm: () => void }) {
+export function RolloutConfirm({
+  act,
+  rollout: r,
+  pending,
+  onClose,
+  onConfirm,
+}: {
+  act: ConfirmedAct;
+  rollout: Shown;
+  pending: boolean;
+  onClose: () => void;
+  onConfirm: () => void;
+}) {
   const released = r.waveCounts.filter((w) => w.wave <= r.currentWave).reduce((n, w) => n + w.nodes, 0);
   const next = r.waveCounts.find((w) => w.wave === r.currentWave + 1);
   return (
@@ -31,8 +43,9 @@ export function RolloutConfirm({ act, rollout: r, pending, onClose, onConfirm }:
           </p>
         ) : (
           <p>
-            Saves v{r.fromVersion}&apos;s content of {r.roleName} as a new version and rolls it out to the {released} node{released === 1 ? "" : "s"} already changed, in the same waves
-            (the first at once). The nodes not reached yet just keep v{r.fromVersion}&apos;s content. This rollout becomes rolled-back.
+            Saves v{r.fromVersion}&apos;s content of {r.roleName} as a new version and rolls it out to the {released} node{released === 1 ? "" : "s"} already
+            changed, in the same waves (the first at once). The nodes not reached yet just keep v{r.fromVersion}&apos;s content. This rollout becomes
+            rolled-back.
           </p>
         )}
       </div>

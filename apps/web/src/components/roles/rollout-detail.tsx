@@ -55,7 +55,8 @@ export function RolloutDetail({ id, isAdmin }: { id: string; isAdmin: boolean })
       </p>
       <p>
         Started by <strong>{actorText(d.actor)}</strong> <RelativeTime at={d.createdAt} /> from a plan reaching{" "}
-        <strong data-testid="rollout-plan-nodes">{d.plan.nodes}</strong> node{d.plan.nodes === 1 ? "" : "s"} ({d.plan.unchanged} unchanged), in waves of {d.plan.waves.join(", ")}: {policyInWords(d.policy)}.
+        <strong data-testid="rollout-plan-nodes">{d.plan.nodes}</strong> node{d.plan.nodes === 1 ? "" : "s"} ({d.plan.unchanged} unchanged), in waves of{" "}
+        {d.plan.waves.join(", ")}: {policyInWords(d.policy)}.
         {d.finishedAt && (
           <>
             {" "}
@@ -70,7 +71,9 @@ export function RolloutDetail({ id, isAdmin }: { id: string; isAdmin: boolean })
           <p className="mt-1">The nodes not reached yet keep the version they had. Continue past the halt, or roll back the nodes already changed.</p>
         </div>
       )}
-      {d.state === "paused" && <p className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-900">Paused: no further wave is released until an admin resumes it.</p>}
+      {d.state === "paused" && (
+        <p className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-900">Paused: no further wave is released until an admin resumes it.</p>
+      )}
       <div className="overflow-x-auto" tabIndex={0} role="region" aria-label="Waves">
         <table data-testid="rollout-waves" className="w-full text-left tabular-nums">
           <thead className="text-xs uppercase text-slate-600">
@@ -78,24 +81,44 @@ export function RolloutDetail({ id, isAdmin }: { id: string; isAdmin: boolean })
               <th scope="col" className="py-1 pr-3">
                 Wave
               </th>
-              <th scope="col" className="pr-3">Nodes</th>
-              <th scope="col" className="pr-3">Applied</th>
-              <th scope="col" className="pr-3">Failed</th>
-              <th scope="col" className="pr-3">Timed out</th>
+              <th scope="col" className="pr-3">
+                Nodes
+              </th>
+              <th scope="col" className="pr-3">
+                Applied
+              </th>
+              <th scope="col" className="pr-3">
+                Failed
+              </th>
+              <th scope="col" className="pr-3">
+                Timed out
+              </th>
               <th scope="col">Pending</th>
             </tr>
           </thead>
           <tbody className="divide-y divide-slate-200">
             {d.waveCounts.map((w) => (
-              <tr key={w.wave} data-testid="rollout-wave" data-wave={w.wave} aria-current={w.wave === d.currentWave && isActive(d.state) ? "step" : undefined} className={w.wave === d.currentWave && isActive(d.state) ? "bg-sky-50" : ""}>
+              <tr
+                key={w.wave}
+                data-testid="rollout-wave"
+                data-wave={w.wave}
+                aria-current={w.wave === d.currentWave && isActive(d.state) ? "step" : undefined}
+                className={w.wave === d.currentWave && isActive(d.state) ? "bg-sky-50" : ""}
+              >
                 <th scope="row" className="py-1 pr-3 font-medium">
                   {waveName(w.wave)}
                   {w.wave > d.currentWave && <span className="ml-1 font-normal text-slate-600">(not released)</span>}
                 </th>
                 <td className="pr-3">{w.nodes}</td>
-                <td className="pr-3" data-testid="wave-applied">{w.applied}</td>
-                <td className={`pr-3 ${w.failed ? "font-semibold text-rose-700" : ""}`} data-testid="wave-failed">{w.failed}</td>
-                <td className={`pr-3 ${w.timedOut ? "font-semibold text-rose-700" : ""}`} data-testid="wave-timed-out">{w.timedOut}</td>
+                <td className="pr-3" data-testid="wave-applied">
+                  {w.applied}
+                </td>
+                <td className={`pr-3 ${w.failed ? "font-semibold text-rose-700" : ""}`} data-testid="wave-failed">
+                  {w.failed}
+                </td>
+                <td className={`pr-3 ${w.timedOut ? "font-semibold text-rose-700" : ""}`} data-testid="wave-timed-out">
+                  {w.timedOut}
+                </td>
                 <td data-testid="wave-pending">{w.pending}</td>
               </tr>
             ))}

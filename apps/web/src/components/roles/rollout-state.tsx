@@ -14,7 +14,11 @@ const COLOURS: Record<RolloutState, string> = {
 export const isActive = (state: RolloutState) => state === "running" || state === "paused" || state === "halted";
 
 export function RolloutStateBadge({ state }: { state: RolloutState }) {
-  return <span data-testid="rollout-state" className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${COLOURS[state]}`}>{state}</span>;
+  return (
+    <span data-testid="rollout-state" className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${COLOURS[state]}`}>
+      {state}
+    </span>
+  );
 }
 
 /** "user:ana" reads "ana", "key:ci" reads "ci (API key)", as the version list names them. */

@@ -23,7 +23,11 @@ export const LabelsSet = z.strictObject({
 
 export const NodeRenamed = z.strictObject({ id: z.string(), name: z.string(), displayName: z.string().nullable(), hostname: z.string() });
 
-export const NodeRetiring = z.strictObject({ id: z.string(), state: z.literal("retiring"), version: z.number().int().meta({ description: "The final declaration's version." }) });
+export const NodeRetiring = z.strictObject({
+  id: z.string(),
+  state: z.literal("retiring"),
+  version: z.number().int().meta({ description: "The final declaration's version." }),
+});
 
 export const NodeRevoked = z.strictObject({ id: z.string(), state: z.literal("revoked"), grantsRevoked: z.number().int() });
 

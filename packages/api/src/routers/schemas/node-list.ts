@@ -5,7 +5,10 @@ import { NODE_STATES } from "@mesh/db";
 import { NODE_HEALTHS } from "../../services/node-health";
 
 export const NodeState = z.enum(NODE_STATES);
-export const NodeHealth = z.enum(NODE_HEALTHS).nullable().meta({ description: "null for a node whose state says what it is (pending claim, retiring, retired, revoked)." });
+export const NodeHealth = z
+  .enum(NODE_HEALTHS)
+  .nullable()
+  .meta({ description: "null for a node whose state says what it is (pending claim, retiring, retired, revoked)." });
 
 export const NodeListItem = z.strictObject({
   id: z.string(),

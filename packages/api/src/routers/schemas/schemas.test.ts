@@ -11,10 +11,29 @@ import { RoleSaved } from "./role";
 
 const at = new Date("2026-01-01T00:00:00Z");
 const listedNode = {
-  id: "n1", name: "web-1", hostname: "web-1", displayName: null, state: "enrolled", health: "healthy", labels: { tier: "web" },
-  declaredVersion: 2, appliedVersion: 2, rejectedVersion: null, ownedCount: 3, driftCount: 0, errorCount: 0, skippedCount: 0,
-  conflictCount: 0, storeLost: false, replacesNodeId: null, hostVersion: "0.1.0", roles: ["web"], lastSeenAt: at,
-  lastCheckedAt: at, lastChangedAt: null, createdAt: at,
+  id: "n1",
+  name: "web-1",
+  hostname: "web-1",
+  displayName: null,
+  state: "enrolled",
+  health: "healthy",
+  labels: { tier: "web" },
+  declaredVersion: 2,
+  appliedVersion: 2,
+  rejectedVersion: null,
+  ownedCount: 3,
+  driftCount: 0,
+  errorCount: 0,
+  skippedCount: 0,
+  conflictCount: 0,
+  storeLost: false,
+  replacesNodeId: null,
+  hostVersion: "0.1.0",
+  roles: ["web"],
+  lastSeenAt: at,
+  lastCheckedAt: at,
+  lastChangedAt: null,
+  createdAt: at,
 };
 const apiKey = { id: "k1", name: "ci", role: "admin" as const, createdBy: "user:admin", createdAt: at, revokedAt: null };
 // TypeScript refuses the extra key in a literal; a service building its answer from a row does not.
@@ -23,7 +42,10 @@ const leakedRow = { ...apiKey, keyHash: "scrypt$…" };
 describe("output schemas", () => {
   it("take a node page as node.list returns it, and refuse an extra or a missing field (list class)", () => {
     expect(NodePage.safeParse({ items: [listedNode], total: 1 }).success).toBe(true);
-    expect(NodePage.safeParse({ items: [{ ...listedNode, publicKey: "MCow…" }], total: 1 }).error?.issues[0]).toMatchObject({ code: "unrecognized_keys", keys: ["publicKey"] });
+    expect(NodePage.safeParse({ items: [{ ...listedNode, publicKey: "MCow…" }], total: 1 }).error?.issues[0]).toMatchObject({
+      code: "unrecognized_keys",
+      keys: ["publicKey"],
+    });
     const { health: _, ...withoutHealth } = listedNode;
     expect(NodePage.safeParse({ items: [withoutHealth], total: 1 }).error?.issues[0]).toMatchObject({ path: ["items", 0, "health"] });
   });
@@ -38,7 +60,18 @@ describe("output schemas", () => {
     const token = { id: "abc123", token: "mesh_abc123_secret", expiresAt: at.toISOString(), command: "mesh-host enrol …", installCommand: "curl … | sh" };
     expect(CreatedToken.safeParse(token).success).toBe(true);
     expect(CreatedToken.safeParse({ ...token, expiresAt: at }).success).toBe(false);
-    const item = { id: "abc123", labels: {}, maxUses: 1, uses: 0, expiresAt: at, createdAt: at, createdBy: "user:admin", revokedAt: null, status: "unused", nodes: [] };
+    const item = {
+      id: "abc123",
+      labels: {},
+      maxUses: 1,
+      uses: 0,
+      expiresAt: at,
+      createdAt: at,
+      createdBy: "user:admin",
+      revokedAt: null,
+      status: "unused",
+      nodes: [],
+    };
     expect(TokenPage.safeParse({ items: [item], total: 1 }).success).toBe(true);
     const { status: _, ...withoutStatus } = item;
     expect(TokenPage.safeParse({ items: [withoutStatus], total: 1 }).success).toBe(false);

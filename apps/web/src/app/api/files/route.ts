@@ -7,6 +7,7 @@ export const dynamic = "force-dynamic";
 
 export function POST(req: Request) {
   const check = checkMutationRequest(req, "application/octet-stream");
-  if (!check.ok) return Response.json({ error: check.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "FORBIDDEN", message: check.message }, { status: check.status });
+  if (!check.ok)
+    return Response.json({ error: check.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "FORBIDDEN", message: check.message }, { status: check.status });
   return handleFileUpload(runtimeDeps(), req);
 }

@@ -29,7 +29,13 @@ export default async function EditRolePage({ searchParams }: { searchParams: Pro
         key={existing?.version ?? 0}
         initial={
           existing
-            ? { name: existing.name, selector: existing.source?.selector ?? existing.selector, resources: existing.source?.resources ?? existing.resources, grants: existing.grants, revokeOfflineAfter: existing.revokeOfflineAfter ?? null }
+            ? {
+                name: existing.name,
+                selector: existing.source?.selector ?? existing.selector,
+                resources: existing.source?.resources ?? existing.resources,
+                grants: existing.grants,
+                revokeOfflineAfter: existing.revokeOfflineAfter ?? null,
+              }
             : null
         }
         storedRollout={existing?.rolloutPolicy ?? null}

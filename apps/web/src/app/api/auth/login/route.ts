@@ -13,7 +13,8 @@ const LoginBody = z.object({ name: z.string().max(64).optional(), password: z.st
 
 async function readLoginBody(req: Request, isJson: boolean): Promise<z.infer<typeof LoginBody>> {
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (!isJson && type !== "application/x-www-form-urlencoded") throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send the login as application/json or a form (application/x-www-form-urlencoded)");
+  if (!isJson && type !== "application/x-www-form-urlencoded")
+    throw new MeshError("UNSUPPORTED_MEDIA_TYPE", "send the login as application/json or a form (application/x-www-form-urlencoded)");
   const text = (await readBody(req, BODY_LIMITS.login)).toString("utf8");
   const raw = isJson ? parseJsonText(text) : Object.fromEntries(new URLSearchParams(text));
   const unstorable = findUnstorableText(raw);
@@ -51,7 +52,11 @@ export async function POST(req: Request) {
     if (!(err instanceof MeshError)) return jsonError(deps, err);
     // Within a budget per address: past it the refusals are counted and the next line says how many.
     const slot = getRuntime().loginLimits.refusedLog.take(addressKey(remoteAddress(req)));
-    if (slot) deps.log.warn({ user: name, address: remoteAddress(req), reason: err.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) }, "login refused");
+    if (slot)
+      deps.log.warn(
+        { user: name, address: remoteAddress(req), reason: err.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
+        "login refused",
+      );
     if (isJson) return Response.json(err.toJSON(), { status: err.status });
     const reason = err.code === "RATE_LIMITED" ? "limited" : "1";
     return new Response(null, { status: 303, headers: { location: `/login?error=${reason}` } });

@@ -5,5 +5,11 @@ export const dynamic = "force-dynamic";
 
 export function POST(req: Request) {
   const { config, tlsPin } = getRuntime();
-  return handleBootstrapToken(runtimeDeps(), req, { address: remoteAddress(req), forwarded: wasForwarded(req), secretFile: config.bootstrapSecretFile, publicUrl: publicUrlFor(req), tlsPin });
+  return handleBootstrapToken(runtimeDeps(), req, {
+    address: remoteAddress(req),
+    forwarded: wasForwarded(req),
+    secretFile: config.bootstrapSecretFile,
+    publicUrl: publicUrlFor(req),
+    tlsPin,
+  });
 }

@@ -30,9 +30,11 @@ async function handler(req: Request) {
     router: appRouter,
     createContext: () => createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFor(req), tlsPin: getRuntime().tlsPin }),
     // A database that cannot answer is a 503 (errors.ts): the caller is told when to try again.
-    responseMeta: ({ errors }) => (errors.some((e) => e.code === "SERVICE_UNAVAILABLE") ? { headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) } } : {}),
+    responseMeta: ({ errors }) =>
+      errors.some((e) => e.code === "SERVICE_UNAVAILABLE") ? { headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) } } : {},
     onError({ error, path }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") getRuntime().log.error({ err: error.cause ?? error, path, errorId: errorIdOf(error) }, "tRPC procedure failed");
+      if (error.code === "INTERNAL_SERVER_ERROR")
+        getRuntime().log.error({ err: error.cause ?? error, path, errorId: errorIdOf(error) }, "tRPC procedure failed");
     },
   });
 }

@@ -13,7 +13,7 @@ import type { MeshError } from "../errors";
 import { createToken } from "./create-token";
 import { revokeToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
-import { upsertRole } from "./roles";
+import { seedClashingRoles } from "../testing/clashing-roles";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 
 const inventory = emptyInventory();
@@ -27,19 +27,7 @@ describe.each(testEngines())("enrolment group commit on %s", (engine) => {
     database = t.database;
     drop = () => t.drop();
     deps = { db: t.database.db, log: pino({ level: "silent" }) };
-    await upsertRole(deps, { actor: "test", input: { name: "base", resources: [{ type: "directory", id: "base", path: "/srv/base" }] } });
-    await upsertRole(deps, {
-      actor: "test",
-      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [{ type: "file", id: "site", path: "/srv/site", content: "hello" }] },
-    });
-    await upsertRole(deps, {
-      actor: "test",
-      input: { name: "clash-a", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "a" }] },
-    });
-    await upsertRole(deps, {
-      actor: "test",
-      input: { name: "clash-b", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "b" }] },
-    });
+    await seedClashingRoles(deps);
   });
   afterAll(() => drop?.());
 

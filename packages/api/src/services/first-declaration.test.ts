@@ -11,6 +11,7 @@ import { createToken } from "./create-token";
 import { revokeToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole, deleteRole } from "./roles";
+import { seedClashingRoles } from "../testing/clashing-roles";
 import { getNode } from "./get-node";
 import { loadRoles, lockCompiler, lockCompilerShared, recompileNode } from "./recompile-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
@@ -41,19 +42,7 @@ describe.each(testEngines())("first declaration on %s", (engine) => {
   };
 
   it("stores what recompileNode would: same hash, roles and conflicts, for matching, unmatched and conflicted nodes", async () => {
-    await upsertRole(deps, { actor: "test", input: { name: "base", resources: [{ type: "directory", id: "base", path: "/srv/base" }] } });
-    await upsertRole(deps, {
-      actor: "test",
-      input: { name: "web", selector: { labels: { tier: "web" } }, resources: [{ type: "file", id: "site", path: "/srv/site", content: "hello" }] },
-    });
-    await upsertRole(deps, {
-      actor: "test",
-      input: { name: "clash-a", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "a" }] },
-    });
-    await upsertRole(deps, {
-      actor: "test",
-      input: { name: "clash-b", selector: { labels: { clash: "yes" } }, resources: [{ type: "file", id: "c", path: "/c", content: "b" }] },
-    });
+    await seedClashingRoles(deps);
     const enrolled = [await enrol({}), await enrol({ tier: "web" }), await enrol({ tier: "db" }), await enrol({ clash: "yes", tier: "web" })];
     for (const { nodeId } of enrolled) {
       const before = await getNode(deps, nodeId);

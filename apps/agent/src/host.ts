@@ -6,7 +6,8 @@ import { LIMITS, type Declaration, type Report, type ResourceError } from "@mesh
 import type { Logger } from "./log";
 import { reasonOf } from "./host-error";
 import { Link } from "./link/link";
-import { ReconcileLoop, type Trigger } from "./reconcile/loop";
+import { ReconcileLoop, type RetryTiming, type RunResult, type Trigger } from "./reconcile/loop";
+import { isoNow, systemClock, type Clock } from "./clock";
 import { checkDeclaration } from "./reconcile/declaration-check";
 import { reconcile } from "./reconcile/reconcile";
 import type { Root } from "./resources/root";
@@ -14,7 +15,7 @@ import { loadHeldDeclaration, saveHeldDeclaration } from "./state-dir/held-decla
 import { saveApproved, type Identity } from "./state-dir/identity";
 import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
 import type { Store } from "./store/store";
-import { Backoff } from "./link/backoff";
+import type { Backoff } from "./link/backoff";
 import { KEYS } from "./state-dir/keys";
 import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
 import { ACCEPTED_KEY } from "./store/accepted-drift";
@@ -49,6 +50,12 @@ export interface HostOptions {
   driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
   /** How long a revoked host waits between link attempts (default 1 h). */
   revokedRetryMs?: number;
+  /** Time and timers for the loop, the link and the upgrade's wait (the real clock by default; tests use fake timers). */
+  clock?: Clock;
+  /** When a failed reconcile is tried again (reconcile/loop.ts DEFAULT_RETRY by default). */
+  reconcileRetry?: RetryTiming;
+  /** A reconcile still running after this long is aborted and reported as failed (DEFAULT_DEADLINE_MS by default). */
+  reconcileDeadlineMs?: number;
 }
 
 export class Host {
@@ -70,8 +77,6 @@ export class Host {
   private pending: Declaration | null = null;
   /** Writes of the host's own state that failed, by what was written: said in every report and in status. */
   private readonly stateErrors = new Map<"declaration" | "status", string>();
-  private retryTimer: NodeJS.Timeout | null = null;
-  private readonly retryBackoff = new Backoff({ baseMs: 1_000, capMs: 30_000 });
   private stopped = false;
   /** Set once the control plane revoked this node: it keeps its last declaration, reachable by nothing. */
   private revoked: string | null = null;
@@ -93,10 +98,18 @@ export class Host {
   /** Reconcile now, from the link or the local socket: served by the next run. */
   private readonly requests = new ReconcileRequests();
   private readonly watch: DriftWatch | null;
+  private readonly clock: Clock;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
-    this.loop = new ReconcileLoop((t) => this.reconcileNow(t), { intervalMs: opts.intervalMs, log: this.log });
+    this.clock = opts.clock ?? systemClock;
+    this.loop = new ReconcileLoop((t, signal) => this.reconcileNow(t, signal), {
+      intervalMs: opts.intervalMs,
+      log: this.log,
+      clock: this.clock,
+      retry: opts.reconcileRetry,
+      deadlineMs: opts.reconcileDeadlineMs,
+    });
     this.watch =
       opts.driftWatch === false
         ? null
@@ -117,6 +130,7 @@ export class Host {
         timeoutMs: opts.linkTimeoutMs,
         backoff: opts.backoff,
         revokedRetryMs: opts.revokedRetryMs,
+        clock: this.clock,
       },
       {
         declarationVersion: () => this.held?.version ?? 0,
@@ -208,7 +222,6 @@ export class Host {
   async stop(): Promise<void> {
     this.stopped = true;
     this.watch?.close();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
@@ -236,7 +249,6 @@ export class Host {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");
     this.stopped = true;
     this.watch?.close();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
@@ -281,7 +293,7 @@ export class Host {
       }
       this.pending = declaration;
       if (await this.keepPending()) this.loop.trigger("declaration");
-      // Not kept: said in the report that follows at once, and tried again until it is (scheduleRetry).
+      // Not kept: said in the report that follows at once, and tried again by the loop's backoff until it is.
       else this.loop.trigger("retry");
     });
   }
@@ -313,22 +325,6 @@ export class Host {
     return true;
   }
 
-  /** A failed write of the host's own state is tried again soon, not only on the timer. */
-  private scheduleRetry(): void {
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    if (this.stopped) return;
-    if (this.stateErrors.size === 0 && this.lastResult !== "failed") return void this.retryBackoff.reset();
-    this.retryTimer = setTimeout(
-      () => {
-        this.retryTimer = null;
-        this.loop.trigger("retry");
-      },
-      Math.max(200, this.retryBackoff.next()),
-    );
-    this.retryTimer.unref();
-  }
-
   private stateErrorList(): ResourceError[] {
     return [...this.stateErrors.values()].map((message) => ({ id: null, message: message.slice(0, LIMITS.message) }));
   }
@@ -339,7 +335,11 @@ export class Host {
     return { url: identity.controlPlaneUrl, nodeId: identity.nodeId, privateKey, trust: identity.trust };
   }
 
-  private async reconcileNow(triggers: Trigger[]): Promise<void> {
+  /**
+   * One run of the loop. "failed" (the run could not finish, or a write of the host's own state failed)
+   * has the loop try again by its backoff, not at the next interval.
+   */
+  private async reconcileNow(triggers: Trigger[], signal: AbortSignal): Promise<RunResult> {
     const clearLost = this.lostAcked;
     // A declaration not kept yet (a full disk) is tried again first, in order with those arriving.
     if (this.pending) {
@@ -362,6 +362,8 @@ export class Host {
           enrolled: true,
           controlPlane: this.controlPlane,
           selfUpgrade: this.opts.selfUpgrade ?? null,
+          now: () => new Date(this.clock.now()),
+          signal,
         },
         {
           declaration: this.held,
@@ -422,8 +424,8 @@ export class Host {
     } finally {
       this.watch?.release(changed);
       this.writeStatus();
-      this.scheduleRetry();
     }
+    return this.stateErrors.size > 0 || this.lastResult === "failed" ? "failed" : "ok";
   }
 
   /**
@@ -444,7 +446,7 @@ export class Host {
       skipped: [],
       storeLost: last?.storeLost ?? false,
       ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
-      reconciledAt: new Date().toISOString(),
+      reconciledAt: isoNow(this.clock),
     };
     void this.sendReport(report).catch((err) => this.log.warn({ reason: reasonOf(err) }, "could not send the failure report"));
   }
@@ -470,14 +472,14 @@ export class Host {
   private async exitForUpgrade(seq: number | null): Promise<void> {
     if (seq !== null && this.ackedThrough < seq) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
+        const t = this.clock.setTimeout(() => {
           this.log.warn({ seq, waitedMs: UPGRADE_ACK_WAIT_MS }, "no ack for the report after the upgrade; exiting anyway");
           resolve();
         }, UPGRADE_ACK_WAIT_MS);
         this.ackWaiter = {
           seq,
           resolve: () => {
-            clearTimeout(t);
+            this.clock.clearTimeout(t);
             resolve();
           },
         };
@@ -503,7 +505,7 @@ export class Host {
       lastReconcileResult: this.lastResult,
       hostVersion: this.opts.hostVersion.slice(0, 64),
       pid: process.pid,
-      updatedAt: new Date().toISOString(),
+      updatedAt: isoNow(this.clock),
       ...(this.opts.damaged ? { problem: this.opts.damaged.slice(0, LIMITS.message) } : {}),
       ...(stateErrors.length ? { stateErrors } : {}),
     };
@@ -520,7 +522,7 @@ export class Host {
           const reason = reasonOf(err);
           if (!this.stateErrors.has("status")) this.log.error({ reason }, "cannot write status.json; retrying");
           this.stateErrors.set("status", `state dir: cannot write status.json (${reason})`);
-          this.scheduleRetry();
+          this.loop.retryLater();
         },
       );
   }

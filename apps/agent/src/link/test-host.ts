@@ -45,6 +45,7 @@ export function testHost(o: TestHostOptions): Host {
     log: o.log ?? (process.env.MESH_TEST_LOG ? pino({ level: "info" }) : silentLogger()),
     backoff: new Backoff({ baseMs: 20, capMs: 100 }),
     revokedRetryMs: o.revokedRetryMs ?? 50,
+    reconcileRetry: { baseMs: 20, capMs: 200 },
     driftWatch: o.driftWatch ?? { quietMs: 50, maxDelayMs: 200 },
     selfUpgrade: o.selfUpgrade ?? null,
   });

@@ -3,7 +3,7 @@
 // and a run past its deadline is aborted. Fake timers throughout: no test sleeps.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../log";
-import { DeadlineExceeded, ReconcileLoop, retryDelay, type RunResult, type Trigger } from "./loop";
+import { DeadlineExceeded, ReconcileLoop, reconcileTimingFromEnv, retryDelay, type RunResult, type Trigger } from "./loop";
 
 beforeEach(() => vi.useFakeTimers({ now: new Date("2030-01-01T00:00:00Z") }));
 afterEach(() => vi.useRealTimers());
@@ -184,5 +184,29 @@ describe("ReconcileLoop", () => {
   it("refuses a retry timing that makes no sense", () => {
     expect(() => new ReconcileLoop(async () => "ok", { intervalMs: 1000, log: silentLogger(), retry: { baseMs: 0, capMs: 10 } })).toThrow(/must be positive/);
     expect(() => new ReconcileLoop(async () => "ok", { intervalMs: 1000, log: silentLogger(), retry: { baseMs: 100, capMs: 10 } })).toThrow(/at least the base/);
+  });
+});
+
+describe("reconcileTimingFromEnv", () => {
+  it.each([
+    { env: {}, timing: { reconcileRetry: { baseMs: 1_000, capMs: 60_000 }, reconcileDeadlineMs: 3_600_000 } },
+    {
+      env: { MESH_RECONCILE_RETRY_BASE_MS: "200", MESH_RECONCILE_RETRY_CAP_MS: "5000", MESH_RECONCILE_DEADLINE_MS: "90000" },
+      timing: { reconcileRetry: { baseMs: 200, capMs: 5_000 }, reconcileDeadlineMs: 90_000 },
+    },
+    // A base above the default cap lifts the cap with it.
+    { env: { MESH_RECONCILE_RETRY_BASE_MS: "120000" }, timing: { reconcileRetry: { baseMs: 120_000, capMs: 120_000 }, reconcileDeadlineMs: 3_600_000 } },
+    { env: { MESH_RECONCILE_DEADLINE_MS: " " }, timing: { reconcileRetry: { baseMs: 1_000, capMs: 60_000 }, reconcileDeadlineMs: 3_600_000 } },
+  ])("reads $env", ({ env, timing }) => {
+    expect(reconcileTimingFromEnv(env)).toEqual(timing);
+  });
+
+  it.each([
+    [{ MESH_RECONCILE_DEADLINE_MS: "10m" }, "MESH_RECONCILE_DEADLINE_MS=10m: must be a whole number of milliseconds above 0"],
+    [{ MESH_RECONCILE_RETRY_BASE_MS: "0" }, "MESH_RECONCILE_RETRY_BASE_MS=0: must be a whole number of milliseconds above 0"],
+    [{ MESH_RECONCILE_RETRY_CAP_MS: "1.5" }, "MESH_RECONCILE_RETRY_CAP_MS=1.5: must be a whole number of milliseconds above 0"],
+    [{ MESH_RECONCILE_RETRY_BASE_MS: "5000", MESH_RECONCILE_RETRY_CAP_MS: "1000" }, "MESH_RECONCILE_RETRY_CAP_MS=1000: must be at least MESH_RECONCILE_RETRY_BASE_MS (5000)"],
+  ])("refuses %o", (env, message) => {
+    expect(() => reconcileTimingFromEnv(env)).toThrow(message);
   });
 });

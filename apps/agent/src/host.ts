@@ -230,9 +230,10 @@ export class Host {
     await this.statusWrites;
   }
 
-  /** For tests: resolves once no reconcile is running or queued. */
-  idle(): Promise<void> {
-    return this.loop.idle();
+  /** For tests: resolves once no declaration is being kept and no reconcile is running or queued. */
+  async idle(): Promise<void> {
+    await this.declarationWrites;
+    await this.loop.idle();
   }
 
   get connected(): boolean {

@@ -85,7 +85,10 @@ describe("link", () => {
     ws.send(declaration(3, [site, index]));
     await waitFor("v3 applied", () => cp.reports.find((r) => r.declarationVersion === 3 && r.owned.length === 2 && r.rejectedVersion === undefined));
     ws.send(declaration(2, []));
-    await new Promise((r) => setTimeout(r, 100));
+    // A reconcile asked for after it, on the same link: once it is reported, the older declaration was seen (and ignored).
+    const before = cp.reports.length;
+    cp.reconcile({ reason: "after the older declaration" });
+    await waitFor("the report asked for", () => cp.reports.slice(before).find((r) => r.declarationVersion === 3));
     await host.idle();
     expect(existsSync(join(rootDir, "srv/index.html"))).toBe(true);
     expect(host.connected).toBe(true);
@@ -106,10 +109,14 @@ describe("link", () => {
     const { cp, host, stateDir } = await setup(() => undefined);
     cp.refuse = 403;
     await host.start();
+    // Refused, waited (revokedRetryMs) and refused again: never linked.
+    await waitFor("a second refused attempt", () => cp.refused >= 2);
     await host.idle();
-    await new Promise((r) => setTimeout(r, 250));
     expect(cp.auths).toEqual([]);
-    const status = JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"));
+    const status = await waitFor("status.json saying revoked, after a reconcile", () => {
+      const s = existsSync(join(stateDir, "status.json")) && JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"));
+      return s?.state === "revoked" && s.lastReconcileResult !== null && s;
+    });
     // refused (403): the host says it is revoked, and still reconciles its last declaration
     expect(status).toMatchObject({ state: "revoked", connected: false, lastReconcileResult: "ok" });
     cp.refuse = null;

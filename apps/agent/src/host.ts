@@ -113,7 +113,7 @@ export class Host {
     this.watch =
       opts.driftWatch === false
         ? null
-        : new DriftWatch({ rootDir: opts.root.dir, log: this.log, ...opts.driftWatch, onDrift: () => this.loop.trigger("watch") });
+        : new DriftWatch({ rootDir: opts.root.dir, log: this.log, clock: this.clock, ...opts.driftWatch, onDrift: () => this.loop.trigger("watch") });
     this.link = opts.identity && opts.privateKey ? this.makeLink(opts.identity, opts.privateKey) : null;
   }
 

@@ -8,6 +8,21 @@ import { reasonOf } from "./host-error";
 import { Link } from "./link/link";
 import { ReconcileLoop, type RetryTiming, type RunResult, type Trigger } from "./reconcile/loop";
 import { isoNow, systemClock, type Clock } from "./clock";
+import {
+  NOT_LOST,
+  RUNNING,
+  initialStanding,
+  lifeOn,
+  lostOnAck,
+  lostOnReconciled,
+  lostOnReport,
+  lostSince,
+  standingOnLinkUp,
+  standingOnRevoked,
+  type Life,
+  type LostStore,
+  type Standing,
+} from "./host-states";
 import { checkDeclaration } from "./reconcile/declaration-check";
 import { reconcile } from "./reconcile/reconcile";
 import type { Root } from "./resources/root";
@@ -63,9 +78,8 @@ export class Host {
   private rejected: { version?: number; reason: string } | null = null;
   private lastReport: Report | null = null;
   private lastResult: StatusFile["lastReconcileResult"] = null;
-  /** Seq of the first report that said storeLost; an ack at or past it ends the saying. */
-  private lostSeq: number | null = null;
-  private lostAcked = false;
+  /** Whether reports say the store was lost, and whether the control plane acknowledged it (host-states.ts). */
+  private lost: LostStore = NOT_LOST;
   private declarationWrites: Promise<void> = Promise.resolve();
   private statusWrites: Promise<void> = Promise.resolve();
   private readonly loop: ReconcileLoop;
@@ -77,10 +91,10 @@ export class Host {
   private pending: Declaration | null = null;
   /** Writes of the host's own state that failed, by what was written: said in every report and in status. */
   private readonly stateErrors = new Map<"declaration" | "status", string>();
-  private stopped = false;
-  /** Set once the control plane revoked this node: it keeps its last declaration, reachable by nothing. */
-  private revoked: string | null = null;
-  private retiring: Promise<void> | null = null;
+  /** Running, stopping, or retiring (host-states.ts). */
+  private life: Life = RUNNING;
+  /** Enrolled, damaged, or revoked by the control plane: then it keeps its last declaration, reachable by nothing. */
+  private standing: Standing;
   private onRetiredDone: (() => void) | null = null;
   /** Resolves when the node was retired and its identity forgotten: the daemon goes back to hosted. */
   readonly retired = new Promise<void>((resolve) => (this.onRetiredDone = resolve));
@@ -103,6 +117,7 @@ export class Host {
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
     this.clock = opts.clock ?? systemClock;
+    this.standing = initialStanding(opts.damaged);
     this.loop = new ReconcileLoop((t, signal) => this.reconcileNow(t, signal), {
       intervalMs: opts.intervalMs,
       log: this.log,
@@ -136,7 +151,7 @@ export class Host {
         declarationVersion: () => this.held?.version ?? 0,
         onOpen: () => {
           // Accepted by the control plane: whatever refused us before is over.
-          this.revoked = null;
+          this.standing = standingOnLinkUp(this.standing);
           if (this.opts.identity?.awaitingApproval) {
             saveApproved(this.opts.store, this.opts.identity).then(
               (approved) => {
@@ -165,19 +180,21 @@ export class Host {
           this.outbox?.acknowledge(seq).catch((err) => this.log.warn({ seq, reason: reasonOf(err) }, "could not drop acknowledged reports"));
           this.ackedThrough = Math.max(this.ackedThrough, seq);
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
-          if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
-          if (this.generations.acknowledged(seq, storeGeneration, this.lostSeq)) {
+          this.lost = lostOnAck(this.lost, seq);
+          if (this.generations.acknowledged(seq, storeGeneration, lostSince(this.lost))) {
             this.log.warn({ storeGeneration }, "the control plane stored a newer store generation than this store's: it was rolled back");
             this.loop.trigger("store");
           }
         },
         onRevoked: (reason) => {
-          if (!this.revoked) this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
-          this.revoked = reason;
+          if (this.standing.kind !== "revoked") this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
+          this.standing = standingOnRevoked(this.standing, reason);
           this.writeStatus();
         },
         onRetired: () => {
-          this.retiring ??= this.forget();
+          if (this.life.kind === "retiring") return;
+          this.life = lifeOn(this.life, "retired");
+          void this.forget();
         },
         onReconcile: (frame) => {
           const { type: _type, ...request } = frame;
@@ -212,7 +229,7 @@ export class Host {
    * declaration as soon as the loop is free, folded with any already queued; resolves with its result.
    */
   requestReconcile(request: ReconcileRequest): Promise<RequestResult> {
-    if (this.stopped) return Promise.resolve({ ok: false, error: "the host is stopping" });
+    if (this.life.kind !== "running") return Promise.resolve({ ok: false, error: "the host is stopping" });
     this.log.info({ reason: request.reason, correct: request.correct?.length ?? 0, accept: request.accept?.length ?? 0 }, "reconcile asked for");
     const result = this.requests.add(request);
     this.loop.trigger("request");
@@ -220,7 +237,7 @@ export class Host {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.life = lifeOn(this.life, "stop");
     this.watch?.close();
     await this.link?.stop();
     await this.declarationWrites;
@@ -248,7 +265,6 @@ export class Host {
    */
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");
-    this.stopped = true;
     this.watch?.close();
     await this.link?.stop();
     await this.declarationWrites;
@@ -341,7 +357,7 @@ export class Host {
    * has the loop try again by its backoff, not at the next interval.
    */
   private async reconcileNow(triggers: Trigger[], signal: AbortSignal): Promise<RunResult> {
-    const clearLost = this.lostAcked;
+    const clearLost = this.lost.kind === "acked";
     // A declaration not kept yet (a full disk) is tried again first, in order with those arriving.
     if (this.pending) {
       this.declarationWrites = this.declarationWrites.then(() => this.keepPending().then(() => undefined));
@@ -394,10 +410,7 @@ export class Host {
       this.generations.reconciled(generations, outcome);
       this.lastReport = report;
       this.lastResult = report.errors.length ? "errors" : "ok";
-      if (clearLost && !report.storeLost) {
-        this.lostAcked = false;
-        this.lostSeq = null;
-      }
+      this.lost = lostOnReconciled(this.lost, clearLost, report.storeLost);
       this.log.info(
         {
           triggers,
@@ -412,7 +425,7 @@ export class Host {
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
       asked?.settle({ ok: true, report, changes: outcome.changes, unchanged: outcome.unchanged });
       const { item, sent } = await this.sendReport(report);
-      if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
+      this.lost = lostOnReport(this.lost, report.storeLost, item.sequence);
       // A `host` resource put a new binary in place, or a package did (its own `package` resource, an
       // operator's apt upgrade): this report is the last; the supervisor starts the new binary.
       const upgrade = this.opts.selfUpgrade;
@@ -493,7 +506,7 @@ export class Host {
     const r = this.lastReport;
     const stateErrors = [...this.stateErrors.entries()].filter(([what]) => what !== "status").map(([, message]) => message);
     const status: StatusFile = {
-      state: this.opts.damaged ? "damaged" : this.revoked ? "revoked" : "enrolled",
+      state: this.standing.kind,
       nodeId: this.opts.identity?.nodeId ?? null,
       controlPlaneUrl: this.opts.identity?.controlPlaneUrl ?? null,
       connected: this.connected,

@@ -183,7 +183,9 @@ describe("ReconcileLoop", () => {
 
   it("refuses a retry timing that makes no sense", () => {
     expect(() => new ReconcileLoop(async () => "ok", { intervalMs: 1000, log: silentLogger(), retry: { baseMs: 0, capMs: 10 } })).toThrow(/must be positive/);
-    expect(() => new ReconcileLoop(async () => "ok", { intervalMs: 1000, log: silentLogger(), retry: { baseMs: 100, capMs: 10 } })).toThrow(/at least the base/);
+    expect(() => new ReconcileLoop(async () => "ok", { intervalMs: 1000, log: silentLogger(), retry: { baseMs: 100, capMs: 10 } })).toThrow(
+      /at least the base/,
+    );
   });
 });
 
@@ -205,7 +207,10 @@ describe("reconcileTimingFromEnv", () => {
     [{ MESH_RECONCILE_DEADLINE_MS: "10m" }, "MESH_RECONCILE_DEADLINE_MS=10m: must be a whole number of milliseconds above 0"],
     [{ MESH_RECONCILE_RETRY_BASE_MS: "0" }, "MESH_RECONCILE_RETRY_BASE_MS=0: must be a whole number of milliseconds above 0"],
     [{ MESH_RECONCILE_RETRY_CAP_MS: "1.5" }, "MESH_RECONCILE_RETRY_CAP_MS=1.5: must be a whole number of milliseconds above 0"],
-    [{ MESH_RECONCILE_RETRY_BASE_MS: "5000", MESH_RECONCILE_RETRY_CAP_MS: "1000" }, "MESH_RECONCILE_RETRY_CAP_MS=1000: must be at least MESH_RECONCILE_RETRY_BASE_MS (5000)"],
+    [
+      { MESH_RECONCILE_RETRY_BASE_MS: "5000", MESH_RECONCILE_RETRY_CAP_MS: "1000" },
+      "MESH_RECONCILE_RETRY_CAP_MS=1000: must be at least MESH_RECONCILE_RETRY_BASE_MS (5000)",
+    ],
   ])("refuses %o", (env, message) => {
     expect(() => reconcileTimingFromEnv(env)).toThrow(message);
   });

@@ -11,13 +11,14 @@ import type { AuthFrame } from "@mesh/protocol";
 import { DiskStore } from "../store/disk-store";
 import { startControlPlane, waitFor } from "./fake-control-plane";
 import { testHost } from "./test-host";
+import { ManualClock } from "../manual-clock";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string) {
+async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string, clock?: ManualClock) {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const cp = await startControlPlane(publicKey, onConnect, { features });
   cleanups.push(() => cp.close());
@@ -27,7 +28,7 @@ async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTi
   mkdirSync(rootDir);
   const store = new DiskStore(join(base, "state"));
   await store.init();
-  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, linkTimeoutMs, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" });
+  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, linkTimeoutMs, clock, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" });
   cleanups.push(() => host.stop());
   return { cp, host, rootDir, stateDir: join(base, "state") };
 }
@@ -95,12 +96,26 @@ describe("link", () => {
   });
 
   it("sends the held declaration version on reconnect and reconnects after silence", async () => {
-    const { cp, host } = await setup((ws, auth) => {
-      if (auth.declarationVersion < 1) ws.send(declaration(1, [site]));
-    }, 300);
+    const clock = new ManualClock();
+    const { cp, host } = await setup(
+      (ws, auth) => {
+        if (auth.declarationVersion < 1) ws.send(declaration(1, [site]));
+      },
+      45_000,
+      undefined,
+      clock,
+    );
     await host.start();
-    // The fake never pings: the host gives up on the silent link and comes back.
-    await waitFor("a second connection", () => cp.auths.length >= 2, 5000);
+    await waitFor("a report of v1", () => cp.reports.find((r) => r.declarationVersion === 1));
+    expect(cp.auths).toHaveLength(1);
+    // The fake never pings: 45 s of silence on the clock, and the host gives up on the link and comes back
+    // (the clock moves on at each look: the reconnect's backoff is on it too).
+    // The check comes before the advance: the server counts the auth before the host holds the link.
+    await waitFor("a second connection", () => {
+      if (cp.auths.length >= 2) return true;
+      clock.advance(45_000);
+      return false;
+    });
     expect(cp.auths[1]!.declarationVersion).toBe(1);
     await waitFor("a report after reconnecting", () => cp.reports.filter((r) => r.declarationVersion === 1).length >= 2);
   });

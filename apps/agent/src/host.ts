@@ -239,6 +239,7 @@ export class Host {
   async stop(): Promise<void> {
     this.life = lifeOn(this.life, "stop");
     this.watch?.close();
+    this.loop.holdRetries();
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
@@ -266,6 +267,7 @@ export class Host {
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");
     this.watch?.close();
+    this.loop.holdRetries();
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();

@@ -172,6 +172,21 @@ describe("ReconcileLoop", () => {
     await loop.stop();
   });
 
+  it("arms no retry once retries are held (the host stopping), and cancels the one pending", async () => {
+    const { loop, runs } = scripted(["failed"]);
+    loop.start();
+    await vi.advanceTimersByTimeAsync(0);
+    loop.holdRetries();
+    await vi.advanceTimersByTimeAsync(10_000);
+    loop.trigger("declaration");
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(runs.map((r) => [r.at, r.triggers])).toEqual([
+      [0, ["start"]],
+      [10_000, ["declaration"]],
+    ]);
+    await loop.stop();
+  });
+
   it("stops retrying once stopped", async () => {
     const { loop, runs } = scripted(["failed"]);
     loop.start();

@@ -81,6 +81,8 @@ export class ReconcileLoop {
   private retryTimer: unknown = null;
   private failures = 0;
   private stopped = false;
+  /** No retry is armed any more (the host is stopping): what is running finishes, the timer and triggers still run. */
+  private retriesHeld = false;
   private readonly clock: Clock;
   private readonly retry: RetryTiming;
 
@@ -115,6 +117,13 @@ export class ReconcileLoop {
     this.armRetry();
   }
 
+  /** Cancels a pending retry and arms none from here on: the host is stopping, and a retry would only delay it. */
+  holdRetries(): void {
+    this.retriesHeld = true;
+    this.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
   /** Failed runs in a row (and failures outside runs) since the last run that did not fail. */
   get failuresInARow(): number {
     return this.failures;
@@ -145,6 +154,8 @@ export class ReconcileLoop {
 
   private armRetry(): void {
     this.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.retriesHeld) return;
     const delay = retryDelay(this.failures, this.retry, this.opts.random);
     this.opts.log.info({ failures: this.failures, retryInMs: delay }, "reconcile will be tried again");
     this.retryTimer = this.clock.setTimeout(() => {

@@ -1,5 +1,6 @@
 // The agent's clock: the time and timers behind one small interface, so code that waits (the
-// supervisor's restart delay, its stop timeouts) is driven by a test's fake timers instead of sleeping.
+// reconcile loop and its retries, the link's backoff, the supervisor's restart delay and stop
+// timeouts, an upgrade's trial) is driven by a test's fake timers instead of sleeping.
 export interface Clock {
   /** Milliseconds since the epoch, as Date.now(). */
   now(): number;
@@ -16,3 +17,27 @@ export const systemClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
+
+/** The clock's time as an ISO string (what status files and reports carry). */
+export function isoNow(clock: Clock): string {
+  return new Date(clock.now()).toISOString();
+}
+
+/** A timer that does not keep the process alive on its own (where the clock's timers can be unref'd). */
+export function unref(handle: unknown): void {
+  (handle as { unref?: () => void } | null)?.unref?.();
+}
+
+/** Resolves after `ms` on the clock, or at once when `signal` aborts (never rejects). */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clock.clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = clock.setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -6,7 +6,23 @@ import { LIMITS, type Declaration, type Report, type ResourceError } from "@mesh
 import type { Logger } from "./log";
 import { reasonOf } from "./host-error";
 import { Link } from "./link/link";
-import { ReconcileLoop, type Trigger } from "./reconcile/loop";
+import { ReconcileLoop, type RetryTiming, type RunResult, type Trigger } from "./reconcile/loop";
+import { isoNow, systemClock, type Clock } from "./clock";
+import {
+  NOT_LOST,
+  RUNNING,
+  initialStanding,
+  lifeOn,
+  lostOnAck,
+  lostOnReconciled,
+  lostOnReport,
+  lostSince,
+  standingOnLinkUp,
+  standingOnRevoked,
+  type Life,
+  type LostStore,
+  type Standing,
+} from "./host-states";
 import { checkDeclaration } from "./reconcile/declaration-check";
 import { reconcile } from "./reconcile/reconcile";
 import type { Root } from "./resources/root";
@@ -14,7 +30,7 @@ import { loadHeldDeclaration, saveHeldDeclaration } from "./state-dir/held-decla
 import { saveApproved, type Identity } from "./state-dir/identity";
 import { writeStatusFile, type StatusFile } from "./state-dir/status-file";
 import type { Store } from "./store/store";
-import { Backoff } from "./link/backoff";
+import type { Backoff } from "./link/backoff";
 import { KEYS } from "./state-dir/keys";
 import { collectFacts, readSentFactsHash, writeSentFactsHash } from "./machine/facts";
 import { ACCEPTED_KEY } from "./store/accepted-drift";
@@ -49,6 +65,12 @@ export interface HostOptions {
   driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
   /** How long a revoked host waits between link attempts (default 1 h). */
   revokedRetryMs?: number;
+  /** Time and timers for the loop, the link and the upgrade's wait (the real clock by default; tests use fake timers). */
+  clock?: Clock;
+  /** When a failed reconcile is tried again (reconcile/loop.ts DEFAULT_RETRY by default). */
+  reconcileRetry?: RetryTiming;
+  /** A reconcile still running after this long is aborted and reported as failed (DEFAULT_DEADLINE_MS by default). */
+  reconcileDeadlineMs?: number;
 }
 
 export class Host {
@@ -56,9 +78,8 @@ export class Host {
   private rejected: { version?: number; reason: string } | null = null;
   private lastReport: Report | null = null;
   private lastResult: StatusFile["lastReconcileResult"] = null;
-  /** Seq of the first report that said storeLost; an ack at or past it ends the saying. */
-  private lostSeq: number | null = null;
-  private lostAcked = false;
+  /** Whether reports say the store was lost, and whether the control plane acknowledged it (host-states.ts). */
+  private lost: LostStore = NOT_LOST;
   private declarationWrites: Promise<void> = Promise.resolve();
   private statusWrites: Promise<void> = Promise.resolve();
   private readonly loop: ReconcileLoop;
@@ -70,12 +91,10 @@ export class Host {
   private pending: Declaration | null = null;
   /** Writes of the host's own state that failed, by what was written: said in every report and in status. */
   private readonly stateErrors = new Map<"declaration" | "status", string>();
-  private retryTimer: NodeJS.Timeout | null = null;
-  private readonly retryBackoff = new Backoff({ baseMs: 1_000, capMs: 30_000 });
-  private stopped = false;
-  /** Set once the control plane revoked this node: it keeps its last declaration, reachable by nothing. */
-  private revoked: string | null = null;
-  private retiring: Promise<void> | null = null;
+  /** Running, stopping, or retiring (host-states.ts). */
+  private life: Life = RUNNING;
+  /** Enrolled, damaged, or revoked by the control plane: then it keeps its last declaration, reachable by nothing. */
+  private standing: Standing;
   private onRetiredDone: (() => void) | null = null;
   /** Resolves when the node was retired and its identity forgotten: the daemon goes back to hosted. */
   readonly retired = new Promise<void>((resolve) => (this.onRetiredDone = resolve));
@@ -93,14 +112,23 @@ export class Host {
   /** Reconcile now, from the link or the local socket: served by the next run. */
   private readonly requests = new ReconcileRequests();
   private readonly watch: DriftWatch | null;
+  private readonly clock: Clock;
 
   constructor(private readonly opts: HostOptions) {
     this.log = opts.log;
-    this.loop = new ReconcileLoop((t) => this.reconcileNow(t), { intervalMs: opts.intervalMs, log: this.log });
+    this.clock = opts.clock ?? systemClock;
+    this.standing = initialStanding(opts.damaged);
+    this.loop = new ReconcileLoop((t, signal) => this.reconcileNow(t, signal), {
+      intervalMs: opts.intervalMs,
+      log: this.log,
+      clock: this.clock,
+      retry: opts.reconcileRetry,
+      deadlineMs: opts.reconcileDeadlineMs,
+    });
     this.watch =
       opts.driftWatch === false
         ? null
-        : new DriftWatch({ rootDir: opts.root.dir, log: this.log, ...opts.driftWatch, onDrift: () => this.loop.trigger("watch") });
+        : new DriftWatch({ rootDir: opts.root.dir, log: this.log, clock: this.clock, ...opts.driftWatch, onDrift: () => this.loop.trigger("watch") });
     this.link = opts.identity && opts.privateKey ? this.makeLink(opts.identity, opts.privateKey) : null;
   }
 
@@ -117,12 +145,13 @@ export class Host {
         timeoutMs: opts.linkTimeoutMs,
         backoff: opts.backoff,
         revokedRetryMs: opts.revokedRetryMs,
+        clock: this.clock,
       },
       {
         declarationVersion: () => this.held?.version ?? 0,
         onOpen: () => {
           // Accepted by the control plane: whatever refused us before is over.
-          this.revoked = null;
+          this.standing = standingOnLinkUp(this.standing);
           if (this.opts.identity?.awaitingApproval) {
             saveApproved(this.opts.store, this.opts.identity).then(
               (approved) => {
@@ -151,19 +180,21 @@ export class Host {
           this.outbox?.acknowledge(seq).catch((err) => this.log.warn({ seq, reason: reasonOf(err) }, "could not drop acknowledged reports"));
           this.ackedThrough = Math.max(this.ackedThrough, seq);
           if (this.ackWaiter && seq >= this.ackWaiter.seq) this.ackWaiter.resolve();
-          if (this.lostSeq !== null && seq >= this.lostSeq) this.lostAcked = true;
-          if (this.generations.acknowledged(seq, storeGeneration, this.lostSeq)) {
+          this.lost = lostOnAck(this.lost, seq);
+          if (this.generations.acknowledged(seq, storeGeneration, lostSince(this.lost))) {
             this.log.warn({ storeGeneration }, "the control plane stored a newer store generation than this store's: it was rolled back");
             this.loop.trigger("store");
           }
         },
         onRevoked: (reason) => {
-          if (!this.revoked) this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
-          this.revoked = reason;
+          if (this.standing.kind !== "revoked") this.log.warn({ reason }, "this node is revoked: keeping its last declaration, with no link");
+          this.standing = standingOnRevoked(this.standing, reason);
           this.writeStatus();
         },
         onRetired: () => {
-          this.retiring ??= this.forget();
+          if (this.life.kind === "retiring") return;
+          this.life = lifeOn(this.life, "retired");
+          void this.forget();
         },
         onReconcile: (frame) => {
           const { type: _type, ...request } = frame;
@@ -198,7 +229,7 @@ export class Host {
    * declaration as soon as the loop is free, folded with any already queued; resolves with its result.
    */
   requestReconcile(request: ReconcileRequest): Promise<RequestResult> {
-    if (this.stopped) return Promise.resolve({ ok: false, error: "the host is stopping" });
+    if (this.life.kind !== "running") return Promise.resolve({ ok: false, error: "the host is stopping" });
     this.log.info({ reason: request.reason, correct: request.correct?.length ?? 0, accept: request.accept?.length ?? 0 }, "reconcile asked for");
     const result = this.requests.add(request);
     this.loop.trigger("request");
@@ -206,9 +237,9 @@ export class Host {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.life = lifeOn(this.life, "stop");
     this.watch?.close();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.loop.holdRetries();
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
@@ -217,9 +248,10 @@ export class Host {
     await this.statusWrites;
   }
 
-  /** For tests: resolves once no reconcile is running or queued. */
-  idle(): Promise<void> {
-    return this.loop.idle();
+  /** For tests: resolves once no declaration is being kept and no reconcile is running or queued. */
+  async idle(): Promise<void> {
+    await this.declarationWrites;
+    await this.loop.idle();
   }
 
   get connected(): boolean {
@@ -234,9 +266,8 @@ export class Host {
    */
   private async forget(): Promise<void> {
     this.log.info({}, "retired: forgetting this node's identity; back to hosted");
-    this.stopped = true;
     this.watch?.close();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.loop.holdRetries();
     await this.link?.stop();
     await this.declarationWrites;
     await this.loop.stop();
@@ -281,7 +312,7 @@ export class Host {
       }
       this.pending = declaration;
       if (await this.keepPending()) this.loop.trigger("declaration");
-      // Not kept: said in the report that follows at once, and tried again until it is (scheduleRetry).
+      // Not kept: said in the report that follows at once, and tried again by the loop's backoff until it is.
       else this.loop.trigger("retry");
     });
   }
@@ -313,22 +344,6 @@ export class Host {
     return true;
   }
 
-  /** A failed write of the host's own state is tried again soon, not only on the timer. */
-  private scheduleRetry(): void {
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    if (this.stopped) return;
-    if (this.stateErrors.size === 0 && this.lastResult !== "failed") return void this.retryBackoff.reset();
-    this.retryTimer = setTimeout(
-      () => {
-        this.retryTimer = null;
-        this.loop.trigger("retry");
-      },
-      Math.max(200, this.retryBackoff.next()),
-    );
-    this.retryTimer.unref();
-  }
-
   private stateErrorList(): ResourceError[] {
     return [...this.stateErrors.values()].map((message) => ({ id: null, message: message.slice(0, LIMITS.message) }));
   }
@@ -339,8 +354,12 @@ export class Host {
     return { url: identity.controlPlaneUrl, nodeId: identity.nodeId, privateKey, trust: identity.trust };
   }
 
-  private async reconcileNow(triggers: Trigger[]): Promise<void> {
-    const clearLost = this.lostAcked;
+  /**
+   * One run of the loop. "failed" (the run could not finish, or a write of the host's own state failed)
+   * has the loop try again by its backoff, not at the next interval.
+   */
+  private async reconcileNow(triggers: Trigger[], signal: AbortSignal): Promise<RunResult> {
+    const clearLost = this.lost.kind === "acked";
     // A declaration not kept yet (a full disk) is tried again first, in order with those arriving.
     if (this.pending) {
       this.declarationWrites = this.declarationWrites.then(() => this.keepPending().then(() => undefined));
@@ -362,6 +381,8 @@ export class Host {
           enrolled: true,
           controlPlane: this.controlPlane,
           selfUpgrade: this.opts.selfUpgrade ?? null,
+          now: () => new Date(this.clock.now()),
+          signal,
         },
         {
           declaration: this.held,
@@ -391,10 +412,7 @@ export class Host {
       this.generations.reconciled(generations, outcome);
       this.lastReport = report;
       this.lastResult = report.errors.length ? "errors" : "ok";
-      if (clearLost && !report.storeLost) {
-        this.lostAcked = false;
-        this.lostSeq = null;
-      }
+      this.lost = lostOnReconciled(this.lost, clearLost, report.storeLost);
       this.log.info(
         {
           triggers,
@@ -409,7 +427,7 @@ export class Host {
       for (const e of report.errors) this.log.warn({ id: e.id, message: e.message }, "resource error");
       asked?.settle({ ok: true, report, changes: outcome.changes, unchanged: outcome.unchanged });
       const { item, sent } = await this.sendReport(report);
-      if (report.storeLost && this.lostSeq === null) this.lostSeq = item.sequence;
+      this.lost = lostOnReport(this.lost, report.storeLost, item.sequence);
       // A `host` resource put a new binary in place, or a package did (its own `package` resource, an
       // operator's apt upgrade): this report is the last; the supervisor starts the new binary.
       const upgrade = this.opts.selfUpgrade;
@@ -422,8 +440,8 @@ export class Host {
     } finally {
       this.watch?.release(changed);
       this.writeStatus();
-      this.scheduleRetry();
     }
+    return this.stateErrors.size > 0 || this.lastResult === "failed" ? "failed" : "ok";
   }
 
   /**
@@ -444,7 +462,7 @@ export class Host {
       skipped: [],
       storeLost: last?.storeLost ?? false,
       ...(last?.storeGeneration !== undefined ? { storeGeneration: last.storeGeneration } : {}),
-      reconciledAt: new Date().toISOString(),
+      reconciledAt: isoNow(this.clock),
     };
     void this.sendReport(report).catch((err) => this.log.warn({ reason: reasonOf(err) }, "could not send the failure report"));
   }
@@ -470,14 +488,14 @@ export class Host {
   private async exitForUpgrade(seq: number | null): Promise<void> {
     if (seq !== null && this.ackedThrough < seq) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
+        const t = this.clock.setTimeout(() => {
           this.log.warn({ seq, waitedMs: UPGRADE_ACK_WAIT_MS }, "no ack for the report after the upgrade; exiting anyway");
           resolve();
         }, UPGRADE_ACK_WAIT_MS);
         this.ackWaiter = {
           seq,
           resolve: () => {
-            clearTimeout(t);
+            this.clock.clearTimeout(t);
             resolve();
           },
         };
@@ -490,7 +508,7 @@ export class Host {
     const r = this.lastReport;
     const stateErrors = [...this.stateErrors.entries()].filter(([what]) => what !== "status").map(([, message]) => message);
     const status: StatusFile = {
-      state: this.opts.damaged ? "damaged" : this.revoked ? "revoked" : "enrolled",
+      state: this.standing.kind,
       nodeId: this.opts.identity?.nodeId ?? null,
       controlPlaneUrl: this.opts.identity?.controlPlaneUrl ?? null,
       connected: this.connected,
@@ -503,7 +521,7 @@ export class Host {
       lastReconcileResult: this.lastResult,
       hostVersion: this.opts.hostVersion.slice(0, 64),
       pid: process.pid,
-      updatedAt: new Date().toISOString(),
+      updatedAt: isoNow(this.clock),
       ...(this.opts.damaged ? { problem: this.opts.damaged.slice(0, LIMITS.message) } : {}),
       ...(stateErrors.length ? { stateErrors } : {}),
     };
@@ -520,7 +538,7 @@ export class Host {
           const reason = reasonOf(err);
           if (!this.stateErrors.has("status")) this.log.error({ reason }, "cannot write status.json; retrying");
           this.stateErrors.set("status", `state dir: cannot write status.json (${reason})`);
-          this.scheduleRetry();
+          this.loop.retryLater();
         },
       );
   }

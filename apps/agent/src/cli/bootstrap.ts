@@ -19,6 +19,7 @@ import { DiskStore } from "../store/disk-store";
 import { readBundleFile, type BootstrapBundle } from "./bootstrap-bundle";
 import { enrolCommand } from "./enrol";
 import type { CommonOptions } from "./options";
+import { sleep, systemClock } from "../clock";
 
 /** The control plane's local-only endpoint that trades the bootstrap secret for one enrolment token. */
 export const BOOTSTRAP_TOKEN_PATH = "/api/bootstrap/token";
@@ -112,7 +113,7 @@ async function writeSecret(path: string, shown: string): Promise<string> {
 }
 
 async function waitHealthy(url: string, timeoutMs: number, log: Logger): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.now() + timeoutMs;
   let last = "";
   for (;;) {
     try {
@@ -122,10 +123,10 @@ async function waitHealthy(url: string, timeoutMs: number, log: Logger): Promise
     } catch (err) {
       last = reasonOf(err);
     }
-    if (Date.now() > deadline)
+    if (systemClock.now() > deadline)
       throw new HostError("failure", `bootstrap: the control plane at ${url} did not become healthy within ${Math.round(timeoutMs / 1000)} s (last: ${last})`);
     log.debug({ url, last }, "waiting for the control plane");
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(systemClock, 1000);
   }
 }
 

@@ -19,6 +19,7 @@ import type { CommonOptions } from "./options";
 import { readEnrolToken } from "./enrol-token";
 import { describeReachFailure, notMeshAnswer } from "../link/not-mesh";
 import { lockHolder } from "../state-dir/lock";
+import { isoNow, systemClock } from "../clock";
 
 export function checkControlPlaneUrl(raw: string | undefined): string {
   if (!raw) throw new HostError("usage", "enrol: the control plane URL is required (mesh-host enrol URL --token T)");
@@ -141,7 +142,7 @@ export async function enrolCommand(
     labels: parsed.data.labels,
     controlPlaneUrl: url,
     publicKey: publicKeyB64,
-    enrolledAt: new Date().toISOString(),
+    enrolledAt: isoNow(systemClock),
     trust,
     ...(parsed.data.awaitingApproval ? { awaitingApproval: true } : {}),
   };
@@ -163,7 +164,7 @@ export async function enrolCommand(
 }
 
 function replacementProof(nodeId: string, oldKey: KeyObject, newPublicKey: string, token: string): ReplacementProof {
-  const time = new Date().toISOString();
+  const time = isoNow(systemClock);
   const signature = sign(null, Buffer.from(replacementProofMessage(nodeId, newPublicKey, tokenIdOf(token), time)), oldKey).toString("base64");
   return { nodeId, time, signature };
 }

@@ -4,6 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { HOST_VERSION } from "../version";
 import { Host } from "../host";
 import { linkTimeoutMs } from "../link/heartbeat";
+import { reconcileTimingFromEnv } from "../reconcile/loop";
 import type { Logger } from "../log";
 import { Root } from "../resources/root";
 import { loadIdentity } from "../state-dir/identity";
@@ -75,6 +76,7 @@ async function daemon(
   serving: (host: Host | null) => void,
   running: { binary: string; startedAs: BinaryIdentity | null; packages: PackageContext },
 ): Promise<number> {
+  const reconcileTiming = reconcileTimingFromEnv();
   let stopping = false;
   let wake: (() => void) | null = null;
   let host: Host | null = null;
@@ -107,6 +109,7 @@ async function daemon(
         ...(damaged ? { damaged: damaged.reason } : {}),
         intervalMs: opts.intervalMs,
         linkTimeoutMs: linkTimeoutMs(),
+        ...reconcileTiming,
         hostVersion: HOST_VERSION,
         log,
         selfUpgrade: new SelfUpgrade({

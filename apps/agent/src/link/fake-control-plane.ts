@@ -25,6 +25,8 @@ export interface FakeControlPlane {
   sockets: WebSocket[];
   auths: AuthFrame[];
   refuse: number | null;
+  /** Link attempts refused by `refuse` so far. */
+  refused: number;
   /** Enrolment requests received; the token "good" is accepted once per request. */
   enrolments: EnrolRequest[];
   nodeId: string;
@@ -55,6 +57,7 @@ export async function startControlPlane(
     sockets: [],
     auths: [],
     refuse: null,
+    refused: 0,
     enrolments: [],
     nodeId: randomUUID(),
     bootstrapTokens: 0,
@@ -120,7 +123,10 @@ export async function startControlPlane(
     socket.end(`HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   };
   server.on("upgrade", (req, socket, head) => {
-    if (cp.refuse) return refuse(socket, cp.refuse, "node revoked");
+    if (cp.refuse) {
+      cp.refused!++;
+      return refuse(socket, cp.refuse, "node revoked");
+    }
     const header = req.headers["x-mesh-auth"];
     let auth: AuthFrame;
     try {

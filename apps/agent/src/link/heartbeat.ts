@@ -1,19 +1,22 @@
 // Link liveness on the host side: the server pings every ~15 s; hearing nothing
 // (no ping, no message) for 3x that means the link is dead even if TCP says otherwise.
+import type { Clock } from "../clock";
+
 export class Heartbeat {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   constructor(
+    private readonly clock: Clock,
     private readonly timeoutMs: number,
     private readonly onSilence: () => void,
   ) {}
 
   beat(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(this.onSilence, this.timeoutMs);
+    this.clock.clearTimeout(this.timer);
+    this.timer = this.clock.setTimeout(this.onSilence, this.timeoutMs);
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = null;
   }
 }

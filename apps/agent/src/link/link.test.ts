@@ -11,13 +11,14 @@ import type { AuthFrame } from "@mesh/protocol";
 import { DiskStore } from "../store/disk-store";
 import { startControlPlane, waitFor } from "./fake-control-plane";
 import { testHost } from "./test-host";
+import { ManualClock } from "../manual-clock";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string) {
+async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string, clock?: ManualClock) {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const cp = await startControlPlane(publicKey, onConnect, { features });
   cleanups.push(() => cp.close());
@@ -27,7 +28,7 @@ async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTi
   mkdirSync(rootDir);
   const store = new DiskStore(join(base, "state"));
   await store.init();
-  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, linkTimeoutMs, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" });
+  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, linkTimeoutMs, clock, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" });
   cleanups.push(() => host.stop());
   return { cp, host, rootDir, stateDir: join(base, "state") };
 }
@@ -85,19 +86,36 @@ describe("link", () => {
     ws.send(declaration(3, [site, index]));
     await waitFor("v3 applied", () => cp.reports.find((r) => r.declarationVersion === 3 && r.owned.length === 2 && r.rejectedVersion === undefined));
     ws.send(declaration(2, []));
-    await new Promise((r) => setTimeout(r, 100));
+    // A reconcile asked for after it, on the same link: once it is reported, the older declaration was seen (and ignored).
+    const before = cp.reports.length;
+    cp.reconcile({ reason: "after the older declaration" });
+    await waitFor("the report asked for", () => cp.reports.slice(before).find((r) => r.declarationVersion === 3));
     await host.idle();
     expect(existsSync(join(rootDir, "srv/index.html"))).toBe(true);
     expect(host.connected).toBe(true);
   });
 
   it("sends the held declaration version on reconnect and reconnects after silence", async () => {
-    const { cp, host } = await setup((ws, auth) => {
-      if (auth.declarationVersion < 1) ws.send(declaration(1, [site]));
-    }, 300);
+    const clock = new ManualClock();
+    const { cp, host } = await setup(
+      (ws, auth) => {
+        if (auth.declarationVersion < 1) ws.send(declaration(1, [site]));
+      },
+      45_000,
+      undefined,
+      clock,
+    );
     await host.start();
-    // The fake never pings: the host gives up on the silent link and comes back.
-    await waitFor("a second connection", () => cp.auths.length >= 2, 5000);
+    await waitFor("a report of v1", () => cp.reports.find((r) => r.declarationVersion === 1));
+    expect(cp.auths).toHaveLength(1);
+    // The fake never pings: 45 s of silence on the clock, and the host gives up on the link and comes back
+    // (the clock moves on at each look: the reconnect's backoff is on it too).
+    // The check comes before the advance: the server counts the auth before the host holds the link.
+    await waitFor("a second connection", () => {
+      if (cp.auths.length >= 2) return true;
+      clock.advance(45_000);
+      return false;
+    });
     expect(cp.auths[1]!.declarationVersion).toBe(1);
     await waitFor("a report after reconnecting", () => cp.reports.filter((r) => r.declarationVersion === 1).length >= 2);
   });
@@ -106,10 +124,14 @@ describe("link", () => {
     const { cp, host, stateDir } = await setup(() => undefined);
     cp.refuse = 403;
     await host.start();
+    // Refused, waited (revokedRetryMs) and refused again: never linked.
+    await waitFor("a second refused attempt", () => cp.refused >= 2);
     await host.idle();
-    await new Promise((r) => setTimeout(r, 250));
     expect(cp.auths).toEqual([]);
-    const status = JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"));
+    const status = await waitFor("status.json saying revoked, after a reconcile", () => {
+      const s = existsSync(join(stateDir, "status.json")) && JSON.parse(readFileSync(join(stateDir, "status.json"), "utf8"));
+      return s?.state === "revoked" && s.lastReconcileResult !== null && s;
+    });
     // refused (403): the host says it is revoked, and still reconciles its last declaration
     expect(status).toMatchObject({ state: "revoked", connected: false, lastReconcileResult: "ok" });
     cp.refuse = null;

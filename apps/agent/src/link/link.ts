@@ -19,6 +19,7 @@ import {
 import type { OutboxSend } from "../reports/outbox";
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
+import { sleep, systemClock, type Clock } from "../clock";
 import { describeIssues } from "../input-error";
 import { LinkRefused, authHeaderValue, endpoint, fetchChallenge, signChallenge } from "./auth";
 import { Backoff, reconnectDelay, timedOutAgainstLiveServer } from "./backoff";
@@ -59,6 +60,8 @@ export interface LinkOptions {
   stableMs?: number;
   /** A revoked node tries again this seldom (default 1 h), and says so at most once per hour. */
   revokedRetryMs?: number;
+  /** Time and timers: the backoff's waits, the heartbeat, the stable-link reset (the real clock by default). */
+  clock?: Clock;
 }
 
 /** How seldom a revoked host knocks again, and logs that it is still refused. */
@@ -69,7 +72,8 @@ export class Link {
   private stopped = false;
   /** What the control plane of the current link said it reads (FEATURES_HEADER on its 101 answer). */
   private features = new Set<string>();
-  private wake: (() => void) | null = null;
+  /** Ends the wait before the next attempt (stop). */
+  private readonly waking = new AbortController();
   private loop: Promise<void> | null = null;
   private readonly abort = new AbortController();
   private connecting: WebSocket | null = null;
@@ -77,12 +81,14 @@ export class Link {
   /** Refused as revoked since the last accepted link: wait long, log seldom. */
   private revoked = false;
   private revokedLoggedAt = -Infinity;
+  private readonly clock: Clock;
 
   constructor(
     private readonly opts: LinkOptions,
     private readonly events: LinkEvents,
   ) {
-    this.backoff = opts.backoff ?? new Backoff();
+    this.clock = opts.clock ?? systemClock;
+    this.backoff = opts.backoff ?? new Backoff({ now: () => this.clock.now() });
   }
 
   get connected(): boolean {
@@ -96,7 +102,7 @@ export class Link {
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
-    this.wake?.();
+    this.waking.abort();
     this.connecting?.terminate();
     this.socket?.close(1001, "host stopping");
     await this.loop;
@@ -198,14 +204,7 @@ export class Link {
       // that accepted the connection but did not answer in time is there and busy: a short window.
       const delay = this.revoked ? this.revokedDelay() : reconnectDelay(this.backoff, { retryAfterMs: waitAsked, liveServer });
       log.debug({ delayMs: delay }, "reconnecting after backoff");
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wake = null;
+      await sleep(this.clock, delay, this.waking.signal);
     }
   }
 
@@ -217,7 +216,7 @@ export class Link {
 
   /** Once per hour at most: a revoked host retrying for days says so 24 times a day, not 3,000. */
   private logRevoked(fields: Record<string, unknown>): void {
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - this.revokedLoggedAt < REVOKED_RETRY_MS) return;
     this.revokedLoggedAt = now;
     this.opts.log.warn(
@@ -228,7 +227,7 @@ export class Link {
 
   /** Listeners that must be on the socket before it opens (see openSocket). */
   private prepare(ws: WebSocket): Heartbeat {
-    const heartbeat = new Heartbeat(this.opts.timeoutMs, () => {
+    const heartbeat = new Heartbeat(this.clock, this.opts.timeoutMs, () => {
       this.opts.log.warn({ timeoutMs: this.opts.timeoutMs }, "link silent; reconnecting");
       ws.terminate();
     });
@@ -254,12 +253,12 @@ export class Link {
     const { log } = this.opts;
     return new Promise<void>((resolve) => {
       this.socket = ws;
-      const stable = setTimeout(() => this.backoff.reset(), this.opts.stableMs ?? 10_000);
+      const stable = this.clock.setTimeout(() => this.backoff.reset(), this.opts.stableMs ?? 10_000);
       heartbeat.beat();
       ws.on("error", (err) => log.warn({ reason: err.message }, "link error"));
       ws.once("close", (code, reason) => {
         heartbeat.stop();
-        clearTimeout(stable);
+        this.clock.clearTimeout(stable);
         this.socket = null;
         if (code === CloseCode.revoked) {
           this.revoked = true;
@@ -274,7 +273,7 @@ export class Link {
       if (ws.readyState === ws.CLOSED) {
         // Closed between open and here: the close event is already gone.
         heartbeat.stop();
-        clearTimeout(stable);
+        this.clock.clearTimeout(stable);
         this.socket = null;
         resolve();
         return;

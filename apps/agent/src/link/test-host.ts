@@ -8,6 +8,7 @@ import { Root } from "../resources/root";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Store } from "../store/store";
 import { Backoff } from "./backoff";
+import type { Clock } from "../clock";
 
 export const TEST_NODE_ID = "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f61";
 
@@ -23,6 +24,7 @@ export interface TestHostOptions {
   driftWatch?: false | { quietMs?: number; maxDelayMs?: number };
   selfUpgrade?: SelfUpgrade;
   log?: Logger;
+  clock?: Clock;
 }
 
 export function testHost(o: TestHostOptions): Host {
@@ -43,9 +45,11 @@ export function testHost(o: TestHostOptions): Host {
     linkTimeoutMs: o.linkTimeoutMs ?? 45_000,
     hostVersion: "test",
     log: o.log ?? (process.env.MESH_TEST_LOG ? pino({ level: "info" }) : silentLogger()),
-    backoff: new Backoff({ baseMs: 20, capMs: 100 }),
+    backoff: new Backoff({ baseMs: 20, capMs: 100, ...(o.clock ? { now: () => o.clock!.now() } : {}) }),
     revokedRetryMs: o.revokedRetryMs ?? 50,
+    reconcileRetry: { baseMs: 20, capMs: 200 },
     driftWatch: o.driftWatch ?? { quietMs: 50, maxDelayMs: 200 },
     selfUpgrade: o.selfUpgrade ?? null,
+    ...(o.clock ? { clock: o.clock } : {}),
   });
 }

@@ -3,6 +3,7 @@
 import { createHash, X509Certificate } from "node:crypto";
 import tls, { type ConnectionOptions, type PeerCertificate } from "node:tls";
 import { z } from "zod";
+import { systemClock } from "../clock";
 
 export const Trust = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("insecure") }),
@@ -32,16 +33,16 @@ export function probeCertificate(url: string, timeoutMs = 15_000): Promise<X509C
       servername: /^[\d.:]+$/.test(u.hostname) ? undefined : u.hostname,
       rejectUnauthorized: false,
     });
-    const timer = setTimeout(() => socket.destroy(new Error(`TLS handshake with ${u.host} timed out`)), timeoutMs);
+    const timer = systemClock.setTimeout(() => socket.destroy(new Error(`TLS handshake with ${u.host} timed out`)), timeoutMs);
     socket.once("secureConnect", () => {
-      clearTimeout(timer);
+      systemClock.clearTimeout(timer);
       const cert = socket.getPeerX509Certificate();
       socket.end();
       if (!cert) reject(new Error(`${u.host} sent no certificate`));
       else resolve(cert);
     });
     socket.once("error", (err) => {
-      clearTimeout(timer);
+      systemClock.clearTimeout(timer);
       reject(err);
     });
   });

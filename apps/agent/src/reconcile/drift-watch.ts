@@ -8,6 +8,7 @@ import { existsSync, lstatSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname, join, relative } from "node:path";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
+import { systemClock, unref, type Clock } from "../clock";
 
 export interface DriftWatchOptions {
   /** The --root every declared path is under. */
@@ -24,6 +25,8 @@ export interface DriftWatchOptions {
   windowMs?: number;
   /** For tests: stands in for fs.watch (to fail like ENOSPC). */
   watchFn?: typeof watch;
+  /** Time and the burst timer (the real clock by default). */
+  clock?: Clock;
 }
 
 export const DRIFT_QUIET_MS = 300;
@@ -52,7 +55,8 @@ export class DriftWatch {
   private readonly watches = new Map<string, { watcher: FSWatcher; names: Set<string>; ino: number }>();
   /** Directories that could not be watched, with the reason: logged once each, tried again when followed. */
   private readonly failed = new Map<string, string>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
+  private readonly clock: Clock;
   private firstAt = 0;
   private hits = 0;
   /** The paths (or directories, for events without a name) whose changes the pending burst holds. */
@@ -67,7 +71,9 @@ export class DriftWatch {
   /** Paths the last reconcile wrote: until when, and as what (stat), their events may still be its own (OWN_WRITE_GRACE_MS). */
   private readonly ownWrites = new Map<string, { until: number; as: string | null }>();
 
-  constructor(private readonly opts: DriftWatchOptions) {}
+  constructor(private readonly opts: DriftWatchOptions) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   /** How many directories are watched now (for tests and status). */
   get watching(): number {
@@ -117,16 +123,16 @@ export class DriftWatch {
     for (const subject of changed) if (subject.startsWith("path:")) own.add(join(this.opts.rootDir, subject.slice(5)));
     // inotify events reach the event loop when it gets to them: on a busy machine the run's own writes
     // can be heard after it ended. They are still its own for a moment.
-    const until = Date.now() + OWN_WRITE_GRACE_MS;
+    const until = this.clock.now() + OWN_WRITE_GRACE_MS;
     for (const path of own) this.ownWrites.set(path, { until, as: statOf(path) });
-    const others = [...held].filter((path) => !own.has(path) && !this.muted(path, Date.now()));
+    const others = [...held].filter((path) => !own.has(path) && !this.muted(path, this.clock.now()));
     if (others.length > 0) this.schedule(others);
-    for (const [path, w] of this.ownWrites) if (w.until < Date.now() - OWN_WRITE_GRACE_MS) this.ownWrites.delete(path);
+    for (const [path, w] of this.ownWrites) if (w.until < this.clock.now() - OWN_WRITE_GRACE_MS) this.ownWrites.delete(path);
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = null;
     for (const w of this.watches.values()) w.watcher.close();
     this.watches.clear();
@@ -145,7 +151,7 @@ export class DriftWatch {
       if (this.watches.get(dir)?.watcher === watcher) this.watches.delete(dir);
       this.degrade(dir, err);
       // The directory went (or moved): what it held has changed, so look.
-      if (!this.muted(dir, Date.now())) this.schedule([dir]);
+      if (!this.muted(dir, this.clock.now())) this.schedule([dir]);
     });
     this.failed.delete(dir);
     this.watches.set(dir, { watcher, names, ino: inode(dir) });
@@ -173,16 +179,16 @@ export class DriftWatch {
     if (kind === "rename" && !existsSync(dir)) {
       held.watcher.close();
       this.watches.delete(dir);
-      if (!this.muted(dir, Date.now())) this.schedule([dir]);
+      if (!this.muted(dir, this.clock.now())) this.schedule([dir]);
       return;
     }
     // No name (an event on the directory itself) or an owned name: look. Anything else in the directory is not ours.
     if (filename !== null && !held.names.has(filename.toString())) return;
     const path = filename === null ? dir : join(dir, filename.toString());
-    if (this.muted(path, Date.now())) return;
+    if (this.muted(path, this.clock.now())) return;
     // A late event of the last run's own write: the path is still exactly as the run left it.
     const own = this.ownWrites.get(path);
-    if (own && own.until > Date.now() && statOf(path) === own.as) return;
+    if (own && own.until > this.clock.now() && statOf(path) === own.as) return;
     if (this.held) {
       // During a reconcile: its own writes or someone else's, told apart when it ends. An event on the directory itself counts as someone else's.
       this.held.add(path);
@@ -202,15 +208,15 @@ export class DriftWatch {
 
   private schedule(paths: Iterable<string>): void {
     if (this.closed) return;
-    const now = Date.now();
+    const now = this.clock.now();
     if (!this.timer) this.firstAt = now;
     for (const path of paths) this.burst.add(path);
     this.hits++;
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     const quiet = this.opts.quietMs ?? DRIFT_QUIET_MS;
     const latest = this.firstAt + (this.opts.maxDelayMs ?? DRIFT_MAX_DELAY_MS);
-    this.timer = setTimeout(() => this.fire(), Math.max(0, Math.min(quiet, latest - now)));
-    this.timer.unref();
+    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, Math.min(quiet, latest - now)));
+    unref(this.timer);
   }
 
   private fire(): void {
@@ -220,7 +226,7 @@ export class DriftWatch {
     const burst = this.burst;
     this.burst = new Set();
     if (this.closed) return;
-    this.count(burst, Date.now());
+    this.count(burst, this.clock.now());
     this.opts.onDrift(hits);
   }
 

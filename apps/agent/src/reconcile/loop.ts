@@ -1,27 +1,103 @@
-// The reconcile loop: triggers (start, declaration, timer, reconnect) feed one
-// run at a time; triggers that arrive during a run coalesce into one more run.
+// The reconcile loop: triggers (start, declaration, timer, reconnect) feed one run at a time;
+// triggers that arrive during a run coalesce into one more run. A run that failed is tried again
+// by a backoff (exponential with jitter, capped, reset by a run that did not fail), not left to
+// the interval; a run that goes past its deadline is aborted (decision DRAFT-agent-clock-reconcile-retry).
 import type { Logger } from "../log";
-import { reasonOf } from "../host-error";
+import { HostError, reasonOf } from "../host-error";
+import { systemClock, unref, type Clock } from "../clock";
 
 /**
- * `retry`: a write of the host's own state failed; `store`: the control plane holds a newer store generation;
- * `watch`: an owned path changed (drift-watch.ts); `request`: reconcile now, over the link or the local socket.
+ * `retry`: a run failed, or a write of the host's own state did; `store`: the control plane holds a newer
+ * store generation; `watch`: an owned path changed (drift-watch.ts); `request`: reconcile now, over the link or the local socket.
  */
 export type Trigger = "start" | "declaration" | "timer" | "reconnect" | "rejected" | "retry" | "store" | "watch" | "request";
+
+/** What a run says of itself: "failed" has the loop try again by the backoff; a run that throws failed too. */
+export type RunResult = "ok" | "failed";
+
+/** When a failed run is tried again: the first retry after about `baseMs`, doubling per failure up to `capMs`. */
+export interface RetryTiming {
+  baseMs: number;
+  capMs: number;
+}
+
+/** A host whose runs keep failing tries about once a minute: soon back once the cause clears, one failure report a minute. */
+export const DEFAULT_RETRY: RetryTiming = { baseMs: 1_000, capMs: 60_000 };
+/** Longer than any run that works: four windows of package installs at the Runner's 15-minute bound. */
+export const DEFAULT_DEADLINE_MS = 60 * 60_000;
+
+/**
+ * The retry and the deadline as the environment sets them (as MESH_LINK_TIMEOUT_MS and MESH_UPGRADE_TRIAL_MS
+ * set theirs): MESH_RECONCILE_RETRY_BASE_MS, MESH_RECONCILE_RETRY_CAP_MS, MESH_RECONCILE_DEADLINE_MS, each
+ * a whole number of milliseconds; unset or empty: the default. A value that is not one is refused, naming it.
+ */
+export function reconcileTimingFromEnv(env: NodeJS.ProcessEnv = process.env): { reconcileRetry: RetryTiming; reconcileDeadlineMs: number } {
+  const read = (name: string, fallback: number): number => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new HostError("usage", `${name}=${raw}: must be a whole number of milliseconds above 0`);
+    return n;
+  };
+  const baseMs = read("MESH_RECONCILE_RETRY_BASE_MS", DEFAULT_RETRY.baseMs);
+  const capMs = read("MESH_RECONCILE_RETRY_CAP_MS", Math.max(DEFAULT_RETRY.capMs, baseMs));
+  if (capMs < baseMs) throw new HostError("usage", `MESH_RECONCILE_RETRY_CAP_MS=${capMs}: must be at least MESH_RECONCILE_RETRY_BASE_MS (${baseMs})`);
+  return { reconcileRetry: { baseMs, capMs }, reconcileDeadlineMs: read("MESH_RECONCILE_DEADLINE_MS", DEFAULT_DEADLINE_MS) };
+}
+
+export interface LoopOptions {
+  intervalMs: number;
+  log: Logger;
+  clock?: Clock;
+  retry?: RetryTiming;
+  /** A run still going after this long is aborted (its signal) and counts as failed. */
+  deadlineMs?: number;
+  /** For the jitter; Math.random by default. */
+  random?: () => number;
+}
+
+/** Why a run was aborted at its deadline: the signal's reason, and the error the run ends with. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`the reconcile ran past its deadline of ${formatMs(deadlineMs)} and was aborted`);
+    this.name = "DeadlineExceeded";
+  }
+}
+
+/**
+ * The wait before the next try after `failures` failed runs in a row (1 for the first): a ceiling of
+ * `baseMs * 2^(failures-1)`, capped at `capMs`, and a delay drawn in [ceiling/2, ceiling) ("equal
+ * jitter"): spread, so a fleet that failed together does not retry together, yet never near zero.
+ */
+export function retryDelay(failures: number, timing: RetryTiming, random: () => number = Math.random): number {
+  const ceiling = Math.min(timing.capMs, timing.baseMs * 2 ** Math.min(Math.max(failures - 1, 0), 40));
+  return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}
 
 export class ReconcileLoop {
   private running: Promise<void> | null = null;
   private again = new Set<Trigger>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
+  private retryTimer: unknown = null;
+  private failures = 0;
   private stopped = false;
+  /** No retry is armed any more (the host is stopping): what is running finishes, the timer and triggers still run. */
+  private retriesHeld = false;
+  private readonly clock: Clock;
+  private readonly retry: RetryTiming;
 
   constructor(
-    private readonly run: (triggers: Trigger[]) => Promise<void>,
-    private readonly opts: { intervalMs: number; log: Logger },
-  ) {}
+    private readonly run: (triggers: Trigger[], signal: AbortSignal) => Promise<RunResult | undefined>,
+    private readonly opts: LoopOptions,
+  ) {
+    this.clock = opts.clock ?? systemClock;
+    this.retry = opts.retry ?? DEFAULT_RETRY;
+    if (!(this.retry.baseMs > 0) || !(this.retry.capMs >= this.retry.baseMs))
+      throw new Error(`reconcile retry: base ${this.retry.baseMs} ms and cap ${this.retry.capMs} ms must be positive, the cap at least the base`);
+  }
 
   start(): void {
-    this.timer = setInterval(() => this.trigger("timer"), this.opts.intervalMs);
+    this.armTimer();
     this.trigger("start");
   }
 
@@ -31,6 +107,28 @@ export class ReconcileLoop {
     if (!this.running) this.running = this.drain();
   }
 
+  /**
+   * Something failed outside a run (a write of the host's own state): a run is tried again by the
+   * backoff, unless one is already due.
+   */
+  retryLater(): void {
+    if (this.stopped || this.retryTimer !== null) return;
+    this.failures++;
+    this.armRetry();
+  }
+
+  /** Cancels a pending retry and arms none from here on: the host is stopping, and a retry would only delay it. */
+  holdRetries(): void {
+    this.retriesHeld = true;
+    this.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  /** Failed runs in a row (and failures outside runs) since the last run that did not fail. */
+  get failuresInARow(): number {
+    return this.failures;
+  }
+
   /** Resolves once no run is in progress and none is queued. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
@@ -38,23 +136,77 @@ export class ReconcileLoop {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.clock.clearTimeout(this.timer);
+    this.clock.clearTimeout(this.retryTimer);
     this.timer = null;
+    this.retryTimer = null;
     this.again.clear();
     await this.idle();
+  }
+
+  private armTimer(): void {
+    this.timer = this.clock.setTimeout(() => {
+      if (this.stopped) return;
+      this.armTimer();
+      this.trigger("timer");
+    }, this.opts.intervalMs);
+  }
+
+  private armRetry(): void {
+    this.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.retriesHeld) return;
+    const delay = retryDelay(this.failures, this.retry, this.opts.random);
+    this.opts.log.info({ failures: this.failures, retryInMs: delay }, "reconcile will be tried again");
+    this.retryTimer = this.clock.setTimeout(() => {
+      this.retryTimer = null;
+      this.trigger("retry");
+    }, delay);
+    unref(this.retryTimer);
   }
 
   private async drain(): Promise<void> {
     while (this.again.size > 0 && !this.stopped) {
       const triggers = [...this.again];
       this.again.clear();
-      try {
-        await this.run(triggers);
-      } catch (err) {
-        // A failed run (say, a store that cannot be written) is retried by the next trigger.
-        this.opts.log.error({ err: reasonOf(err), triggers }, "reconcile failed");
+      const result = await this.runOnce(triggers);
+      if (this.stopped) break;
+      if (result === "failed") {
+        this.failures++;
+        this.armRetry();
+      } else {
+        this.failures = 0;
+        this.clock.clearTimeout(this.retryTimer);
+        this.retryTimer = null;
       }
     }
     this.running = null;
   }
+
+  /** One run under its deadline: past it, the run's signal aborts and the run counts as failed. */
+  private async runOnce(triggers: Trigger[]): Promise<RunResult> {
+    const abort = new AbortController();
+    const deadlineMs = this.opts.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const deadline = this.clock.setTimeout(() => {
+      this.opts.log.error({ triggers, deadlineMs }, "reconcile ran past its deadline; aborting it");
+      abort.abort(new DeadlineExceeded(deadlineMs));
+    }, deadlineMs);
+    unref(deadline);
+    try {
+      const result = await this.run(triggers, abort.signal);
+      return abort.signal.aborted || result === "failed" ? "failed" : "ok";
+    } catch (err) {
+      // A run that threw (say, a store that cannot be written) is tried again by the backoff.
+      this.opts.log.error({ err: reasonOf(err), triggers }, "reconcile failed");
+      return "failed";
+    } finally {
+      this.clock.clearTimeout(deadline);
+    }
+  }
+}
+
+function formatMs(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms % 1000 === 0) return `${ms / 1000} s`;
+  return `${ms} ms`;
 }

@@ -189,3 +189,43 @@ describe("store loss", () => {
     expect(report.storeLost).toBe(false);
   });
 });
+
+describe("reconcile aborted (the loop's deadline)", () => {
+  const dirs: ResourceInput[] = [dir, { type: "directory", id: "e", path: "/e", mode: "0755" }];
+
+  it("throws the signal's reason when aborted before it starts, having changed nothing", async () => {
+    const abort = new AbortController();
+    abort.abort(new Error("past the deadline"));
+    await expect(
+      reconcile(
+        { store, root: new Root(rootDir), log: silentLogger(), enrolled: true, signal: abort.signal },
+        { declaration: Declaration.parse({ version: 1, resources: dirs }) },
+      ),
+    ).rejects.toThrow("past the deadline");
+    expect(existsSync(join(rootDir, "d"))).toBe(false);
+  });
+
+  it("starts no change once aborted, and the next run settles the intents it left and finishes", async () => {
+    const abort = new AbortController();
+    // Aborted once the window's intents are on disk, before its changes.
+    const write = store.write.bind(store);
+    store.write = async (key, data, options) => {
+      await write(key, data, options);
+      if (key === OWNERSHIP_KEY && String(data).includes('"intent"')) abort.abort(new Error("past the deadline"));
+    };
+    await expect(
+      reconcile(
+        { store, root: new Root(rootDir), log: silentLogger(), enrolled: true, signal: abort.signal },
+        { declaration: Declaration.parse({ version: 1, resources: dirs }) },
+      ),
+    ).rejects.toThrow("past the deadline");
+    expect(existsSync(join(rootDir, "d"))).toBe(false);
+    expect(existsSync(join(rootDir, "e"))).toBe(false);
+    expect((await stored()).every((r) => r.intent)).toBe(true);
+    store.write = write;
+    const { report } = await run(dirs);
+    expect(report.errors).toEqual([]);
+    expect(report.owned.map((o) => o.id).sort()).toEqual(["d", "e"]);
+    expect(existsSync(join(rootDir, "e"))).toBe(true);
+  });
+});

@@ -35,6 +35,11 @@ export interface ReconcileDeps {
   selfUpgrade?: SelfUpgrade | null;
   /** Where sources are downloaded ahead of the apply; `downloads/` in a disk store's state dir by default. */
   downloadsDir?: string | null;
+  /**
+   * Aborts the run (the loop's deadline): no step starts after it, the changes made are recorded,
+   * and the reconcile throws the signal's reason. A step under way finishes first (the Runner bounds each program).
+   */
+  signal?: AbortSignal;
 }
 
 export interface ReconcileInput {
@@ -113,7 +118,9 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
   let owned;
   try {
     await run.prepareTypes([...resources.map((r) => r.type), ...ownership.records.map((r) => r.type)]);
+    deps.signal?.throwIfAborted();
     await run.resolveOpenIntents();
+    deps.signal?.throwIfAborted();
     if (input.declaration) await run.apply(input.declaration, { correct: input.correct, accept: input.accept });
     owned = await run.owned(input.declaration);
   } finally {

@@ -66,7 +66,7 @@ export class Run {
   private dirty = false;
 
   constructor(
-    private readonly deps: { store: Store; log: Logger },
+    private readonly deps: { store: Store; log: Logger; signal?: AbortSignal },
     private readonly ownership: Ownership,
     private readonly ctx: ProviderContext,
   ) {}
@@ -157,7 +157,11 @@ export class Run {
     await observeSubjects(wanted, this.ctx, this.observed);
     const { steps, problems } = plan({ declaration, records, observed: this.observed, correct: requested?.correct, accept: requested?.accept });
     for (const p of problems) this.errors.push({ id: p.id, message: clip(p.message) });
-    for (let i = 0; i < steps.length; i += WINDOW) await this.window(steps.slice(i, i + WINDOW));
+    for (let i = 0; i < steps.length; i += WINDOW) {
+      // Aborted (the run's deadline): between windows, nothing is half done.
+      this.deps.signal?.throwIfAborted();
+      await this.window(steps.slice(i, i + WINDOW));
+    }
   }
 
   private blocked(step: Step): string | null {
@@ -185,8 +189,10 @@ export class Run {
     }
     // 2. The sources the changes will write, downloaded together ahead of them (the order of changes stays).
     if (this.ctx.sources) await this.ctx.sources.prefetch(steps.filter((s) => !this.blocked(s)).flatMap((s) => sourceOf(s, this.observed)));
-    // 3. The changes, each followed by its result in memory.
+    // 3. The changes, each followed by its result in memory. Aborted (the run's deadline): no further
+    // change starts; those made are kept as below, and the intents of those not made are settled next run.
     for (const step of steps) {
+      if (this.deps.signal?.aborted) break;
       const reason = this.blocked(step);
       const record = records.get(step);
       if (reason) {
@@ -202,6 +208,7 @@ export class Run {
       await this.save();
       failpoint("record-written");
     }
+    this.deps.signal?.throwIfAborted();
   }
 
   /** The record a step works on, with its intent set; null when the step needs none. */

@@ -6,6 +6,7 @@ import { HTTP_SIGNATURE_HEADERS, httpSignatureMessage, type RemoteSource } from 
 import { endpoint } from "../link/auth";
 import { controlPlaneGet } from "../link/control-plane-http";
 import type { Trust } from "../link/trust";
+import { isoNow, systemClock } from "../clock";
 
 /** Larger than any file a declaration may carry inline, with room: a cap, not a format. */
 const DEFAULT_MAX_SOURCE_BYTES = 512 * 1024 * 1024;
@@ -98,7 +99,7 @@ const rangeHeader = (from: number): Record<string, string> => (from > 0 ? { rang
 async function openSigned(cp: ControlPlaneAccess, path: string, from: number): Promise<SourceBody> {
   const url = new URL(endpoint(cp.url, path.split("?")[0]!));
   if (path.includes("?")) url.search = path.slice(path.indexOf("?"));
-  const time = new Date().toISOString();
+  const time = isoNow(systemClock);
   const signature = sign(null, Buffer.from(httpSignatureMessage("GET", url.pathname + url.search, time, EMPTY_SHA256)), cp.privateKey).toString("base64");
   let res;
   try {

@@ -2,6 +2,7 @@
 // PATH and every other element reaches the program as one argument, whatever it holds.
 import { spawn } from "node:child_process";
 import { DEFAULT_TIMEOUT_MS, MAX_OUTPUT_BYTES, type RunOptions, type RunResult, type Runner } from "./runner";
+import { systemClock, type Clock } from "../clock";
 
 /** How long a timed-out program gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 3_000;
@@ -9,12 +10,13 @@ const KILL_GRACE_MS = 3_000;
 const CLOSE_GRACE_MS = 2_000;
 
 export class ProcessRunner implements Runner {
-  constructor(private readonly defaults: { timeoutMs?: number } = {}) {}
+  constructor(private readonly defaults: { timeoutMs?: number; clock?: Clock } = {}) {}
 
   run(argv: string[], opts: RunOptions = {}): Promise<RunResult> {
     const [file, ...args] = argv;
     if (!file) return Promise.reject(new Error("cannot run an empty argv"));
     const timeoutMs = opts.timeoutMs ?? this.defaults.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const clock = this.defaults.clock ?? systemClock;
 
     return new Promise<RunResult>((resolve, reject) => {
       // Its own process group, so a timeout takes the maintainer scripts dpkg started
@@ -33,8 +35,8 @@ export class ProcessRunner implements Runner {
       let settled = false;
       let timedOut = false;
       let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-      let killTimer: NodeJS.Timeout | undefined;
-      let closeTimer: NodeJS.Timeout | undefined;
+      let killTimer: unknown;
+      let closeTimer: unknown;
 
       const signalGroup = (signal: NodeJS.Signals) => {
         try {
@@ -43,18 +45,18 @@ export class ProcessRunner implements Runner {
           // The group is gone already: nothing left to stop.
         }
       };
-      const timer = setTimeout(() => {
+      const timer = clock.setTimeout(() => {
         timedOut = true;
         signalGroup("SIGTERM");
-        killTimer = setTimeout(() => signalGroup("SIGKILL"), KILL_GRACE_MS);
+        killTimer = clock.setTimeout(() => signalGroup("SIGKILL"), KILL_GRACE_MS);
       }, timeoutMs);
 
       const finish = () => {
         if (settled || !exit) return;
         settled = true;
-        clearTimeout(timer);
-        clearTimeout(killTimer);
-        clearTimeout(closeTimer);
+        clock.clearTimeout(timer);
+        clock.clearTimeout(killTimer);
+        clock.clearTimeout(closeTimer);
         child.stdout!.destroy();
         child.stderr!.destroy();
         resolve({ code: exit.code, signal: exit.signal, stdout: stdout.text(), stderr: stderr.text(), timedOut });
@@ -63,13 +65,13 @@ export class ProcessRunner implements Runner {
       child.on("error", (err) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
-        clearTimeout(killTimer);
+        clock.clearTimeout(timer);
+        clock.clearTimeout(killTimer);
         reject(new Error(`cannot run ${file}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, { cause: err }));
       });
       child.on("exit", (code, signal) => {
         exit = { code, signal };
-        closeTimer = setTimeout(finish, CLOSE_GRACE_MS);
+        closeTimer = clock.setTimeout(finish, CLOSE_GRACE_MS);
       });
       child.on("close", (code, signal) => {
         exit ??= { code, signal };

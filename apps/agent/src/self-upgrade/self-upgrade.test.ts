@@ -131,6 +131,26 @@ describe("upgrade trial", () => {
   const crumb = (to: string, trialMs = 60_000) =>
     JSON.stringify({ from: "1.0.0", to, sha256: "a".repeat(64), binary, deadline: new Date(Date.now() + trialMs).toISOString(), trialMs });
 
+  /** The rollback renames and writes on the real disk: it ends on its own once its timer fired. */
+  const eventually = (done: () => boolean) => vi.waitFor(() => expect(done()).toBe(true));
+
+  it("is kept once the control plane is reached, and its deadline then passes without a rollback", async () => {
+    writeFileSync(`${binary}.prev`, "old binary\n");
+    writeFileSync(binary, "new binary\n");
+    vi.useFakeTimers({ now: new Date("2030-01-01T00:00:00Z") });
+    try {
+      await store.write(BREADCRUMB_KEY, crumb("1.1.0"));
+      const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger()))!;
+      await vi.advanceTimersByTimeAsync(30_000);
+      await trial.commit();
+      await vi.advanceTimersByTimeAsync(3_600_000);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(readFileSync(binary, "utf8")).toBe("new binary\n");
+    expect(await store.read(FAILED_KEY)).toBeNull();
+  });
+
   it("is kept once the control plane is reached", async () => {
     await store.write(BREADCRUMB_KEY, crumb("1.1.0"));
     await store.write(EXITED_KEY, "");
@@ -143,9 +163,20 @@ describe("upgrade trial", () => {
   it("puts .prev back past the deadline and records why", async () => {
     writeFileSync(`${binary}.prev`, "old binary\n");
     writeFileSync(binary, "new binary\n");
-    await store.write(BREADCRUMB_KEY, crumb("1.1.0", 50));
-    const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger()))!;
-    await trial.rolledBack;
+    vi.useFakeTimers({ now: new Date("2030-01-01T00:00:00Z") });
+    let rolledBack = false;
+    try {
+      await store.write(BREADCRUMB_KEY, crumb("1.1.0", 60_000));
+      const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger()))!;
+      void trial.rolledBack.then(() => (rolledBack = true));
+      await vi.advanceTimersByTimeAsync(59_999);
+      expect(rolledBack).toBe(false);
+      expect(readFileSync(binary, "utf8")).toBe("new binary\n");
+      await vi.advanceTimersByTimeAsync(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await eventually(() => rolledBack);
     expect(readFileSync(binary, "utf8")).toBe("old binary\n");
     expect(existsSync(`${binary}.prev`)).toBe(false);
     expect(JSON.parse((await store.read(FAILED_KEY))!.toString()).reason).toMatch(/did not reach the control plane/);

@@ -5,10 +5,11 @@ import { dirname } from "node:path";
 import type { Logger } from "../log";
 import { syncDir } from "../resources/atomic-write";
 import type { Store } from "../store/store";
+import { isoNow, systemClock, type Clock } from "../clock";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, readJson, type FailedUpgrade } from "./upgrade-files";
 
 export class UpgradeTrial {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   private done = false;
   private onRolledBack: (() => void) | null = null;
   /** Resolves when the trial failed and the old binary is back in place: the daemon exits for it to start. */
@@ -18,10 +19,11 @@ export class UpgradeTrial {
     private readonly store: Store,
     private readonly crumb: Breadcrumb,
     private readonly log: Logger,
+    private readonly clock: Clock,
   ) {}
 
   /** The trial this start is, or null: no breadcrumb, or one this binary is not the subject of (cleared). */
-  static async begin(store: Store, running: string, log: Logger): Promise<UpgradeTrial | null> {
+  static async begin(store: Store, running: string, log: Logger, clock: Clock = systemClock): Promise<UpgradeTrial | null> {
     const crumb = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
     if (!crumb) {
       // An unreadable breadcrumb or a marker alone is of no upgrade in progress.
@@ -36,12 +38,12 @@ export class UpgradeTrial {
       await store.remove(EXITED_KEY);
       return null;
     }
-    const trial = new UpgradeTrial(store, crumb, log);
-    const deadline = Math.max(Date.parse(crumb.deadline), Date.now() + crumb.trialMs);
+    const trial = new UpgradeTrial(store, crumb, log, clock);
+    const deadline = Math.max(Date.parse(crumb.deadline), clock.now() + crumb.trialMs);
     log.info({ from: crumb.from, to: crumb.to, deadline: new Date(deadline).toISOString() }, "upgraded: on trial until the control plane is reached");
-    trial.timer = setTimeout(
+    trial.timer = clock.setTimeout(
       () => void trial.rollBack(`mesh-host ${crumb.to} did not reach the control plane within ${Math.round(crumb.trialMs / 1000)} s`),
-      deadline - Date.now(),
+      deadline - clock.now(),
     );
     return trial;
   }
@@ -50,7 +52,7 @@ export class UpgradeTrial {
   async commit(): Promise<void> {
     if (this.done) return;
     this.done = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     await this.store.remove(BREADCRUMB_KEY);
     await this.store.remove(EXITED_KEY);
     await this.store.remove(FAILED_KEY);
@@ -58,7 +60,7 @@ export class UpgradeTrial {
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
   }
 
   async rollBack(reason: string): Promise<void> {
@@ -71,7 +73,7 @@ export class UpgradeTrial {
     } catch (err) {
       this.log.error({ binary, reason: (err as Error).message }, "cannot put the previous binary back; the installation's rollback step is the last resort");
     }
-    const failed: FailedUpgrade = { ...this.crumb, reason, at: new Date().toISOString() };
+    const failed: FailedUpgrade = { ...this.crumb, reason, at: isoNow(this.clock) };
     await this.store.write(FAILED_KEY, JSON.stringify(failed));
     await this.store.remove(BREADCRUMB_KEY);
     await this.store.remove(EXITED_KEY);

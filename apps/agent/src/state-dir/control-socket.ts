@@ -9,6 +9,7 @@ import { z } from "zod";
 import { Report } from "@mesh/protocol";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
+import { systemClock } from "../clock";
 
 export const CONTROL_SOCKET = "control.sock";
 /** A request line is small; an answer carries a report (bounded by the protocol) and the changes. */
@@ -130,12 +131,12 @@ export function askDaemon(stateDir: string, request: ControlRequest, timeoutMs =
   const path = controlSocketPath(stateDir);
   return new Promise((resolve, reject) => {
     const socket = createConnection(path);
-    const timer = setTimeout(() => {
+    const timer = systemClock.setTimeout(() => {
       socket.destroy();
       reject(new ControlUnreachable(false, `no answer from the daemon within ${Math.round(timeoutMs / 1000)} s`));
     }, timeoutMs);
     socket.once("error", (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      systemClock.clearTimeout(timer);
       const absent = err.code === "ENOENT" || err.code === "ECONNREFUSED";
       reject(new ControlUnreachable(absent, `${path}: ${reasonOf(err)}`));
     });
@@ -143,7 +144,7 @@ export function askDaemon(stateDir: string, request: ControlRequest, timeoutMs =
       socket.write(JSON.stringify(ControlRequest.parse(request)) + "\n");
       readLine(socket, MAX_ANSWER_BYTES).then(
         (line) => {
-          clearTimeout(timer);
+          systemClock.clearTimeout(timer);
           socket.destroy();
           let parsed;
           try {
@@ -156,7 +157,7 @@ export function askDaemon(stateDir: string, request: ControlRequest, timeoutMs =
           resolve(parsed.data);
         },
         (err) => {
-          clearTimeout(timer);
+          systemClock.clearTimeout(timer);
           socket.destroy();
           reject(new ControlUnreachable(false, `the daemon closed the socket: ${reasonOf(err)}`));
         },

@@ -2,6 +2,7 @@
 // everything it started (systemd's KillMode=control-group, as near as a group gets).
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { isAlive, type ProcessRef } from "./service-status";
+import { sleep, systemClock, type Clock } from "../clock";
 
 /** A service's log is kept to this size; the older half lives on as LOG.1. */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;
@@ -30,16 +31,22 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * process has already gone (an ExecStop that ended it leaves its workers). Resolves when the
  * group is gone, or 10 s after the SIGKILL for a process that cannot die (uninterruptible sleep).
  */
-export async function killGroup(main: ProcessRef, signal: NodeJS.Signals, timeoutMs: number, onlyMainFirst = false): Promise<"exited" | "killed"> {
+export async function killGroup(
+  main: ProcessRef,
+  signal: NodeJS.Signals,
+  timeoutMs: number,
+  onlyMainFirst = false,
+  clock: Clock = systemClock,
+): Promise<"exited" | "killed"> {
   const gone = () => !isAlive(main) && (onlyMainFirst || !groupAlive(main.pid));
   if (onlyMainFirst && isAlive(main)) signalProcess(main.pid, signal);
   else if (isAlive(main) || groupAlive(main.pid)) signalGroup(main.pid, signal);
-  const deadline = Date.now() + timeoutMs;
-  while (!gone() && Date.now() < deadline) await sleep(25);
+  const deadline = clock.now() + timeoutMs;
+  while (!gone() && clock.now() < deadline) await sleep(clock, 25);
   const killed = !gone();
   signalGroup(main.pid, "SIGKILL");
-  const last = Date.now() + 10_000;
-  while (isAlive(main) && Date.now() < last) await sleep(10);
+  const last = clock.now() + 10_000;
+  while (isAlive(main) && clock.now() < last) await sleep(clock, 10);
   return killed ? "killed" : "exited";
 }
 
@@ -49,10 +56,6 @@ function signalProcess(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // already gone
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**

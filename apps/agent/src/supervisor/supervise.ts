@@ -35,7 +35,7 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   // A supervisor killed outright (kill -9, OOM) leaves its service running: one copy only.
   if (previous?.main && isAlive(previous.main)) {
     say(`pid ${previous.main.pid} of the last run was still running; stopping it`);
-    await killGroup(previous.main, "SIGTERM", 10_000);
+    await killGroup(previous.main, "SIGTERM", 10_000, false, clock);
   }
 
   const status: ServiceStatus = { unit, supervisor: me, main: null, state: "activating", since: now(), restarts: 0, result: "starting" };
@@ -53,13 +53,18 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   if (spec.notEnforced.length) say(`not enforced without systemd: ${spec.notEnforced.join(", ")}`);
   if (spec.ignored.length) say(`unknown directives ignored: ${spec.ignored.join(", ")}`);
 
-  const logCheck = setInterval(() => {
-    try {
-      inServiceDir(paths.log, rotateLog);
-    } catch {
-      /* the log directory is gone or unsafe: the next check tries again */
-    }
-  }, LOG_CHECK_MS);
+  let logCheck: unknown = null;
+  const checkLog = () => {
+    logCheck = clock.setTimeout(() => {
+      try {
+        inServiceDir(paths.log, rotateLog);
+      } catch {
+        /* the log directory is gone or unsafe: the next check tries again */
+      }
+      checkLog();
+    }, LOG_CHECK_MS);
+  };
+  checkLog();
   const unitSpec = spec;
   const run = new UnitRun({ spec, status, writeStatus, say, prepare: () => launchContext(rootDir, unitSpec), processes: realProcesses, clock });
   onStop = (signal) => run.stop(signal);
@@ -67,6 +72,6 @@ export async function superviseCommand(opts: { rootDir: string; unit: string }):
   try {
     return await run.run();
   } finally {
-    clearInterval(logCheck);
+    clock.clearTimeout(logCheck);
   }
 }

@@ -9,6 +9,7 @@ import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
 import type { UnitSpec } from "./unit-file";
 import { inServiceDir, isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
 import { killGroup, openLogSync, rotateLog } from "./process-group";
+import { isoNow, sleep, systemClock, type Clock } from "../clock";
 
 /** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
 const START_TIMEOUT_MS = 90_000;
@@ -18,10 +19,13 @@ export interface SupervisedManagerOptions {
   rootDir: string;
   /** argv that runs this host's binary: `[...command, "supervise", ...]` starts a supervisor. */
   command: () => string[];
+  /** Time and the waits between polls (the real clock by default). */
+  clock?: Clock;
 }
 
 export function supervisedManager(opts: SupervisedManagerOptions): ServiceManager {
   const { rootDir } = opts;
+  const clock = opts.clock ?? systemClock;
 
   async function isActive(unit: string): Promise<string> {
     const status = await readStatus(servicePaths(rootDir, unit).status);
@@ -35,7 +39,7 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     if (before && isAlive(before.supervisor)) {
       if (before.state === "active" || before.state === "activating") return;
       // Stopping, or finished and about to exit: let it end (as stop does), then start afresh.
-      await endSupervisor(before, await loadUnit(rootDir, unit).catch(() => null));
+      await endSupervisor(before, await loadUnit(rootDir, unit).catch(() => null), clock);
     }
     const [program, ...args] = opts.command();
     // One walk to the log's directory (made where missing, reached safely): rotated and opened there.
@@ -53,7 +57,7 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     child.on("exit", (code, signal) => (exited = signal ? `killed by ${signal}` : `exited with status ${code}`));
     child.on("error", (err) => (exited = err.message));
     child.unref();
-    const deadline = Date.now() + START_TIMEOUT_MS;
+    const deadline = clock.now() + START_TIMEOUT_MS;
     for (;;) {
       const now = await readStatus(paths.status).catch(() => null);
       if (now && now.supervisor.pid === child.pid) {
@@ -63,8 +67,8 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
         if (now.state === "failed") throw new Error(`${unit} failed to start: ${now.result}${await tail(paths.log)}`);
       }
       if (exited) throw new Error(`${unit}: the supervisor ${exited} before the service started${await tail(paths.log)}`);
-      if (Date.now() > deadline) throw new Error(`${unit} did not start within ${START_TIMEOUT_MS / 1000} s${await tail(paths.log)}`);
-      await sleep(POLL_MS);
+      if (clock.now() > deadline) throw new Error(`${unit} did not start within ${START_TIMEOUT_MS / 1000} s${await tail(paths.log)}`);
+      await sleep(clock, POLL_MS);
     }
   }
 
@@ -72,16 +76,16 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
     const paths = servicePaths(rootDir, unit);
     const status = await readStatus(paths.status);
     if (!status) return;
-    if (isAlive(status.supervisor)) await endSupervisor(status, await loadUnit(rootDir, unit).catch(() => null));
+    if (isAlive(status.supervisor)) await endSupervisor(status, await loadUnit(rootDir, unit).catch(() => null), clock);
     // A supervisor killed outright leaves its service behind: finish its work.
     const last = (await readStatus(paths.status)) ?? status;
-    if (last.main && isAlive(last.main)) await killGroup(last.main, "SIGTERM", 10_000);
+    if (last.main && isAlive(last.main)) await killGroup(last.main, "SIGTERM", 10_000, false, clock);
     if (last.state !== "inactive" && last.state !== "failed") {
       writeStatusSync(paths.status, {
         ...last,
         main: null,
         state: "inactive",
-        since: new Date().toISOString(),
+        since: isoNow(clock),
         result: "stopped by the host after its supervisor was gone",
       } satisfies ServiceStatus);
     }
@@ -158,14 +162,14 @@ export async function supervisedServices(rootDir: string): Promise<SupervisedSer
  * SIGTERM to a supervisor, which stops its service as the unit says (each ExecStop and then
  * the kill each get TimeoutStopSec), and wait for it to exit; SIGKILL past that (at most an hour).
  */
-async function endSupervisor(status: ServiceStatus, spec: UnitSpec | null): Promise<void> {
+async function endSupervisor(status: ServiceStatus, spec: UnitSpec | null, clock: Clock): Promise<void> {
   const stopMs = spec?.timeoutStopMs ?? 90_000;
   const grace = Number.isFinite(stopMs) ? ((spec?.execStop.length ?? 0) + 1) * stopMs + 5_000 : 3_600_000;
   signal(status.supervisor.pid, "SIGTERM");
-  const deadline = Date.now() + Math.min(grace, 3_600_000);
-  while (isAlive(status.supervisor) && Date.now() < deadline) await sleep(POLL_MS);
+  const deadline = clock.now() + Math.min(grace, 3_600_000);
+  while (isAlive(status.supervisor) && clock.now() < deadline) await sleep(clock, POLL_MS);
   if (isAlive(status.supervisor)) signal(status.supervisor.pid, "SIGKILL");
-  while (isAlive(status.supervisor) && Date.now() < deadline + 10_000) await sleep(POLL_MS);
+  while (isAlive(status.supervisor) && clock.now() < deadline + 10_000) await sleep(clock, POLL_MS);
 }
 
 /** A process that is gone already (and reaped by whatever PID 1 is) is not an error. */
@@ -181,8 +185,4 @@ async function tail(log: string): Promise<string> {
   const text = await fs.readFile(log, { encoding: "utf8", flag: constants.O_RDONLY | constants.O_NOFOLLOW }).catch(() => "");
   const lines = text.trim().split("\n").filter(Boolean).slice(-5);
   return lines.length ? `; last output: ${lines.join(" / ").slice(-1000)}` : "";
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -356,7 +356,7 @@ export class Host {
 
   /**
    * One run of the loop. "failed" (the run could not finish, or a write of the host's own state failed)
-   * has the loop try again by its backoff, not at the next interval.
+   * and "errors" (some resources failed) have the loop try again by its backoff, not at the next interval.
    */
   private async reconcileNow(triggers: Trigger[], signal: AbortSignal): Promise<RunResult> {
     const clearLost = this.lost.kind === "acked";
@@ -441,7 +441,8 @@ export class Host {
       this.watch?.release(changed);
       this.writeStatus();
     }
-    return this.stateErrors.size > 0 || this.lastResult === "failed" ? "failed" : "ok";
+    if (this.stateErrors.size > 0 || this.lastResult === "failed") return "failed";
+    return this.lastResult === "errors" ? "errors" : "ok";
   }
 
   /**

@@ -88,6 +88,13 @@ describe("ReconcileLoop", () => {
       outcomes: ["failed", "failed", "failed", "failed", "failed", "failed", "ok"],
       at: [0, 500, 1_500, 3_500, 7_500, 11_500, 15_500, 60_000],
     },
+    { name: "a run with resource errors is tried again after the base", outcomes: ["errors", "ok"], at: [0, 500, 60_000] },
+    {
+      // ceilings 1, 2, 4, 8 s, then past the 8-s cap up to the 60-s interval: resource errors that stay cost no more than the timer
+      name: "resource errors that stay are retried up to the interval, past the cap for failed runs",
+      outcomes: ["errors"],
+      at: [0, 500, 1_500, 3_500, 7_500, 15_500, 31_500, 60_000],
+    },
     {
       name: "a run that did not fail resets the backoff",
       // the third run succeeds; the timer's run fails, and its retry comes after the base again

@@ -12,8 +12,13 @@ import { systemClock, unref, type Clock } from "../clock";
  */
 export type Trigger = "start" | "declaration" | "timer" | "reconnect" | "rejected" | "retry" | "store" | "watch" | "request";
 
-/** What a run says of itself: "failed" has the loop try again by the backoff; a run that throws failed too. */
-export type RunResult = "ok" | "failed";
+/**
+ * What a run says of itself: "failed" (it could not finish; a run that throws failed too) has the loop try
+ * again by the backoff, capped at `capMs`; "errors" (it finished, some resources failed) is tried again by
+ * the same backoff capped at the interval instead: a passing fault (a mirror down, a lock held) is retried
+ * within seconds, one that stays costs no more than the timer does.
+ */
+export type RunResult = "ok" | "errors" | "failed";
 
 /** When a failed run is tried again: the first retry after about `baseMs`, doubling per failure up to `capMs`. */
 export interface RetryTiming {
@@ -80,6 +85,8 @@ export class ReconcileLoop {
   private timer: unknown = null;
   private retryTimer: unknown = null;
   private failures = 0;
+  /** The last run in the count finished with resource errors only: retries are capped at the interval. */
+  private onlyResourceErrors = false;
   private stopped = false;
   /** No retry is armed any more (the host is stopping): what is running finishes, the timer and triggers still run. */
   private retriesHeld = false;
@@ -114,6 +121,7 @@ export class ReconcileLoop {
   retryLater(): void {
     if (this.stopped || this.retryTimer !== null) return;
     this.failures++;
+    this.onlyResourceErrors = false;
     this.armRetry();
   }
 
@@ -156,7 +164,8 @@ export class ReconcileLoop {
     this.clock.clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.retriesHeld) return;
-    const delay = retryDelay(this.failures, this.retry, this.opts.random);
+    const timing = this.onlyResourceErrors ? { baseMs: this.retry.baseMs, capMs: Math.max(this.retry.baseMs, this.opts.intervalMs) } : this.retry;
+    const delay = retryDelay(this.failures, timing, this.opts.random);
     this.opts.log.info({ failures: this.failures, retryInMs: delay }, "reconcile will be tried again");
     this.retryTimer = this.clock.setTimeout(() => {
       this.retryTimer = null;
@@ -171,8 +180,9 @@ export class ReconcileLoop {
       this.again.clear();
       const result = await this.runOnce(triggers);
       if (this.stopped) break;
-      if (result === "failed") {
+      if (result === "failed" || result === "errors") {
         this.failures++;
+        this.onlyResourceErrors = result === "errors";
         this.armRetry();
       } else {
         this.failures = 0;
@@ -194,7 +204,7 @@ export class ReconcileLoop {
     unref(deadline);
     try {
       const result = await this.run(triggers, abort.signal);
-      return abort.signal.aborted || result === "failed" ? "failed" : "ok";
+      return abort.signal.aborted || result === "failed" ? "failed" : (result ?? "ok");
     } catch (err) {
       // A run that threw (say, a store that cannot be written) is tried again by the backoff.
       this.opts.log.error({ err: reasonOf(err), triggers }, "reconcile failed");

@@ -5,6 +5,7 @@ export * from "./profile";
 export * from "./declaration";
 export * from "./report";
 export * from "./frames";
+export * from "./link-refusal";
 export * from "./enrol";
 export * from "./enrol-replacement";
 export * from "./digest";

@@ -104,7 +104,7 @@ describe("link", () => {
 
   it("keeps reconciling locally while the control plane refuses the link as revoked", async () => {
     const { cp, host, stateDir } = await setup(() => undefined);
-    cp.refuse = 403;
+    cp.refuse = "node-revoked";
     await host.start();
     await host.idle();
     await new Promise((r) => setTimeout(r, 250));

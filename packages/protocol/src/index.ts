@@ -12,6 +12,7 @@ export * from "./digest";
 export * from "./role";
 export * from "./describe-error";
 export * from "./sha256";
+export * from "./tls-pin";
 export * from "./http-signature";
 export * from "./grant";
 export * from "./storable-text";

@@ -1,6 +1,7 @@
 export * from "./limits";
 export * from "./resources";
 export * from "./labels";
+export * from "./node-state";
 export * from "./profile";
 export * from "./declaration";
 export * from "./report";

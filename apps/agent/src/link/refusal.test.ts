@@ -2,14 +2,13 @@
 // on its English; a body without a known code is a plain refusal, retried. The test control plane
 // refuses with the protocol's own bytes, the same the gateway's test (packages/api
 // gateway/link-refusal.test.ts) finds the real gateway sending.
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_PATH, CHALLENGE_PATH, LINK_REFUSALS, linkRefusal, refusalResponseText, type RefusalCode } from "@mesh/protocol";
-import { silentLogger } from "../log";
 import { startControlPlane, waitFor } from "./fake-control-plane";
-import { Link, type LinkEvents } from "./link";
+import { testLink } from "./test-link";
 import { Backoff } from "./backoff";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -35,29 +34,10 @@ function rawUpgrade(url: string): Promise<string> {
 /** A link to `url` whose revoked and retired events are recorded. */
 function startLink(url: string) {
   const seen = { revoked: [] as string[], retired: 0 };
-  const noop = () => {};
-  const events: LinkEvents = {
-    declarationVersion: () => 0,
-    onOpen: noop,
-    onClose: noop,
-    onDeclaration: noop,
-    onRejectedDeclaration: noop,
-    onAck: noop,
-    onRevoked: (reason) => void seen.revoked.push(reason),
-    onRetired: () => void seen.retired++,
-    onReconcile: noop,
-  };
-  const link = new Link(
-    {
-      controlPlaneUrl: url,
-      nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60",
-      privateKey: generateKeyPairSync("ed25519").privateKey,
-      hostVersion: "test",
-      log: silentLogger(),
-      timeoutMs: 45_000,
-      backoff: new Backoff({ baseMs: 20, capMs: 40 }),
-    },
-    events,
+  const link = testLink(
+    url,
+    { onRevoked: (reason) => void seen.revoked.push(reason), onRetired: () => void seen.retired++ },
+    { backoff: new Backoff({ baseMs: 20, capMs: 40 }) },
   );
   link.start();
   cleanups.push(() => link.stop());

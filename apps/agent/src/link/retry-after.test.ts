@@ -1,15 +1,13 @@
 // A control plane that refuses a link with Retry-After (a node reconnecting too often, or a
 // gateway admitting links at its rate, at the challenge or the upgrade) is heard: the refusal
 // carries the wait, and the link loop waits that long before it asks again.
-import { generateKeyPairSync } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { CHALLENGE_PATH, linkRefusal, refusalResponseText } from "@mesh/protocol";
 import { LinkRefused, MAX_RETRY_AFTER_MS, fetchChallenge, retryAfterMs } from "./auth";
 import { openSocket } from "./connect";
-import { Link, type LinkEvents } from "./link";
-import { silentLogger } from "../log";
+import { testLink } from "./test-link";
 
 let server: http.Server | null = null;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -56,29 +54,7 @@ describe("Retry-After", () => {
 
   it("the link loop asks for its next challenge when its turn comes, not on its backoff", async () => {
     const cp = await admittingControlPlane(2);
-    const noop = () => {};
-    const events: LinkEvents = {
-      declarationVersion: () => 0,
-      onOpen: noop,
-      onClose: noop,
-      onDeclaration: noop,
-      onRejectedDeclaration: noop,
-      onAck: noop,
-      onRevoked: noop,
-      onRetired: noop,
-      onReconcile: noop,
-    };
-    const link = new Link(
-      {
-        controlPlaneUrl: cp.url,
-        nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60",
-        privateKey: generateKeyPairSync("ed25519").privateKey,
-        hostVersion: "test",
-        log: silentLogger(),
-        timeoutMs: 45_000,
-      },
-      events,
-    );
+    const link = testLink(cp.url);
     link.start();
     try {
       while (cp.asked.length < 3) await new Promise((r) => setTimeout(r, 50));

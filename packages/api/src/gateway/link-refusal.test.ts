@@ -4,11 +4,10 @@
 // tested against what the gateway really says.
 import net from "node:net";
 import { createHash, sign } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { nodes } from "@mesh/db";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines } from "@mesh/db/testing";
 import {
   AGENT_PATH,
   AUTH_HEADER,
@@ -20,11 +19,9 @@ import {
   refusalResponseText,
   type RefusalCode,
 } from "@mesh/protocol";
-import type { Deps } from "../deps";
 import { jsonError } from "../http/json-body";
 import { authenticateNodeRequest } from "../http/node-signature";
-import { createGateway, type Gateway } from "./gateway";
-import { enrolRawHosts, serveGateway, type RawHost } from "../testing/raw-hosts";
+import { servedGatewayFixture, type RawHost } from "../testing/raw-hosts";
 import { testKeyPair } from "../testing/host-facts";
 
 /** The gateway's whole answer to an upgrade signed by `host` (or by `signer`'s key in its name), as raw bytes. */
@@ -62,24 +59,12 @@ function signedRequest(host: RawHost, time = new Date().toISOString()): Request 
 }
 
 describe.each(testEngines())("link refusals on %s", (engine) => {
-  let t: TestDatabase | undefined;
-  let gateway: Gateway | undefined;
-  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
-  afterEach(async () => {
-    await gateway?.close();
-    await served?.close();
-    await t?.drop();
-    (gateway = undefined), (served = undefined), (t = undefined);
-  });
-
+  const served = servedGatewayFixture(engine);
   async function setup() {
-    t = await createTestDatabase(engine);
-    const deps: Deps = { db: t.database.db, log: pino({ level: "silent" }) };
-    const [host] = await enrolRawHosts(deps, 1);
-    gateway = await createGateway({ deps, bus: t.database.bus });
-    served = await serveGateway(gateway);
-    const setState = (state: "pending" | "revoked" | "retired") => deps.db.update(nodes).set({ state }).where(eq(nodes.id, host!.nodeId));
-    return { deps, base: served.base, host: host!, setState };
+    const { deps, base, hosts } = await served();
+    const host = hosts[0]!;
+    const setState = (state: "pending" | "revoked" | "retired") => deps.db.update(nodes).set({ state }).where(eq(nodes.id, host.nodeId));
+    return { deps, base, host, setState };
   }
 
   it("refuses a revoked, retired or pending node 403 with its state's code: the bytes linkRefusal builds, as the test control plane sends them", async () => {

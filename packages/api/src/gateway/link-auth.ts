@@ -1,12 +1,12 @@
 // Authentication at the HTTP upgrade: the auth frame in the x-mesh-auth header,
 // a nonce this control plane issued (used once fleet-wide), and an Ed25519 signature by the node's key.
-import { createPublicKey, verify } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { nodes, type DbOrTx } from "@mesh/db";
 import { AUTH_HEADER, AuthFrame, challengeMessage, describeZodError, linkRefusal, type LinkRefusal } from "@mesh/protocol";
 import type { ChallengeIssuer } from "./challenge";
 import { KeyBatcher } from "../batching/key-batcher";
+import { signedByNodeKey } from "../auth/node-key";
 
 interface LinkNode {
   id: string;
@@ -39,14 +39,7 @@ export function stateRefusal(state: string): LinkRefusal | null {
   return Object.hasOwn(REFUSED_STATES, state) ? linkRefusal(REFUSED_STATES[state as keyof typeof REFUSED_STATES]) : null;
 }
 
-function signedBy(publicKey: string, auth: AuthFrame): boolean {
-  try {
-    const key = createPublicKey({ key: Buffer.from(publicKey, "base64"), format: "der", type: "spki" });
-    return verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
-  } catch {
-    return false;
-  }
-}
+const signedBy = (publicKey: string, auth: AuthFrame) => signedByNodeKey(publicKey, challengeMessage(auth.nodeId, auth.nonce), auth.signature);
 
 /**
  * A host whose enrolment claimed this node without proof of its key signs as the node

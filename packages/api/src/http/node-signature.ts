@@ -1,11 +1,12 @@
 // Authenticates an HTTP call made by a host with its node key (never the token):
 // a signature over method, path, time and body hash; revoked, retired or pending nodes
 // and stale times are refused with the refusal's code, as the gateway refuses a link.
-import { createHash, createPublicKey, verify } from "node:crypto";
+import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { nodes, type DbOrTx } from "@mesh/db";
 import { HTTP_SIGNATURE_HEADERS as H, HTTP_SIGNATURE_SKEW_MS, httpSignatureMessage, linkRefusal, NodeId } from "@mesh/protocol";
 import { NodeRefused } from "../errors";
+import { signedByNodeKey } from "../auth/node-key";
 import { stateRefusal } from "../gateway/link-auth";
 
 export async function authenticateNodeRequest(db: DbOrTx, request: Request, body: Buffer = Buffer.alloc(0), now = Date.now()): Promise<{ nodeId: string }> {
@@ -20,17 +21,7 @@ export async function authenticateNodeRequest(db: DbOrTx, request: Request, body
   if (!node) throw new NodeRefused(linkRefusal("unknown-node"));
   const url = new URL(request.url);
   const message = httpSignatureMessage(request.method, url.pathname + url.search, time, createHash("sha256").update(body).digest("hex"));
-  let ok = false;
-  try {
-    ok = verify(
-      null,
-      Buffer.from(message),
-      createPublicKey({ key: Buffer.from(node.publicKey, "base64"), format: "der", type: "spki" }),
-      Buffer.from(signature, "base64"),
-    );
-  } catch {
-    ok = false;
-  }
+  const ok = signedByNodeKey(node.publicKey, message, signature);
   if (!ok) throw new NodeRefused(linkRefusal("bad-signature"));
   const refused = stateRefusal(node.state);
   if (refused) throw new NodeRefused(refused);

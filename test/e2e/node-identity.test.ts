@@ -8,7 +8,7 @@ import path from "node:path";
 import { sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { AUTH_HEADER, replacementProofMessage, tokenIdOf } from "@mesh/protocol";
+import { AUTH_HEADER, linkRefusal, replacementProofMessage, tokenIdOf } from "@mesh/protocol";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { Host } from "../harness/host";
@@ -79,7 +79,7 @@ describe(`node identity (${engine})`, () => {
     // the attacker's key cannot open the node's link, and says why
     await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, { nodeId, ...attacker }) })).rejects.toMatchObject({
       status: 401,
-      body: expect.stringMatching(/awaiting approval/),
+      body: expect.stringMatching(/"error":"claim-pending".*awaiting approval/),
     });
     let real = await node(nodeId);
     expect(real).toMatchObject({ state: "enrolled", labels: { ident: "yes" } });
@@ -109,7 +109,7 @@ describe(`node identity (${engine})`, () => {
     expect(real.events.map((e: any) => e.action)).toEqual(expect.arrayContaining(["node.replacement-claimed", "node.replacement-rejected"]));
     await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, { nodeId, ...attacker }) })).rejects.toMatchObject({
       status: 401,
-      body: expect.stringMatching(/rejected/),
+      body: expect.stringMatching(/"error":"claim-rejected".*rejected/),
     });
     expect((await node(nodeId)).state).toBe("enrolled");
   });
@@ -162,8 +162,8 @@ describe(`node identity (${engine})`, () => {
     expect(r.body.labels).toEqual({});
     expect(await node(old.nodeId)).toMatchObject({ state: "revoked" });
     await expect(openLink(cp.url, { [AUTH_HEADER]: await authHeader(cp.url, old) })).rejects.toMatchObject({
-      status: 401,
-      body: expect.stringMatching(/node is revoked/),
+      status: 403,
+      body: JSON.stringify(linkRefusal("node-revoked").body),
     });
   });
 

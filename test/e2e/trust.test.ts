@@ -7,6 +7,7 @@ import { api } from "../harness/api";
 import { Host } from "../harness/host";
 import { makeCertificate, type TestCertificate } from "../harness/certificates";
 import { waitFor } from "../harness/wait";
+import { curlPin } from "@mesh/protocol";
 
 // The test's own API calls accept the self-signed certificate. Hosts inherit this too, on
 // purpose: a pinned host must not let the variable switch its checks off.
@@ -40,8 +41,8 @@ describe("TLS pinning", () => {
     expect(cp.url).toMatch(/^https:/);
     const { command, token, installCommand } = await api(cp.url).mutate("token.create", {});
     // curl pins the same key (base64 of the same sha256) to fetch the installer
-    const curlPin = `sha256//${Buffer.from(a.pin.slice("sha256:".length), "hex").toString("base64")}`;
-    expect(installCommand).toBe(`curl -fsSL -k --pinnedpubkey ${curlPin} ${cp.url}/download/install.sh | MESH_CURL_OPTS='-k --pinnedpubkey ${curlPin}' sh`);
+    const pinned = curlPin(a.pin);
+    expect(installCommand).toBe(`curl -fsSL -k --pinnedpubkey ${pinned} ${cp.url}/download/install.sh | MESH_CURL_OPTS='-k --pinnedpubkey ${pinned}' sh`);
     expect(command).toBe(`printf '%s\\n' ${token} | mesh-host enrol ${cp.url} --token - --ca-pin ${a.pin}`);
   });
 

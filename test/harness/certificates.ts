@@ -1,9 +1,8 @@
-// Self-signed certificates for TLS tests, made with openssl on loopback names.
-import { execFileSync } from "node:child_process";
-import { createHash, X509Certificate } from "node:crypto";
+// Self-signed certificates for TLS tests: made and pinned as the control plane makes and pins its own.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { makeSelfSigned, publicKeyPin } from "@mesh/web/src/server/tls";
 
 export interface TestCertificate {
   certPath: string;
@@ -12,32 +11,6 @@ export interface TestCertificate {
 }
 
 export function makeCertificate(name: string): TestCertificate {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `mesh-cert-${name}-`));
-  const certPath = path.join(dir, "cert.pem");
-  const keyPath = path.join(dir, "key.pem");
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "2",
-      "-subj",
-      `/CN=${name}`,
-      "-addext",
-      "subjectAltName=DNS:localhost,IP:127.0.0.1",
-      "-keyout",
-      keyPath,
-      "-out",
-      certPath,
-    ],
-    { stdio: "ignore" },
-  );
-  const spki = new X509Certificate(fs.readFileSync(certPath)).publicKey.export({ type: "spki", format: "der" });
-  return { certPath, keyPath, pin: `sha256:${createHash("sha256").update(spki).digest("hex")}` };
+  const { certPath, keyPath } = makeSelfSigned(fs.mkdtempSync(path.join(os.tmpdir(), `mesh-cert-${name}-`)));
+  return { certPath, keyPath, pin: publicKeyPin(fs.readFileSync(certPath)) };
 }

@@ -72,7 +72,7 @@ describe("host: a store rolled back to an older copy", () => {
     // An operator restores last week's backup of the state dir's store; the host starts while its
     // control plane is away, and its first reconciles write the old store up to the acknowledged generation.
     writeFileSync(join(stateDir, "store.json"), backup);
-    cp.refuse = 503;
+    cp.refuse = "unavailable";
     const before = cp.reports.length;
     const second = startHost(cp, store, rootDir, privateKey, 100);
     await second.start();

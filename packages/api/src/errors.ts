@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { isDatabaseUnreachable } from "@mesh/db";
+import type { LinkRefusal } from "@mesh/protocol";
 
 export const ERROR_CODES = {
   BAD_INPUT: { http: 400, trpc: "BAD_REQUEST" },
@@ -44,8 +45,22 @@ export class MeshError extends Error {
   headers(): Record<string, string> {
     return this.retryAfterSeconds === undefined ? {} : { "retry-after": String(this.retryAfterSeconds) };
   }
-  toJSON() {
+  toJSON(): { error: string; message: string } {
     return { error: this.code, message: this.message };
+  }
+}
+
+/**
+ * A host refused by its node key (a signed HTTP request): the body carries the refusal's code
+ * (packages/protocol link-refusal.ts), as the gateway's refusal of an upgrade does.
+ */
+export class NodeRefused extends MeshError {
+  constructor(readonly refusal: LinkRefusal) {
+    super(refusal.status === 403 ? "FORBIDDEN" : refusal.status === 401 ? "UNAUTHORIZED" : "UNAVAILABLE", refusal.body.message);
+    this.name = "NodeRefused";
+  }
+  override toJSON() {
+    return this.refusal.body;
   }
 }
 

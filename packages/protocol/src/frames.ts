@@ -53,7 +53,7 @@ export function parseFeatures(value: string | string[] | null | undefined): Set<
   );
 }
 
-/** Close codes the gateway uses (4000-4999 is the application range). */
+/** Close codes the gateway uses (4000-4999 is the application range); before a link opens, refusals (link-refusal.ts). */
 export const CloseCode = {
   badFrame: 4400,
   unauthorized: 4401,

@@ -1,13 +1,13 @@
 // `mesh-host enrol URL --token T [--force]`: make the node's Ed25519 key pair,
 // send profile and inventory with the token, and keep the identity it is given.
 import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
-import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS, replacementProofMessage, tokenIdOf, type ReplacementProof } from "@mesh/protocol";
+import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS, replacementProofMessage, TlsPin, tokenIdOf, type ReplacementProof } from "@mesh/protocol";
 import { HostError } from "../host-error";
 import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { endpoint, httpReason } from "../link/auth";
 import { controlPlaneRequest } from "../link/control-plane-http";
-import { PIN_PATTERN, pinOf, probeCertificate, type Trust } from "../link/trust";
+import { pinOf, probeCertificate, type Trust } from "../link/trust";
 import { collectInventory } from "../machine/inventory";
 import { factsHash, writeSentFactsHash } from "../machine/facts";
 import { machineId } from "../machine/machine-id";
@@ -43,7 +43,7 @@ export function checkControlPlaneUrl(raw: string | undefined): string {
  */
 export async function establishTrust(url: string, opts: { caPin?: string; insecure: boolean }): Promise<Trust> {
   const https = url.startsWith("https:");
-  if (opts.caPin !== undefined && !PIN_PATTERN.test(opts.caPin)) throw new HostError("usage", `enrol: --ca-pin must look like sha256:<64 hex digits>`);
+  if (opts.caPin !== undefined && !TlsPin.safeParse(opts.caPin).success) throw new HostError("usage", `enrol: --ca-pin must look like sha256:<64 hex digits>`);
   if (opts.caPin && !https) throw new HostError("usage", "enrol: --ca-pin needs an https URL");
   if (https && opts.caPin) {
     let cert;

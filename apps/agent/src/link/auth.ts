@@ -1,7 +1,7 @@
 // Link authentication: fetch a challenge, sign it with the node's Ed25519 key,
 // and carry the signed auth frame in the upgrade request's header.
 import { sign, type KeyObject } from "node:crypto";
-import { type AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage } from "@mesh/protocol";
+import { type AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage, refusalCodeOf, type RefusalCode } from "@mesh/protocol";
 import { describeIssues } from "../input-error";
 import { controlPlaneRequest } from "./control-plane-http";
 import { notMeshAnswer } from "./not-mesh";
@@ -33,6 +33,8 @@ export class LinkRefused extends Error {
     message: string,
     /** The server asked us to wait this long before trying again. */
     readonly retryAfterMs?: number,
+    /** Why, as a code the host acts on (link-refusal.ts); null when the body carries none (an older control plane, a proxy). */
+    readonly code: RefusalCode | null = null,
   ) {
     super(message);
     this.name = "LinkRefused";
@@ -52,7 +54,7 @@ export async function fetchChallenge(base: string, trust: Trust | undefined, sig
   if (notMesh) throw new LinkRefused(res.status, notMesh);
   // A control plane admitting links at its rate answers the challenge 503 with the host's turn (Retry-After).
   if (res.status < 200 || res.status > 299)
-    throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`, retryAfterMs(res.headers["retry-after"]));
+    throw new LinkRefused(res.status, `challenge refused: ${httpReason(res.status, text)}`, retryAfterMs(res.headers["retry-after"]), refusalCodeOf(text));
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -1,7 +1,7 @@
 // One link attempt: open the websocket with the signed auth header. A refusal
-// at the upgrade (401, 403) comes back as LinkRefused with the server's reason.
+// at the upgrade (401, 403, 503) comes back as LinkRefused with the server's code and reason.
 import WebSocket from "ws";
-import { AUTH_HEADER, EVERY_HOST_FEATURE, HOST_FEATURES_HEADER, LIMITS } from "@mesh/protocol";
+import { AUTH_HEADER, EVERY_HOST_FEATURE, HOST_FEATURES_HEADER, LIMITS, refusalCodeOf } from "@mesh/protocol";
 import { LinkRefused, httpReason, retryAfterMs } from "./auth";
 import { tlsOptions, type Trust } from "./trust";
 
@@ -38,13 +38,9 @@ export function openSocket(url: string, authHeader: string, trust: Trust | undef
         if (size <= 8192) chunks.push(c);
       });
       const done = () => {
-        settle(
-          new LinkRefused(
-            res.statusCode ?? 0,
-            httpReason(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8")),
-            retryAfterMs(res.headers["retry-after"]),
-          ),
-        );
+        const status = res.statusCode ?? 0;
+        const text = Buffer.concat(chunks).toString("utf8");
+        settle(new LinkRefused(status, httpReason(status, text), retryAfterMs(res.headers["retry-after"]), refusalCodeOf(text)));
         ws.terminate();
       };
       res.once("end", done);

@@ -15,7 +15,10 @@ import {
   HostFrame,
   ReconcileFrame,
   challengeMessage,
+  linkRefusal,
   parseFeatures,
+  refusalResponseText,
+  type RefusalCode,
   type Report,
 } from "@mesh/protocol";
 
@@ -24,7 +27,8 @@ export interface FakeControlPlane {
   reports: Report[];
   sockets: WebSocket[];
   auths: AuthFrame[];
-  refuse: number | null;
+  /** Refuse every upgrade with this code, as the gateway refuses it (the same helper builds both). */
+  refuse: RefusalCode | null;
   /** Link attempts refused by `refuse` so far. */
   refused: number;
   /** Enrolment requests received; the token "good" is accepted once per request. */
@@ -118,27 +122,24 @@ export async function startControlPlane(
     }
     res.writeHead(404).end();
   });
-  const refuse = (socket: Duplex, status: number, message: string) => {
-    const body = JSON.stringify({ error: status === 403 ? "revoked" : "unauthorized", message });
-    socket.end(`HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-  };
+  const refuse = (socket: Duplex, code: RefusalCode) => socket.end(refusalResponseText(linkRefusal(code)));
   server.on("upgrade", (req, socket, head) => {
     if (cp.refuse) {
-      cp.refused!++;
-      return refuse(socket, cp.refuse, "node revoked");
+      cp.refused = (cp.refused ?? 0) + 1;
+      return refuse(socket, cp.refuse);
     }
     const header = req.headers["x-mesh-auth"];
     let auth: AuthFrame;
     try {
       auth = AuthFrame.parse(JSON.parse(Buffer.from(String(header), "base64url").toString("utf8")));
     } catch {
-      return refuse(socket, 401, "bad auth frame");
+      return refuse(socket, "bad-auth");
     }
     const ok =
       key !== null &&
       nonces.delete(auth.nonce) &&
       verify(null, Buffer.from(challengeMessage(auth.nodeId, auth.nonce)), key, Buffer.from(auth.signature, "base64"));
-    if (!ok) return refuse(socket, 401, "bad signature");
+    if (!ok) return refuse(socket, "bad-signature");
     cp.auths!.push(auth);
     cp.hostFeatures!.push(parseFeatures(req.headers[HOST_FEATURES_HEADER]));
     wss.handleUpgrade(req, socket, head, (ws) => {

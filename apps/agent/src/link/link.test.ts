@@ -122,7 +122,7 @@ describe("link", () => {
 
   it("keeps reconciling locally while the control plane refuses the link as revoked", async () => {
     const { cp, host, stateDir } = await setup(() => undefined);
-    cp.refuse = 403;
+    cp.refuse = "node-revoked";
     await host.start();
     // Refused, waited (revokedRetryMs) and refused again: never linked.
     await waitFor("a second refused attempt", () => cp.refused >= 2);

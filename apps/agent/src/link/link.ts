@@ -176,17 +176,27 @@ export class Link {
         await this.hold(ws, heartbeat!);
       } catch (err) {
         if (this.stopped) break;
-        if (err instanceof LinkRefused && /node is retired/.test(err.message)) {
-          log.warn({ status: err.status, reason: err.message }, "link refused: node retired");
+        // The refusal's code says what to do; any other refusal (no known code: an older control plane,
+        // a proxy's error page) is retried with backoff and its Retry-After, and logged with its status.
+        if (err instanceof LinkRefused && err.code === "node-retired") {
+          log.warn({ status: err.status, code: err.code, reason: err.message }, "link refused: node retired");
           this.events.onRetired();
-        } else if (err instanceof LinkRefused && (err.status === 403 || /node is revoked/.test(err.message))) {
+        } else if (err instanceof LinkRefused && err.code === "node-revoked") {
           // Revoked: nothing will change soon; try again seldom (an admin may undo it) while reconciling locally.
           this.revoked = true;
-          this.logRevoked({ status: err.status, reason: err.message });
+          this.logRevoked({ status: err.status, code: err.code, reason: err.message });
           this.events.onRevoked(err.message);
         } else if (err instanceof LinkRefused) {
           waitAsked = err.retryAfterMs ?? 0;
-          log.warn({ status: err.status, reason: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) }, "link refused");
+          log.warn(
+            {
+              status: err.status,
+              ...(err.code ? { code: err.code } : {}),
+              reason: err.message,
+              ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+            },
+            "link refused",
+          );
         } else {
           liveServer = timedOutAgainstLiveServer(err, challengeAnswered);
           log.warn(

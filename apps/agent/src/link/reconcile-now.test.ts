@@ -151,7 +151,7 @@ describe("a revoked host", () => {
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");
     const cp = await startControlPlane(publicKey, () => undefined);
     cleanups.push(() => cp.close());
-    cp.refuse = 403;
+    cp.refuse = "node-revoked";
     const base = mkdtempSync(join(tmpdir(), "mesh-revoked-"));
     cleanups.push(() => rmSync(base, { recursive: true, force: true }));
     mkdirSync(join(base, "root"));

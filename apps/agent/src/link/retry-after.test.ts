@@ -1,15 +1,13 @@
 // A control plane that refuses a link with Retry-After (a node reconnecting too often, or a
 // gateway admitting links at its rate, at the challenge or the upgrade) is heard: the refusal
 // carries the wait, and the link loop waits that long before it asks again.
-import { generateKeyPairSync } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHALLENGE_PATH } from "@mesh/protocol";
+import { CHALLENGE_PATH, linkRefusal, refusalResponseText } from "@mesh/protocol";
 import { LinkRefused, MAX_RETRY_AFTER_MS, fetchChallenge, retryAfterMs } from "./auth";
 import { openSocket } from "./connect";
-import { Link, type LinkEvents } from "./link";
-import { silentLogger } from "../log";
+import { testLink } from "./test-link";
 
 let server: http.Server | null = null;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -26,17 +24,12 @@ describe("Retry-After", () => {
 
   it("a 503 upgrade answer with Retry-After comes back as a refusal carrying the wait", async () => {
     server = http.createServer();
-    server.on("upgrade", (_req, socket) => {
-      const body = JSON.stringify({ error: "UNAVAILABLE", message: "this node reconnects too often; try again later" });
-      socket.end(
-        `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 42\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-      );
-    });
+    server.on("upgrade", (_req, socket) => socket.end(refusalResponseText(linkRefusal("reconnecting-too-often"), 42)));
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     const err = await openSocket(`ws://127.0.0.1:${port}/agent`, "x", undefined, () => {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LinkRefused);
-    expect(err).toMatchObject({ status: 503, retryAfterMs: 42_000, message: expect.stringMatching(/reconnects too often/) });
+    expect(err).toMatchObject({ status: 503, retryAfterMs: 42_000, code: "reconnecting-too-often", message: expect.stringMatching(/reconnects too often/) });
   });
 
   /** A control plane whose challenge answers 503 with Retry-After; every challenge request's time is kept. */
@@ -45,8 +38,8 @@ describe("Retry-After", () => {
     server = http.createServer((req, res) => {
       if (req.url !== CHALLENGE_PATH) return void res.writeHead(404).end();
       asked.push(Date.now());
-      const body = JSON.stringify({ error: "UNAVAILABLE", message: "the gateway is admitting links at its rate; try again later" });
-      res.writeHead(503, { "content-type": "application/json", "retry-after": String(retryAfterSeconds) }).end(body);
+      const refusal = linkRefusal("busy", "the gateway is admitting links at its rate; try again later");
+      res.writeHead(refusal.status, { "content-type": "application/json", "retry-after": String(retryAfterSeconds) }).end(JSON.stringify(refusal.body));
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked };
@@ -56,34 +49,12 @@ describe("Retry-After", () => {
     const cp = await admittingControlPlane(7);
     const err = await fetchChallenge(cp.url, undefined).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LinkRefused);
-    expect(err).toMatchObject({ status: 503, retryAfterMs: 7000, message: expect.stringMatching(/admitting links at its rate/) });
+    expect(err).toMatchObject({ status: 503, retryAfterMs: 7000, code: "busy", message: expect.stringMatching(/admitting links at its rate/) });
   });
 
   it("the link loop asks for its next challenge when its turn comes, not on its backoff", async () => {
     const cp = await admittingControlPlane(2);
-    const noop = () => {};
-    const events: LinkEvents = {
-      declarationVersion: () => 0,
-      onOpen: noop,
-      onClose: noop,
-      onDeclaration: noop,
-      onRejectedDeclaration: noop,
-      onAck: noop,
-      onRevoked: noop,
-      onRetired: noop,
-      onReconcile: noop,
-    };
-    const link = new Link(
-      {
-        controlPlaneUrl: cp.url,
-        nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60",
-        privateKey: generateKeyPairSync("ed25519").privateKey,
-        hostVersion: "test",
-        log: silentLogger(),
-        timeoutMs: 45_000,
-      },
-      events,
-    );
+    const link = testLink(cp.url);
     link.start();
     try {
       while (cp.asked.length < 3) await new Promise((r) => setTimeout(r, 50));

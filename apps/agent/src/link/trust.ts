@@ -3,24 +3,24 @@
 import { createHash, X509Certificate } from "node:crypto";
 import tls, { type ConnectionOptions, type PeerCertificate } from "node:tls";
 import { z } from "zod";
+import { TlsPin, tlsPin } from "@mesh/protocol";
 import { systemClock } from "../clock";
 
 export const Trust = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("insecure") }),
   z.strictObject({
     kind: z.literal("pinned"),
-    pin: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    pin: TlsPin,
     /** The certificate seen at enrolment: trusted as its own anchor (self-signed). */
     certPem: z.string().min(100).max(32_768),
   }),
 ]);
 export type Trust = z.infer<typeof Trust>;
 
-export const PIN_PATTERN = /^sha256:[0-9a-f]{64}$/;
-
+/** The pin of a certificate's public key: the host's one place that hashes it (the format is the protocol's). */
 export function pinOf(cert: X509Certificate): string {
   const spki = cert.publicKey.export({ type: "spki", format: "der" });
-  return `sha256:${createHash("sha256").update(spki).digest("hex")}`;
+  return tlsPin(createHash("sha256").update(spki).digest("hex"));
 }
 
 /** Reads the server's certificate without trusting it, to compare with a pin. */

@@ -1,5 +1,8 @@
 // A node's state, coloured the same way everywhere (badges, counts, filters).
-export const STATE_COLOURS: Record<string, string> = {
+import type { NodeState } from "@mesh/protocol";
+
+/** One colour for each of the protocol's states (a new state does not typecheck until it has one). */
+export const STATE_COLOURS: Record<NodeState, string> = {
   pending: "bg-violet-100 text-violet-900 ring-violet-200",
   enrolled: "bg-emerald-100 text-emerald-800 ring-emerald-200",
   disconnected: "bg-amber-100 text-amber-800 ring-amber-200",
@@ -19,7 +22,7 @@ export function StateBadge({ state }: { state: string }) {
   return (
     <span
       data-testid="node-state"
-      className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[state] ?? STATE_COLOURS.retired}`}
+      className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ${STATE_COLOURS[state as NodeState] ?? STATE_COLOURS.retired}`}
     >
       {stateLabel(state)}
     </span>

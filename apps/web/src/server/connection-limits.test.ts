@@ -2,6 +2,7 @@ import http from "node:http";
 import { PassThrough } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { linkRefusal, refusalCodeOf, refusalResponseText } from "@mesh/protocol";
 import { limitConnections } from "./connection-limits";
 import { TrustedProxies } from "./trusted-proxies";
 
@@ -41,7 +42,8 @@ describe("pending agent handshakes", () => {
     const text = written(over);
     expect(a1 && a2).toBeTruthy();
     expect(l.admitHandshake(over, "192.0.2.1")).toBeNull();
-    expect(text()).toMatch(/^HTTP\/1\.1 503 /);
+    // A link refusal, with its code and when to come back (the host reads both).
+    expect(text()).toBe(refusalResponseText(linkRefusal("busy", "too many agent handshakes in progress; retry later"), 2));
     // Another address has its own share, up to the total.
     expect(l.admitHandshake(new PassThrough(), "192.0.2.2")).toBeTruthy();
     expect(l.admitHandshake(new PassThrough(), "192.0.2.3")).toBeNull();
@@ -54,8 +56,10 @@ describe("pending agent handshakes", () => {
   it("closes a handshake not settled by the deadline, and frees its slot", async () => {
     const l = limits({ handshakeTimeoutMs: 100, pendingHandshakes: 1 });
     const socket = new PassThrough();
+    const text = written(socket);
     expect(l.admitHandshake(socket, "192.0.2.1")).toBeTruthy();
     await new Promise((r) => socket.once("close", r));
+    expect(refusalCodeOf(text().split("\r\n\r\n")[1] ?? "")).toBe("unavailable");
     expect(l.admitHandshake(new PassThrough(), "192.0.2.1")).toBeTruthy();
   });
 });

@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { addressKey, type Logger } from "@mesh/api";
+import { linkRefusal, refusalResponseText } from "@mesh/protocol";
 import type { TrustedProxies } from "./trusted-proxies";
 
 export interface ConnectionLimitOptions {
@@ -42,14 +43,18 @@ class Counter {
   }
 }
 
-function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string, retryAfterSeconds?: number) {
-  const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "TIMEOUT", message });
-  const retryAfter = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+function endRaw(socket: Duplex, response: string) {
+  socket.end(response);
   // end() waits for the peer; a client that never reads must not keep the socket.
   setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+function refuseRaw(socket: Duplex, status: 408 | 503, text: string, message: string) {
+  const body = JSON.stringify({ error: status === 503 ? "UNAVAILABLE" : "TIMEOUT", message });
+  endRaw(
+    socket,
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 /** What a host refused for too many handshakes in progress is told: they finish within a second or two. */
@@ -143,7 +148,7 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
       if (handshakes.total >= opts.pendingHandshakes || handshakes.get(key) >= opts.pendingHandshakesPerAddress) {
         socket.on("error", () => {});
         // A host told when to come back (it adds its own jitter) does not retry on its backoff's short first steps.
-        refuseRaw(socket, 503, "Service Unavailable", "too many agent handshakes in progress; retry later", HANDSHAKES_BUSY_RETRY_SECONDS);
+        endRaw(socket, refusalResponseText(linkRefusal("busy", "too many agent handshakes in progress; retry later"), HANDSHAKES_BUSY_RETRY_SECONDS));
         return null;
       }
       handshakes.add(key);
@@ -159,7 +164,10 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions & 
         // Headers are in: what is slow is the check behind them (the database, most often). The host
         // is told so and when to come back, rather than finding its socket reset.
         socket.on("error", () => {});
-        refuseRaw(socket, 503, "Service Unavailable", "the control plane could not check the link in time; retry later", HANDSHAKE_LATE_RETRY_SECONDS);
+        endRaw(
+          socket,
+          refusalResponseText(linkRefusal("unavailable", "the control plane could not check the link in time; retry later"), HANDSHAKE_LATE_RETRY_SECONDS),
+        );
       }, opts.handshakeTimeoutMs);
       deadline.unref();
       socket.once("close", settle);

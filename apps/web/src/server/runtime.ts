@@ -67,7 +67,3 @@ export function publicUrlFromHeaders(headers: Headers): string {
   if (!origin) throw new Error(`no ${ORIGIN_HEADER} on the request: serve it through src/server.ts`);
   return origin;
 }
-
-export function publicUrlFor(request: Request): string {
-  return publicUrlFromHeaders(request.headers);
-}

@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { createHash, X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { tlsPin } from "@mesh/protocol";
 
 export interface TlsMaterial {
   cert: string;
@@ -13,12 +14,14 @@ export interface TlsMaterial {
   pin: string;
 }
 
-export function publicKeyPin(certPem: string): string {
+/** The pin of a certificate's public key: the control plane's one place that hashes it (the format is the protocol's). */
+export function publicKeyPin(certPem: string | Buffer): string {
   const spki = new X509Certificate(certPem).publicKey.export({ type: "spki", format: "der" });
-  return `sha256:${createHash("sha256").update(spki).digest("hex")}`;
+  return tlsPin(createHash("sha256").update(spki).digest("hex"));
 }
 
-function makeSelfSigned(dir: string): { certPath: string; keyPath: string } {
+/** A self-signed P-256 certificate for loopback and localhost in `dir`, made once (the whole-system tests make theirs here too). */
+export function makeSelfSigned(dir: string): { certPath: string; keyPath: string } {
   const certPath = path.join(dir, "tls-cert.pem");
   const keyPath = path.join(dir, "tls-key.pem");
   if (fs.existsSync(certPath) && fs.existsSync(keyPath)) return { certPath, keyPath };

@@ -1,5 +1,6 @@
 // The commands a new machine runs to install mesh-host from this control plane's apt repository
 // (the Add machines page shows them beside `curl | sh`). Every value shell-quoted.
+import { curlPin } from "@mesh/protocol";
 import { shellCommand, shellQuote } from "../shell-quote";
 import { COMPONENT, SUITE } from "./apt-index";
 
@@ -18,11 +19,6 @@ export interface AptInstallCommands {
    */
   transport?: string;
   install: string;
-}
-
-/** curl's pin format (base64 of the SPKI sha256) from ours (`sha256:<hex>`). */
-export function curlPin(tlsPin: string): string {
-  return `sha256//${Buffer.from(tlsPin.replace(/^sha256:/, ""), "hex").toString("base64")}`;
 }
 
 export function aptSourceLine(publicUrl: string): string {

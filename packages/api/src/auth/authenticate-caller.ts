@@ -1,16 +1,13 @@
 // Resolves a request to a Caller: the env admin API key, a named API key, or a
 // dashboard session of a user who is not revoked. Anything else is nobody.
 import { and, eq, gt, isNull } from "drizzle-orm";
-import { createHash } from "node:crypto";
 import { apiKeys, sessions, users, type DbOrTx } from "@mesh/db";
 import { ACTOR, keyActor, userActor } from "./actor";
 import type { Caller } from "./caller";
 import { apiKeyMatches } from "./credentials";
 import { readSetting, SETTING } from "../services/settings";
 import { apiKeyId } from "./api-key-format";
-import { readCookie, SESSION_COOKIE } from "./sessions";
-
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+import { readCookie, SESSION_COOKIE, sessionIdHash } from "./sessions";
 
 async function namedKeyCaller(db: DbOrTx, presented: string, id: string): Promise<Caller | null> {
   const [row] = await db
@@ -23,13 +20,13 @@ async function namedKeyCaller(db: DbOrTx, presented: string, id: string): Promis
 
 export async function sessionCaller(db: DbOrTx, sessionId: string): Promise<Caller | null> {
   if (!sessionId || sessionId.length > 128) return null;
-  const sessionIdHash = sha256(sessionId);
+  const idHash = sessionIdHash(sessionId);
   const [row] = await db
     .select({ name: users.name, role: users.role })
     .from(sessions)
     .innerJoin(users, and(eq(users.name, sessions.user), isNull(users.revokedAt)))
-    .where(and(eq(sessions.idHash, sessionIdHash), gt(sessions.expiresAt, new Date())));
-  return row ? { name: userActor(row.name), role: row.role, user: { name: row.name, sessionIdHash } } : null;
+    .where(and(eq(sessions.idHash, idHash), gt(sessions.expiresAt, new Date())));
+  return row ? { name: userActor(row.name), role: row.role, user: { name: row.name, sessionIdHash: idHash } } : null;
 }
 
 export async function authenticateCaller(db: DbOrTx, headers: Headers): Promise<Caller | null> {

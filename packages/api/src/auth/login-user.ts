@@ -1,6 +1,6 @@
 // Dashboard login by user name and password: a new session id every time (the
 // one presented before, if any, is dropped). Failures back off per (account, address).
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import { sessions, users, type DbOrTx } from "@mesh/db";
 import { MeshError } from "../errors";
@@ -8,7 +8,7 @@ import { describeWait, FailureBackoff } from "../http/failure-backoff";
 import { addressKey } from "../http/address-key";
 import { EventBudget } from "../http/event-budget";
 import { verifyPassword, hashPassword } from "./passwords";
-import { SESSION_TTL_MS } from "./sessions";
+import { SESSION_TTL_MS, sessionIdHash } from "./sessions";
 
 /**
  * Only failures count, and they are counted per (account, address): someone failing
@@ -50,7 +50,6 @@ export function createLoginLimits(options: LoginLimitOptions = {}): LoginLimits 
   };
 }
 
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 // Verified against when the user does not exist, so both cases take as long.
 let decoy: Promise<string> | null = null;
 
@@ -105,10 +104,10 @@ async function startSession(db: DbOrTx, user: { name: string; passwordHash: stri
       .where(and(eq(users.name, user.name), eq(users.passwordHash, user.passwordHash), isNull(users.revokedAt)))
       .for("share");
     if (!still) return null;
-    if (previousSessionId) await tx.delete(sessions).where(eq(sessions.idHash, sha256(previousSessionId)));
+    if (previousSessionId) await tx.delete(sessions).where(eq(sessions.idHash, sessionIdHash(previousSessionId)));
     const sessionId = randomBytes(32).toString("base64url");
     const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
-    await tx.insert(sessions).values({ idHash: sha256(sessionId), user: user.name, expiresAt });
+    await tx.insert(sessions).values({ idHash: sessionIdHash(sessionId), user: user.name, expiresAt });
     return { sessionId, expiresAt };
   });
 }

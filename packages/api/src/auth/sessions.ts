@@ -7,10 +7,11 @@ import { sessions, type DbOrTx } from "@mesh/db";
 export const SESSION_COOKIE = "mesh_session";
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
 
-const hashId = (id: string) => createHash("sha256").update(id).digest("hex");
+/** What a session's row is stored and found under: the sha256 of its id, never the id itself. */
+export const sessionIdHash = (sessionId: string): string => createHash("sha256").update(sessionId).digest("hex");
 
 export async function logout(db: DbOrTx, sessionId: string): Promise<void> {
-  await db.delete(sessions).where(eq(sessions.idHash, hashId(sessionId)));
+  await db.delete(sessions).where(eq(sessions.idHash, sessionIdHash(sessionId)));
 }
 
 export function sessionCookie(sessionId: string, expiresAt: Date, secure: boolean): string {

@@ -4,34 +4,14 @@
 // upgrade though the budget is spent. Past the bound on handshakes in flight, challenges wait
 // until a handshake in flight settles.
 import { sign } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
-import type { Deps } from "../deps";
-import { createGateway, type Gateway, type GatewayOptions } from "./gateway";
-import { enrolRawHosts, serveGateway, type RawHost } from "../testing/raw-hosts";
+import { servedGatewayFixture, type RawHost } from "../testing/raw-hosts";
 
 describe.each(testEngines())("admission at the challenge on %s", (engine) => {
-  let t: TestDatabase | undefined;
-  let gateway: Gateway | undefined;
-  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
-  afterEach(async () => {
-    await gateway?.close();
-    await served?.close();
-    await t?.drop();
-    (gateway = undefined), (served = undefined), (t = undefined);
-  });
-
-  async function setup(options: Omit<GatewayOptions, "deps" | "bus">, hosts: number) {
-    t = await createTestDatabase(engine);
-    const deps: Deps = { db: t.database.db, log: pino({ level: "silent" }) };
-    const enrolled = await enrolRawHosts(deps, hosts);
-    gateway = await createGateway({ deps, bus: t.database.bus, ...options });
-    served = await serveGateway(gateway);
-    return { base: served.base, hosts: enrolled };
-  }
+  const setup = servedGatewayFixture(engine);
 
   type ChallengeAnswer = { status: number; retryAfter?: number; nonce?: string };
   /** One challenge request; no answer within 20 s is status -1, which the tests say must not happen. */

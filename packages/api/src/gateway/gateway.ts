@@ -16,8 +16,11 @@ import {
   HostFrame,
   LIMITS,
   describeZodError,
+  linkRefusal,
   parseFeatures,
+  refusalResponseText,
   type FactsFrame,
+  type LinkRefusal,
   type ReportFrame,
   type ServerFrame,
 } from "@mesh/protocol";
@@ -38,7 +41,7 @@ import { createPusher, type PushLink } from "./push";
 import { DeclarationCatchUp } from "./catch-up";
 import { ChallengeIssuer } from "./challenge";
 import { databaseUsedNonces } from "./used-nonces";
-import { authenticateLink, batchedNodeLookup, parseAuthHeader, REFUSED_STATES } from "./link-auth";
+import { authenticateLink, batchedNodeLookup, parseAuthHeader, stateRefusal } from "./link-auth";
 import { ConnectLimit } from "./connect-limit";
 import { DEFAULT_HANDSHAKES_IN_FLIGHT, FairLinkAdmission, type Admission, type HandshakeDone } from "./admission";
 import { HandshakePasses } from "./handshake-passes";
@@ -154,16 +157,12 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const REFUSAL = { 401: ["UNAUTHORIZED", "Unauthorized"], 403: ["FORBIDDEN", "Forbidden"], 503: ["UNAVAILABLE", "Service Unavailable"] } as const;
-
-function refuseUpgrade(socket: Duplex, status: keyof typeof REFUSAL, reason: string, retryAfterSeconds?: number) {
-  const [error, text] = REFUSAL[status];
-  const body = JSON.stringify({ error, message: reason });
-  const retryAfter = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+/** Ends an upgrade with the refusal (its code and status, the same bytes the host's test control plane sends). */
+function refuseUpgrade(socket: Duplex, refusal: LinkRefusal, retryAfterSeconds?: number) {
+  socket.end(refusalResponseText(refusal, retryAfterSeconds));
 }
+
+const ADMITTING = "the gateway is admitting links at its rate; try again later";
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { deps, bus } = options;
@@ -627,13 +626,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         for (const [link, node] of found) {
           if (links.get(link.nodeId) !== link) continue;
           const reason =
-            !node || REFUSED_STATES.has(node.state)
-              ? node?.state === "retired"
-                ? "retired"
-                : "revoked"
-              : node.publicKey !== link.publicKey
-                ? "replaced"
-                : null;
+            !node || stateRefusal(node.state) ? (node?.state === "retired" ? "retired" : "revoked") : node.publicKey !== link.publicKey ? "replaced" : null;
           if (reason) closeHeldLink(link, reason), closed++;
         }
         log.info({ links: held.length, closed }, "links checked after a gap on the change bus");
@@ -688,7 +681,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const turn = admit(req.socket.remoteAddress);
         if (!turn.admitted) {
           onSettled?.();
-          refuseUpgrade(socket, 503, "the gateway is admitting links at its rate; try again later", turn.retryAfterSeconds);
+          refuseUpgrade(socket, linkRefusal("busy", ADMITTING), turn.retryAfterSeconds);
           return;
         }
         done = turn.done;
@@ -707,14 +700,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             if (slot)
               log.warn(
                 {
-                  status: result.status,
-                  reason: result.reason,
+                  status: result.refusal.status,
+                  code: result.refusal.body.error,
+                  reason: result.refusal.body.message,
                   address: req.socket.remoteAddress,
                   ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}),
                 },
                 "link refused",
               );
-            refuseUpgrade(socket, result.status, result.reason);
+            refuseUpgrade(socket, result.refusal);
             return;
           }
           // A host reconnecting in a loop is told when to come back, before any write or push.
@@ -726,7 +720,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
                 { nodeId: result.node.id, retryAfterMs: connect.retryAfterMs, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
                 "node reconnects too often; told to wait",
               );
-            refuseUpgrade(socket, 503, "this node reconnects too often; try again later", Math.ceil(connect.retryAfterMs / 1000));
+            refuseUpgrade(socket, linkRefusal("reconnecting-too-often"), Math.ceil(connect.retryAfterMs / 1000));
             return;
           }
           const hostFeatures = new Set([...parseFeatures(req.headers[HOST_FEATURES_HEADER])].filter((f) => KNOWN_HOST_FEATURES.has(f)));
@@ -745,11 +739,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
                 { code: (err as { cause?: { code?: unknown } }).cause?.code, ...(slot.suppressed > 0 ? { suppressed: slot.suppressed } : {}) },
                 "link refused: the database cannot answer",
               );
-            refuseUpgrade(socket, 503, unavailable.message, unavailable.retryAfterSeconds);
+            refuseUpgrade(socket, linkRefusal("unavailable", unavailable.message), unavailable.retryAfterSeconds);
             return;
           }
           log.error({ err }, "link authentication failed");
-          refuseUpgrade(socket, 503, "the control plane cannot check the link now; try again");
+          refuseUpgrade(socket, linkRefusal("unavailable"));
         });
     },
     handleChallenge(req, res) {
@@ -758,9 +752,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // nonce is its pass through the upgrade (handshake-passes.ts).
       const turn = admit(req.socket.remoteAddress);
       if (!turn.admitted) {
-        const body = JSON.stringify({ error: REFUSAL[503][0], message: "the gateway is admitting links at its rate; try again later" });
-        res.writeHead(503, { "content-type": "application/json", "cache-control": "no-store", "retry-after": String(turn.retryAfterSeconds) });
-        res.end(body);
+        const refusal = linkRefusal("busy", ADMITTING);
+        res.writeHead(refusal.status, { "content-type": "application/json", "cache-control": "no-store", "retry-after": String(turn.retryAfterSeconds) });
+        res.end(JSON.stringify(refusal.body));
         return;
       }
       const challenge = challenges.issue();

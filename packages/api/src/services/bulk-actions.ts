@@ -7,7 +7,7 @@ import { dropNodePins } from "./role-pins";
 import { z } from "zod";
 import { and, isNull, sql } from "drizzle-orm";
 import { grants, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
-import { LabelKey, Labels } from "@mesh/protocol";
+import { LabelKey, Labels, LIVE_NODE_STATES } from "@mesh/protocol";
 import { checkConflicts, refuseNewConflicts } from "./check-conflicts";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
@@ -114,7 +114,7 @@ export async function bulkRetire(deps: Deps, opts: { actor: string; input: z.inp
   return deps.db.transaction(async (tx) => {
     await lockCompilerShared(tx);
     const rows = await loadNodeSet(tx, input.ids, { lock: true });
-    requireStates(rows, ["enrolled", "disconnected"], "retired");
+    requireStates(rows, LIVE_NODE_STATES, "retired");
     const final = input.keepResources ? "forget" : "remove";
     const hash = declarationHash([]);
     await storeBodies(tx, [{ hash, resources: [] }]);

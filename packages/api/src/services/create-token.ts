@@ -1,12 +1,11 @@
 // token.create: issues an enrolment token and the exact command to enrol with it.
 import { z } from "zod";
-import { Labels } from "@mesh/protocol";
+import { curlPin, Labels } from "@mesh/protocol";
 import { enrolmentTokens } from "@mesh/db";
 import { nowOf, type Deps } from "../deps";
 import { generateToken, hashSecret } from "./enrolment-token";
 import { recordEvent } from "./record-event";
 import { shellCommand, shellQuote } from "../shell-quote";
-import { curlPin } from "../apt/apt-install-commands";
 
 export const CreateTokenInput = z.strictObject({
   ttlSeconds: z

@@ -2,7 +2,7 @@
 // when the content hash changed; the bus tells every gateway after commit.
 import { and, eq, sql } from "drizzle-orm";
 import { declarations, nodes, roles as rolesTable, notify, CHANNELS, type DbOrTx } from "@mesh/db";
-import { Role } from "@mesh/protocol";
+import { LIVE_NODE_STATES, Role } from "@mesh/protocol";
 import { compileDeclaration, declarationHash, type Conflict } from "../compile/compile-declaration";
 import { ensureNodeGrants } from "../grants/ensure-node-grants";
 import type { Grants } from "../grants/provider";
@@ -10,7 +10,7 @@ import { recordEvent } from "./record-event";
 import { appendDeclaration, pruneNodeHistory } from "./declaration-store";
 import { nodeRoles, roleVersionsOf } from "./role-pins";
 
-export const COMPILABLE_STATES = ["enrolled", "disconnected"] as const;
+export const COMPILABLE_STATES = LIVE_NODE_STATES;
 
 const COMPILER_LOCK = 7_240_362;
 

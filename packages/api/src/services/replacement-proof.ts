@@ -1,6 +1,6 @@
 // Checks a re-enrolling host's proof that it holds its node's current key: an
 // Ed25519 signature by that key over the new key, the token id and a fresh time.
-import { createPublicKey, verify } from "node:crypto";
+import { signedByNodeKey } from "../auth/node-key";
 import { REPLACEMENT_PROOF_SKEW_MS, replacementProofMessage, type ReplacementProof } from "@mesh/protocol";
 
 /** stale: signed, perhaps, but too far from now (a clock to fix); invalid: not the node's key. */
@@ -19,12 +19,7 @@ export function checkReplacementProof(
       reason: `the proof's time ${proof.time} is more than ${REPLACEMENT_PROOF_SKEW_MS / 60_000} minutes from the control plane's clock; check this machine's clock`,
     };
   }
-  try {
-    const key = createPublicKey({ key: Buffer.from(expected.oldPublicKey, "base64"), format: "der", type: "spki" });
-    const message = Buffer.from(replacementProofMessage(expected.nodeId, expected.newPublicKey, expected.tokenId, proof.time));
-    if (verify(null, message, key, Buffer.from(proof.signature, "base64"))) return { ok: true };
-  } catch {
-    // a malformed signature is a bad signature
-  }
+  const message = replacementProofMessage(expected.nodeId, expected.newPublicKey, expected.tokenId, proof.time);
+  if (signedByNodeKey(expected.oldPublicKey, message, proof.signature)) return { ok: true };
   return { ok: false, kind: "invalid", reason: "the proof is not signed by the node's current key" };
 }

@@ -7,7 +7,10 @@ import { sign, type KeyObject } from "node:crypto";
 import WebSocket from "ws";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import type { Gateway } from "../gateway/gateway";
+import pino from "pino";
+import { afterEach } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@mesh/db/testing";
+import { createGateway, type Gateway, type GatewayOptions } from "../gateway/gateway";
 import { createToken } from "../services/create-token";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "./host-facts";
@@ -26,6 +29,32 @@ export async function serveGateway(gateway: Gateway): Promise<{ base: string; cl
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * For a describe block: `setup` makes a test database on `engine`, enrols `hosts` raw hosts, and
+ * serves a real gateway over it; each test's gateway, server and database are ended after it.
+ */
+export function servedGatewayFixture(engine: "postgres" | "pglite") {
+  const open: { t: TestDatabase; gateway?: Gateway; served?: { close(): Promise<void> } }[] = [];
+  afterEach(async () => {
+    for (const o of open.splice(0)) {
+      await o.gateway?.close();
+      await o.served?.close();
+      await o.t.drop();
+    }
+  });
+  return async (options: Omit<GatewayOptions, "deps" | "bus"> = {}, hosts = 1) => {
+    const t = await createTestDatabase(engine);
+    const o: (typeof open)[number] = { t };
+    open.push(o);
+    const deps: Deps = { db: t.database.db, log: pino({ level: "silent" }) };
+    const enrolled = await enrolRawHosts(deps, hosts);
+    o.gateway = await createGateway({ deps, bus: t.database.bus, ...options });
+    const served = await serveGateway(o.gateway);
+    o.served = served;
+    return { deps, base: served.base, hosts: enrolled };
   };
 }
 

@@ -2,13 +2,10 @@
 // reported at enrolment and the summary figures the fleet list shows.
 import { sql } from "drizzle-orm";
 import { pgTable, text, integer, bigint, jsonb, timestamp, uuid, boolean, index, uniqueIndex } from "drizzle-orm/pg-core";
+import type { NodeState } from "@mesh/protocol";
 
-/**
- * `pending`: a machine that enrolled claiming to be a live node (same machine-id) without
- * proof of that node's key; it waits for an admin to approve or reject the replacement.
- */
-export const NODE_STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
-export type NodeState = (typeof NODE_STATES)[number];
+/** The states are the protocol's (node-state.ts), so the dashboard's client code has them without the database's. */
+export { NODE_STATES, type NodeState } from "@mesh/protocol";
 
 export const nodes = pgTable(
   "nodes",

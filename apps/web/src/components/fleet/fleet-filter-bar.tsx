@@ -4,7 +4,8 @@
 // invalid with its reason, and the list says so instead of ignoring it.
 import { stateLabel } from "../state-badge";
 import { HEALTHS } from "../health-badge";
-import { FLEET_STATES, paramsFromView, type FleetView } from "./fleet-url";
+import { NODE_STATES } from "@mesh/protocol";
+import { paramsFromView, type FleetView } from "./fleet-url";
 
 const inputClass = "rounded-md border bg-white px-2.5 py-1.5 text-sm";
 const valid = "border-slate-300";
@@ -38,7 +39,7 @@ export function FleetFilterBar({
           className={`${inputClass} ${errors.state ? invalid : valid}`}
         >
           <option value="">any</option>
-          {FLEET_STATES.map((s) => (
+          {NODE_STATES.map((s) => (
             <option key={s} value={s}>
               {stateLabel(s)}
             </option>

@@ -1,9 +1,8 @@
 // The fleet's view in the URL (issue 13): every filter, the sort and the page, so a view can be
 // reloaded, shared and exported. The names are the ones GET /api/nodes/export reads
 // (packages/api http/nodes-export-handler.ts).
-import { parseLabelFilter } from "@mesh/protocol";
+import { NodeState, parseLabelFilter } from "@mesh/protocol";
 
-export const FLEET_STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 export const FLEET_SORTS = ["name", "state", "health", "lastSeenAt", "lastCheckedAt", "lastChangedAt", "driftCount", "hostVersion"] as const;
 export type FleetSort = (typeof FLEET_SORTS)[number];
 
@@ -55,7 +54,7 @@ export function paramsFromView(view: FleetView): URLSearchParams {
 /** Each field's reason to be invalid (the API's own words), if any. */
 export function viewErrors(view: FleetView, healths: readonly string[]): Partial<Record<"state" | "health" | "labels", string>> {
   const errors: Partial<Record<"state" | "health" | "labels", string>> = {};
-  if (view.state && !(FLEET_STATES as readonly string[]).includes(view.state)) errors.state = `"${view.state}" is not a state`;
+  if (view.state && !NodeState.safeParse(view.state).success) errors.state = `"${view.state}" is not a state`;
   if (view.health && !healths.includes(view.health)) errors.health = `"${view.health}" is not a health`;
   if (view.labels.trim()) {
     const parsed = parseLabelFilter(view.labels);

@@ -13,7 +13,7 @@ import { FleetFilterBar } from "./fleet-filter-bar";
 import { FleetNodeName } from "./fleet-node-name";
 import { FleetVersions } from "./fleet-versions";
 import { DEFAULT_VIEW, paramsFromView, viewErrors, type FleetSort, type FleetView as View } from "./fleet-url";
-import { parseLabelFilter } from "@mesh/protocol";
+import { NODE_STATES, parseLabelFilter, type NodeState } from "@mesh/protocol";
 import { RelativeTime } from "../relative-time";
 import { LabelChips } from "../label-chips";
 import { EmptyState, ErrorState, LoadingState } from "../states";
@@ -27,7 +27,6 @@ type Outputs = inferRouterOutputs<AppRouter>;
 export type FleetList = Outputs["node"]["list"];
 export type FleetCounts = Outputs["node"]["counts"];
 
-const STATES = ["pending", "enrolled", "disconnected", "retiring", "retired", "revoked"] as const;
 type Sort = FleetSort;
 
 export function FleetView({
@@ -71,7 +70,7 @@ export function FleetView({
     offset: page * PAGE_SIZE,
     sort,
     order,
-    ...(state && !errors.state ? { state: state as (typeof STATES)[number] } : {}),
+    ...(state && !errors.state ? { state: state as NodeState } : {}),
     ...(health && !errors.health ? { health: health as (typeof HEALTHS)[number] } : {}),
     ...(q ? { search: q } : {}),
     ...(labelConditions.length ? { labels: labelConditions } : {}),
@@ -178,7 +177,7 @@ export function FleetView({
       </ul>
 
       <ul aria-label="Nodes per state" className="grid grid-cols-2 gap-2 sm:grid-cols-3 lg:grid-cols-6">
-        {STATES.map((s) => (
+        {NODE_STATES.map((s) => (
           <li key={s}>
             <button
               type="button"

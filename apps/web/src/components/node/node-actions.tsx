@@ -2,6 +2,7 @@
 // Retire (confirm, then the page follows it live until `retired`) and Revoke
 // (confirm by typing the node's name). Only shown to admins.
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { isLive } from "@mesh/protocol";
 import { useState } from "react";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
@@ -16,7 +17,7 @@ export function NodeActions({ node }: { node: { id: string; name: string; state:
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.node.get.queryKey({ id: node.id }) });
   const retire = useMutation(trpc.node.retire.mutationOptions({ onSuccess: () => (setDialog(null), refresh()) }));
   const revoke = useMutation(trpc.node.revoke.mutationOptions({ onSuccess: () => (setDialog(null), refresh()) }));
-  const live = node.state === "enrolled" || node.state === "disconnected";
+  const live = isLive(node.state);
   if (!live && node.state !== "retiring") return null;
 
   return (

@@ -6,7 +6,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@mesh/api";
-import { resourceSubject, type Inventory, type Resource } from "@mesh/protocol";
+import { isLive, resourceSubject, type Inventory, type Resource } from "@mesh/protocol";
 import { useTRPC } from "../trpc";
 import { StateBadge } from "../state-badge";
 import { RelativeTime } from "../relative-time";
@@ -276,7 +276,7 @@ export function NodeView({ initial, canEdit }: { initial: NodeDetail; canEdit: b
         </Section>
 
         <Section title="Labels">
-          <LabelsEditor nodeId={node.id} labels={node.labels} canEdit={canEdit && (node.state === "enrolled" || node.state === "disconnected")} />
+          <LabelsEditor nodeId={node.id} labels={node.labels} canEdit={canEdit && isLive(node.state)} />
         </Section>
 
         <Section title="Timeline">

@@ -2,6 +2,7 @@
 // Reconcile now, from the node page: the host runs one reconcile at once and reports; the answer says
 // whether the host was asked, is offline or is too old to be asked.
 import { useMutation } from "@tanstack/react-query";
+import { isLive } from "@mesh/protocol";
 import { useTRPC } from "../trpc";
 import { Button } from "../button";
 import { errorMessage } from "../error-message";
@@ -10,7 +11,7 @@ import { describeReconcile } from "../act-now/reconcile-answer";
 export function ReconcileNowButton({ node }: { node: { id: string; state: string } }) {
   const trpc = useTRPC();
   const reconcile = useMutation(trpc.node.reconcile.mutationOptions());
-  if (node.state !== "enrolled" && node.state !== "disconnected") return null;
+  if (!isLive(node.state)) return null;
   return (
     <div className="flex flex-col items-end gap-1">
       <Button kind="secondary" disabled={reconcile.isPending} onClick={() => reconcile.mutate({ ids: [node.id] })}>

@@ -1,10 +1,10 @@
 // node.list and node.counts as the API returns them: one page of the fleet and its figures.
 // Times are Date on the server and ISO 8601 strings on the wire (plain JSON, no transformer).
 import { z } from "zod";
-import { NODE_STATES } from "@mesh/db";
+import { NodeState } from "@mesh/protocol";
 import { NODE_HEALTHS } from "../../services/node-health";
 
-export const NodeState = z.enum(NODE_STATES);
+export { NodeState };
 export const NodeHealth = z
   .enum(NODE_HEALTHS)
   .nullable()

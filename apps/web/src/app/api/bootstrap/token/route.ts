@@ -1,5 +1,5 @@
 import { handleBootstrapToken } from "@mesh/api";
-import { getRuntime, publicUrlFor, remoteAddress, runtimeDeps, wasForwarded } from "@/server/runtime";
+import { getRuntime, publicUrlFromHeaders, remoteAddress, runtimeDeps, wasForwarded } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
 
@@ -9,7 +9,7 @@ export function POST(req: Request) {
     address: remoteAddress(req),
     forwarded: wasForwarded(req),
     secretFile: config.bootstrapSecretFile,
-    publicUrl: publicUrlFor(req),
+    publicUrl: publicUrlFromHeaders(req.headers),
     tlsPin,
   });
 }

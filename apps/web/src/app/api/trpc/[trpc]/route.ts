@@ -2,7 +2,7 @@
 // from a browser, a bounded body), authenticated inside every procedure.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter, BODY_LIMITS, createTrpcContext, DATABASE_RETRY_AFTER_SECONDS, errorIdOf, MeshError, withBoundedBody } from "@mesh/api";
-import { getRuntime, publicUrlFor, runtimeDeps } from "@/server/runtime";
+import { getRuntime, publicUrlFromHeaders, runtimeDeps } from "@/server/runtime";
 import { checkMutationRequest } from "@/server/same-origin";
 
 export const dynamic = "force-dynamic";
@@ -28,7 +28,8 @@ async function handler(req: Request) {
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: () => createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFor(req), tlsPin: getRuntime().tlsPin }),
+    createContext: () =>
+      createTrpcContext({ deps: runtimeDeps(), headers: req.headers, publicUrl: publicUrlFromHeaders(req.headers), tlsPin: getRuntime().tlsPin }),
     // A database that cannot answer is a 503 (errors.ts): the caller is told when to try again.
     responseMeta: ({ errors }) =>
       errors.some((e) => e.code === "SERVICE_UNAVAILABLE") ? { headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) } } : {},

@@ -21,6 +21,7 @@ import {
   type PackageContext,
 } from "./package";
 import type { ProviderContext, ResourceProvider } from "./provider";
+import { failpoint } from "../failpoint";
 import { HOST_PACKAGE } from "../self-upgrade/host-package";
 
 /** What package.ts snapshots, checked when it comes back from store.json. */
@@ -102,7 +103,8 @@ export const packageProvider: ResourceProvider<PackageResource> = {
   async apply(resource, observed, ctx) {
     const pctx = packageContext(ctx);
     // The host's own package: refused if this release was rolled back before; the running binary kept as .prev.
-    if (resource.name === HOST_PACKAGE && resource.state === "installed") await ctx.selfUpgrade?.beforeHostPackage(resource.version);
+    const ownPackage = resource.name === HOST_PACKAGE && resource.state === "installed";
+    if (ownPackage) await ctx.selfUpgrade?.beforeHostPackage(resource.version);
     const downloaded: string[] = [];
     const download = pctx.download!;
     pctx.download = async (source) => {
@@ -112,8 +114,11 @@ export const packageProvider: ResourceProvider<PackageResource> = {
     };
     try {
       await applyPackage(pctx, resource, observed ? fromState(observed) : await observePackage(pctx, resource.name));
+      if (ownPackage) failpoint("host-package-installed");
     } finally {
       for (const f of downloaded) await fs.rm(f, { force: true });
+      // Nothing replaced (apt failed, the binary kept): the breadcrumb written before dpkg goes.
+      if (ownPackage) await ctx.selfUpgrade?.afterHostPackage();
     }
   },
 

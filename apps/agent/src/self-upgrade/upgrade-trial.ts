@@ -22,19 +22,28 @@ export class UpgradeTrial {
 
   /** The trial this start is, or null: no breadcrumb, or one this binary is not the subject of (cleared). */
   static async begin(store: Store, running: string, log: Logger): Promise<UpgradeTrial | null> {
-    const crumb = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
+    let crumb = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
     if (!crumb) {
       // An unreadable breadcrumb or a marker alone is of no upgrade in progress.
       await store.remove(BREADCRUMB_KEY);
       await store.remove(EXITED_KEY);
       return null;
     }
-    if (crumb.to !== running) {
-      // The rename never happened (the old binary died before it): nothing is on trial.
+    // A package's breadcrumb is written before dpkg runs and names dpkg's version (or none yet):
+    // the binary it put there is on trial whenever it is no longer the one that wrote it.
+    const subject = crumb.package ? crumb.from !== running : crumb.to === running;
+    if (!subject) {
+      // The rename never happened, or dpkg never replaced the binary (the old binary died before): nothing is on trial.
       log.warn({ from: crumb.from, to: crumb.to, running }, "an upgrade did not take place; the declaration will ask for it again");
       await store.remove(BREADCRUMB_KEY);
       await store.remove(EXITED_KEY);
       return null;
+    }
+    if (crumb.to !== running && crumb.package) {
+      // Killed between dpkg and its report: the version on trial is the one now running (a
+      // failure is then recorded under it, by this binary or the installation's rollback step).
+      crumb = { ...crumb, to: running };
+      await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
     }
     const trial = new UpgradeTrial(store, crumb, log);
     const deadline = Math.max(Date.parse(crumb.deadline), Date.now() + crumb.trialMs);

@@ -2,6 +2,7 @@
 // settle. The installation's rollback step can only put BINARY.prev back (sh + coreutils), so
 // dpkg still names the failed version; the old binary, started again, reinstalls its own
 // version (apt from the mesh's repository, or a kept .deb) so dpkg's record is true again.
+import { hostRunsPackageVersion } from "@mesh/protocol";
 import type { Logger } from "../log";
 import { observePackage, restorePackage, type PackageContext } from "../resources/package";
 import type { Store } from "../store/store";
@@ -9,9 +10,13 @@ import { FAILED_KEY, FailedUpgrade, readJson } from "./upgrade-files";
 
 export const HOST_PACKAGE = "mesh-host";
 
-/** "0:1.0" and "1.0" are one Debian version. */
+/**
+ * Whether two versions of the host's package are one: "0:1.0" and "1.0" are one Debian version, and
+ * a host version is the package version that names it with an epoch or revision ("1.2.3" is "1:1.2.3-1").
+ */
 export function samePackageVersion(a: string | null | undefined, b: string | null | undefined): boolean {
-  return (a ?? "").replace(/^0:/, "") === (b ?? "").replace(/^0:/, "");
+  if ((a ?? "").replace(/^0:/, "") === (b ?? "").replace(/^0:/, "")) return true;
+  return hostRunsPackageVersion(a, b) || hostRunsPackageVersion(b, a);
 }
 
 /**

@@ -99,6 +99,8 @@ describe("a binary replaced on disk", () => {
       /upgrade to mesh-host 1\.1\.0 failed and was rolled back to 1\.0\.0: the new binary exited before it reached the control plane.*not tried again/,
     );
     expect(existsSync(`${binary}.prev`)).toBe(false);
+    // The same release with a Debian epoch and revision is the same release.
+    await expect(up.beforeHostPackage("1:1.1.0-1")).rejects.toThrow(/upgrade to mesh-host 1\.1\.0 failed/);
     // Another version is tried afresh.
     await up.beforeHostPackage("1.2.0");
     expect(existsSync(`${binary}.prev`)).toBe(true);

@@ -81,6 +81,29 @@ describe("a binary replaced on disk", () => {
     expect(await store.read(BREADCRUMB_KEY)).toBeNull();
   });
 
+  it("while dpkg's record is put back in the background, the binary its reinstall leaves is the one started as", async () => {
+    let settled!: (identity: Awaited<ReturnType<typeof binaryIdentity>>) => void;
+    const settling = new Promise<Awaited<ReturnType<typeof binaryIdentity>>>((resolve) => (settled = resolve));
+    const up = new SelfUpgrade({
+      store,
+      binary,
+      running: "1.0.0",
+      trialMs: 60_000,
+      publicKey: null,
+      log: silentLogger(),
+      startedAs: await binaryIdentity(binary),
+      packages: { runner: dpkgSays("1.0.0"), root: dir },
+      settling,
+    });
+    installOver("binary 1.0.0, reinstalled\n");
+    expect(await up.replacedOnDisk()).toBe(false);
+    settled(await binaryIdentity(binary));
+    expect(await up.replacedOnDisk()).toBe(false);
+    // A package put in place after that is one.
+    installOver("binary 1.1.0\n");
+    expect(await up.replacedOnDisk()).toBe(true);
+  });
+
   it("refuses a package version that was rolled back before, and leaves the binary alone", async () => {
     await store.write(
       FAILED_KEY,

@@ -31,7 +31,14 @@ export interface SelfUpgradeOptions {
   startedAs?: BinaryIdentity | null;
   /** dpkg on the host's root, to tell a package upgrade (and its previous version) from a bare file swap. */
   packages?: PackageContext | null;
+  /**
+   * The previous package version being put back in dpkg's record in the background (settleAtStart):
+   * while it runs, the binary its reinstall puts in place is not a new one; it resolves with that binary.
+   */
+  settling?: Promise<BinaryIdentity | null> | null;
 }
+
+const PENDING = Symbol("pending");
 
 /** The default trial: long enough for a slow link's first backoff, short enough that a bad release does not linger. */
 export const DEFAULT_TRIAL_MS = 60_000;
@@ -115,6 +122,12 @@ export class SelfUpgrade {
    */
   async replacedOnDisk(): Promise<boolean> {
     if (this.replaced) return true;
+    if (this.opts.settling) {
+      const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
+      if (settled === PENDING) return false;
+      this.opts.settling = null;
+      if (settled && this.opts.startedAs) this.opts.startedAs = settled;
+    }
     const { startedAs, binary, running, store, log } = this.opts;
     if (!startedAs || this.staged) return false;
     if (sameBinary(startedAs, await binaryIdentity(binary))) return false;

@@ -126,6 +126,7 @@ async function daemon(
           startedAs: running.startedAs,
           packages: running.packages,
           settling: running.settling,
+          trial,
         }),
         onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });

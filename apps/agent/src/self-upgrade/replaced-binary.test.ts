@@ -104,6 +104,35 @@ describe("a binary replaced on disk", () => {
     expect(await up.replacedOnDisk()).toBe(true);
   });
 
+  it("a new binary whose trial failed does not take the previous one its rollback put back for a replacement", async () => {
+    // 1.1.0 runs on trial (its breadcrumb, the old binary as .prev); it reconciles offline while the trial runs out.
+    writeFileSync(`${binary}.prev`, "binary 1.0.0\n", { mode: 0o755 });
+    writeFileSync(binary, "binary 1.1.0\n", { mode: 0o755 });
+    await store.write(
+      BREADCRUMB_KEY,
+      JSON.stringify({ from: "1.0.0", to: "1.1.0", sha256: "a".repeat(64), binary, deadline: new Date().toISOString(), trialMs: 60_000 }),
+    );
+    const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger()))!;
+    trial.stop();
+    const up = new SelfUpgrade({
+      store,
+      binary,
+      running: "1.1.0",
+      trialMs: 60_000,
+      publicKey: null,
+      log: silentLogger(),
+      startedAs: await binaryIdentity(binary),
+      packages: { runner: dpkgSays("1.0.0"), root: dir },
+      trial,
+    });
+    await trial.rollBack("did not reach the control plane");
+    expect(readFileSync(binary, "utf8")).toBe("binary 1.0.0\n");
+    // The reconcile that ends after the rollback: no new trial of 1.0.0 (which would clear the failure when it links).
+    expect(await up.replacedOnDisk()).toBe(false);
+    expect(await store.read(BREADCRUMB_KEY)).toBeNull();
+    expect(FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY)))).to).toBe("1.1.0");
+  });
+
   it("refuses a package version that was rolled back before, and leaves the binary alone", async () => {
     await store.write(
       FAILED_KEY,

@@ -36,6 +36,8 @@ export interface SelfUpgradeOptions {
    * while it runs, the binary its reinstall puts in place is not a new one; it resolves with that binary.
    */
   settling?: Promise<BinaryIdentity | null> | null;
+  /** This start's trial, if it is one: the previous binary its rollback puts back is no replacement. */
+  trial?: { readonly rollingBack: boolean } | null;
 }
 
 const PENDING = Symbol("pending");
@@ -131,6 +133,8 @@ export class SelfUpgrade {
     const { startedAs, binary, running, store, log } = this.opts;
     if (!startedAs || this.staged) return false;
     if (sameBinary(startedAs, await binaryIdentity(binary))) return false;
+    // Read after the identity: set before the rename, so a file seen renamed back is known to be the old one.
+    if (this.opts.trial?.rollingBack) return false;
     this.replaced = true;
     try {
       const next = await this.replacement();

@@ -10,6 +10,11 @@ import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, readJson, type Fail
 export class UpgradeTrial {
   private timer: NodeJS.Timeout | null = null;
   private done = false;
+  /**
+   * Set (synchronously, before `.prev` is renamed back) once the trial failed: the binary that then
+   * appears at the path is the previous one put back, not a new one to start (SelfUpgrade.replacedOnDisk).
+   */
+  rollingBack = false;
   private onRolledBack: (() => void) | null = null;
   /** Resolves when the trial failed and the old binary is back in place: the daemon exits for it to start. */
   readonly rolledBack = new Promise<void>((resolve) => (this.onRolledBack = resolve));
@@ -73,6 +78,7 @@ export class UpgradeTrial {
   async rollBack(reason: string): Promise<void> {
     if (this.done) return;
     this.done = true;
+    this.rollingBack = true;
     const { binary } = this.crumb;
     try {
       await fs.rename(`${binary}.prev`, binary);

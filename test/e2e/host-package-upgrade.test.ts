@@ -103,6 +103,35 @@ describe("the host's own package", () => {
       resources: [{ type: "package", id: "mesh-host", name: "mesh-host", version }],
     });
 
+  /** The installed run loop as the supervisor (what Restart=always and ExecStopPost do under systemd). */
+  async function startLoop(env: Record<string, string> = {}): Promise<void> {
+    const fakeBin = recordingServiceManager(calls);
+    loop = spawn("sh", [path.join(root, "usr/lib/mesh-host/mesh-host-run-loop"), bin, state], {
+      env: {
+        ...process.env,
+        PATH: `${fakeBin}:${process.env.PATH}`,
+        MESH_ROOT: root,
+        MESH_DPKG_SCRIPTS_CHROOTLESS: "1",
+        MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS),
+        MESH_LOG_LEVEL: "info",
+        MESH_LINK_TIMEOUT_MS: "5000",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    loop.stdout!.on("data", (d) => (loopOutput += d));
+    loop.stderr!.on("data", (d) => (loopOutput += d));
+  }
+
+  async function stopLoop(): Promise<void> {
+    const running = loop;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((r) => running.once("exit", r));
+    running.kill("SIGTERM");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (running.exitCode === null) running.kill("SIGKILL");
+  }
+
   beforeAll(async () => {
     n = buildArtifacts(N, path.join(tmp, "n"));
     n1 = buildArtifacts(N1, path.join(tmp, "n1"));
@@ -126,32 +155,13 @@ describe("the host's own package", () => {
     expect(enrol.code, enrol.stderr).toBe(0);
     nodeId = JSON.parse(fs.readFileSync(path.join(state, "identity.json"), "utf8")).nodeId;
 
-    // The installed run loop is the supervisor (what Restart=always and ExecStopPost do under systemd).
-    const fakeBin = recordingServiceManager(calls);
-    loop = spawn("sh", [path.join(root, "usr/lib/mesh-host/mesh-host-run-loop"), bin, state], {
-      env: {
-        ...process.env,
-        PATH: `${fakeBin}:${process.env.PATH}`,
-        MESH_ROOT: root,
-        MESH_DPKG_SCRIPTS_CHROOTLESS: "1",
-        MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS),
-        MESH_LOG_LEVEL: "info",
-        MESH_LINK_TIMEOUT_MS: "5000",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    loop.stdout!.on("data", (d) => (loopOutput += d));
-    loop.stderr!.on("data", (d) => (loopOutput += d));
+    await startLoop();
     await waitFor("the host on N", async () => (await node()).hostVersion === N, 60_000);
   }, 900_000);
 
   afterAll(async () => {
     if (process.env.MESH_TEST_LOOP_LOG) fs.writeFileSync(process.env.MESH_TEST_LOOP_LOG, loopOutput);
-    if (loop && loop.exitCode === null) {
-      loop.kill("SIGTERM");
-      await new Promise((r) => setTimeout(r, 3000));
-      if (loop.exitCode === null) loop.kill("SIGKILL");
-    }
+    await stopLoop();
     await repo?.dispose();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -190,7 +200,12 @@ describe("the host's own package", () => {
     expect(fs.existsSync(path.join(state, "upgrade.json"))).toBe(false);
   }, 240_000);
 
-  it("a broken N+2 (its binary exits at once) ends back on N+1 through the rollback step, dpkg's record put back, the failure reported", async () => {
+  it("a broken N+2 (its binary exits at once), the host SIGKILLed after dpkg put it in place and before it reported, ends back on N+1 through the rollback step, dpkg's record put back, the failure reported", async () => {
+    // From here on the host kills itself right after dpkg replaced its binary: the breadcrumb
+    // written before dpkg ran is all the rollback step and the next start have to go on.
+    await stopLoop();
+    await startLoop({ MESH_FAILPOINT: "host-package-installed" });
+    const since = loopOutput.length;
     await declare(BROKEN);
     await waitFor(
       "the host back on N+1, reporting the failed upgrade",
@@ -203,6 +218,9 @@ describe("the host's own package", () => {
     const error = (await node()).errors.find((e: any) => e.id === "mesh-host");
     expect(error.message).toMatch(/rolled back to 8\.0\.1: the new binary exited before it reached the control plane.*not tried again/);
     expect(loopOutput).toMatch(/broken build: exits at once/);
+    // Killed, not leaving after its report: the breadcrumb from before dpkg is what put N+2 on trial.
+    expect(loopOutput.slice(since)).toMatch(/mesh-host exited with status 137/);
+    expect(loopOutput.slice(since)).not.toMatch(/host binary replaced on disk; exiting after this report/);
     // N+1 put dpkg's record back: with apt from the control plane's repository, or the .deb apt kept when it fetched it from there.
     expect(loopOutput).toMatch(/mesh-host restored to 8\.0\.1 (with apt-get|from \S+\/var\/cache\/apt\/archives\/mesh-host_8\.0\.1_)/);
     expect(sh(bin, ["version"]).stdout.trim()).toBe(N1);
@@ -213,6 +231,31 @@ describe("the host's own package", () => {
     const recorded = fs.existsSync(calls) ? fs.readFileSync(calls, "utf8").split("\n").filter(Boolean) : [];
     expect(recorded.filter((l) => l.includes("mesh-host.service") && !l.includes("daemon-reload"))).toEqual([]);
   }, 300_000);
+
+  it("the host SIGKILLed after dpkg put N in place (a declared downgrade) and before it reported: N starts on trial and keeps it once linked", async () => {
+    const since = loopOutput.length;
+    await declare(N);
+    await waitFor(
+      "the host reporting N with the package applied",
+      async () => {
+        const x = await node();
+        return x.hostVersion === N && x.errors.length === 0 && x.appliedVersion === x.declaredVersion;
+      },
+      180_000,
+    );
+    const after = () => loopOutput.slice(since);
+    expect(after()).toMatch(/mesh-host exited with status 137/);
+    expect(after()).not.toMatch(/host binary replaced on disk; exiting after this report/);
+    await waitFor("N keeping its upgrade", () => /upgrade kept: the control plane was reached/.test(after()), 30_000);
+    expect(after()).toMatch(/upgraded: on trial until the control plane is reached/);
+    expect(sh(bin, ["version"]).stdout.trim()).toBe(N);
+    expect(sh("dpkg-query", [`--admindir=${root}/var/lib/dpkg`, "-W", "-f=${Status} ${Version}", "mesh-host"]).stdout).toBe(`install ok installed ${N}`);
+    const verify = dpkg("-V", "mesh-host");
+    expect(verify.stdout + verify.stderr).toBe("");
+    expect(dpkg("--audit").stdout).toBe("");
+    expect(fs.existsSync(path.join(state, "upgrade.json"))).toBe(false);
+    expect(fs.existsSync(path.join(state, "upgrade-failed.json"))).toBe(false);
+  }, 240_000);
 
   it("the maintainer scripts, with systemd running, only reload units on upgrade; install starts and remove stops", () => {
     // The shipped scripts, run for real in a private mount namespace where /run/systemd/system

@@ -9,6 +9,7 @@ export const FAILPOINTS = [
   "intent-written",
   "before-apply",
   "temp-written",
+  "host-package-installed",
   "applied-before-record",
   "remove-before-record",
   "record-written",

@@ -152,6 +152,21 @@ export const HostVersion = z
   .regex(/^[0-9]+\.[0-9]+\.[0-9]+([-.+][A-Za-z0-9.+-]*)?$/, "a version such as 1.2.3");
 
 /**
+ * Whether a host that says it runs `hostVersion` (`mesh-host version`) runs the Debian package
+ * version `debVersion` of `mesh-host`: the same string, or the same once Debian's epoch ("1:") is
+ * dropped, or once the Debian revision (the part after the last "-") is dropped too. So "1:1.2.3-1",
+ * "1.2.3-1" and "1.2.3" are all 1.2.3; "1.2.3-rc.1" is run by 1.2.3-rc.1 (the release itself) and by 1.2.3.
+ */
+export function hostRunsPackageVersion(hostVersion: string | null | undefined, debVersion: string | null | undefined): boolean {
+  if (!hostVersion || !debVersion) return false;
+  if (hostVersion === debVersion) return true;
+  const upstreamAndRevision = debVersion.replace(/^[0-9]+:/, "");
+  if (hostVersion === upstreamAndRevision) return true;
+  const upstream = upstreamAndRevision.replace(/-[A-Za-z0-9.+~]*$/, "");
+  return upstream !== upstreamAndRevision && hostVersion === upstream;
+}
+
+/**
  * The host's own binary (DESIGN invariant 6): the host downloads the release, checks its
  * sha256 and its Ed25519 release signature, puts it over its own path and exits for the
  * supervisor to start it. Without `source`, the control plane's artifact of that version.

@@ -19,7 +19,7 @@ import { RELEASE_PUBLIC_KEY, TEST_BUILD, TEST_BUILD_WARNING } from "../self-upgr
 import { SelfUpgrade, trialMsFromEnv } from "../self-upgrade/self-upgrade";
 import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
 import { binaryIdentity, sameBinary, type BinaryIdentity } from "../self-upgrade/binary-watch";
-import { settleRolledBackPackage } from "../self-upgrade/host-package";
+import { settleAtStart, settleWaitMsFromEnv } from "../self-upgrade/host-package";
 import { chrootlessScriptsFromEnv, type PackageContext } from "../resources/package";
 import { ProcessRunner } from "../runner/process-runner";
 import { serveControlSocket, type ControlAnswer } from "../state-dir/control-socket";
@@ -38,10 +38,11 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
     // Before anything else: a start after a self-upgrade is on trial until the control plane is reached.
     const trial = await UpgradeTrial.begin(store, HOST_VERSION, opts.log);
     // The host's package as the host runs on: dpkg's record put back after a rolled-back package upgrade.
+    // Waited for only a little: a hung apt must not keep the host from linking (it goes on in the background).
     const packages = { runner: new ProcessRunner(), root: opts.root, chrootlessScripts: chrootlessScriptsFromEnv(opts.root) };
-    await settleRolledBackPackage(store, packages, HOST_VERSION, opts.log);
-    // Taken after that: from here on a changed binary means a new one to start.
     const binary = runningBinaryPath();
+    const settling = await settleAtStart(store, packages, HOST_VERSION, binary, opts.log, settleWaitMsFromEnv());
+    // Taken after that: from here on a changed binary means a new one to start (but for what the settling reinstalls).
     const startedAs = await binaryIdentity(binary);
     // `mesh-host reconcile` asks the host running now, through the state dir's control socket.
     let current: Host | null = null;
@@ -59,7 +60,13 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
       opts.log,
     );
     try {
-      return await daemon(store, opts, trial, (h) => (current = h), { binary, startedAs, packages });
+      const running = { binary, startedAs, packages, settling: settling?.pending ?? null };
+      // Once done, the binary its reinstall left is the one started as.
+      void settling?.pending.then((identity) => {
+        if (identity && running.startedAs) running.startedAs = identity;
+        running.settling = null;
+      });
+      return await daemon(store, opts, trial, (h) => (current = h), running);
     } finally {
       await control.close();
       trial?.stop();
@@ -74,7 +81,7 @@ async function daemon(
   opts: CommonOptions & { log: Logger },
   trial: UpgradeTrial | null,
   serving: (host: Host | null) => void,
-  running: { binary: string; startedAs: BinaryIdentity | null; packages: PackageContext },
+  running: { binary: string; startedAs: BinaryIdentity | null; packages: PackageContext; settling: Promise<BinaryIdentity | null> | null },
 ): Promise<number> {
   const reconcileTiming = reconcileTimingFromEnv();
   let stopping = false;
@@ -121,6 +128,8 @@ async function daemon(
           log,
           startedAs: running.startedAs,
           packages: running.packages,
+          settling: running.settling,
+          trial,
         }),
         onLinkUp: () => void trial?.commit().catch((err) => log.error({ reason: String(err) }, "cannot clear the upgrade breadcrumb")),
       });
@@ -154,7 +163,7 @@ async function daemon(
     // Hosted: there is no control plane to reach, so an upgrade on trial is kept as it is.
     await trial?.commit();
     // Hosted, nothing to report: a binary replaced on disk (a package upgrade) only needs starting.
-    if (running.startedAs && !sameBinary(running.startedAs, await binaryIdentity(running.binary))) {
+    if (!running.settling && running.startedAs && !sameBinary(running.startedAs, await binaryIdentity(running.binary))) {
       opts.log.info({ binary: running.binary }, "host binary replaced on disk; exiting for the supervisor to start it");
       return 0;
     }

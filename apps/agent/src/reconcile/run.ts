@@ -24,7 +24,7 @@ import { resolveIntent } from "./intents";
 import { observeOne, observeSubjects } from "./observe-subjects";
 import { plan, type Observation, type Step } from "./planner";
 
-export type ChangeKind = "created" | "adopted" | "updated" | "removed" | "restored" | "kept" | "failed" | "skipped";
+export type ChangeKind = "created" | "adopted" | "updated" | "removed" | "restored" | "released" | "kept" | "failed" | "skipped";
 
 export interface Change {
   kind: ChangeKind;
@@ -362,12 +362,13 @@ export class Run {
       this.drop(record);
       await this.dropOriginal(record);
       if (outcome.kind === "restored" && outcome.note) this.deps.log.warn({ id: record.id, note: outcome.note }, "restored only approximately");
+      if (outcome.kind === "released") this.deps.log.info({ id: record.id, note: outcome.note }, "left in place, no longer the host's");
       this.changes.push({
-        kind: record.adopted ? "restored" : "removed",
+        kind: outcome.kind === "released" ? "released" : record.adopted ? "restored" : "removed",
         id: record.id,
         type: record.type,
         subject: record.subject,
-        ...(outcome.kind === "restored" && outcome.note ? { detail: outcome.note } : {}),
+        ...((outcome.kind === "restored" || outcome.kind === "released") && outcome.note ? { detail: outcome.note } : {}),
       });
       return;
     }

@@ -39,6 +39,8 @@ beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), "mesh-pkgrec-"));
   buildDeb("mesh-demo", "1.0");
   buildDeb("mesh-demo", "2.0");
+  buildDeb("mesh-host", "1.0");
+  buildDeb("mesh-host", "2.0");
   server = createServer((req, res) => {
     const body = debs.get((req.url ?? "").replace("/api/files/", ""));
     res.statusCode = body ? 200 : 404;
@@ -85,6 +87,61 @@ const run = (resources: ResourceInput[], version = 1) =>
 const shipped = () =>
   existsSync(join(root, "usr/share/mesh-test/mesh-demo")) ? readFileSync(join(root, "usr/share/mesh-test/mesh-demo"), "utf8").trim() : null;
 const dpkg = (...args: string[]) => spawnSync("dpkg", [`--root=${root}`, `--log=${join(root, "var/log/dpkg.log")}`, ...args], { encoding: "utf8" });
+
+const own = (version: string): ResourceInput =>
+  ({
+    type: "package",
+    id: "self",
+    name: "mesh-host",
+    version,
+    source: { url: `/api/files/mesh-host_${version}_all.deb`, sha256: sha256Hex(debs.get(`mesh-host_${version}_all.deb`)!) },
+  }) as ResourceInput;
+const ownInstalled = () => dpkg("-s", "mesh-host").stdout.match(/^Version: (.*)$/m)?.[1] ?? null;
+
+describe("the host's own package (mesh-host) is never removed by the host", () => {
+  it("refuses it declared absent, with a clear error, and leaves it installed", async () => {
+    mkdirSync(join(root, "var/log"), { recursive: true });
+    const declareAbsent = (version: number) => run([{ type: "package", id: "self", name: "mesh-host", state: "absent" } as ResourceInput], version);
+    // Not installed (a tarball host): refused all the same, as the declaration is wrong for every host.
+    expect((await declareAbsent(1)).report.errors).toEqual([
+      expect.objectContaining({ id: "self", message: expect.stringMatching(/cannot be declared absent/) }),
+    ]);
+    expect(dpkg("-i", join(base, "mesh-host_1.0_all.deb")).status).toBe(0);
+    const absent = await declareAbsent(2);
+    expect(absent.report.errors).toEqual([
+      expect.objectContaining({ id: "self", message: expect.stringMatching(/mesh-host cannot be declared absent: it is the host itself/) }),
+    ]);
+    expect(ownInstalled()).toBe("1.0");
+  });
+
+  it("installed by the host: leaving the declaration releases it, left installed", async () => {
+    mkdirSync(join(root, "var/log"), { recursive: true });
+    const first = await run([own("1.0")]);
+    expect(first.report.errors).toEqual([]);
+    expect(ownInstalled()).toBe("1.0");
+    const left = await run([], 2);
+    expect(left.report.errors).toEqual([]);
+    expect(left.changes).toEqual([expect.objectContaining({ kind: "released", id: "self", detail: expect.stringMatching(/left installed/) })]);
+    expect(left.report.owned).toEqual([]);
+    expect(ownInstalled()).toBe("1.0");
+  });
+
+  it("adopted at 1.0 and upgraded to 2.0: leaving releases it at 2.0, never putting 1.0 back", async () => {
+    mkdirSync(join(root, "var/log"), { recursive: true });
+    const old = join(base, "mesh-host_1.0_all.deb");
+    expect(dpkg("-i", old).status).toBe(0);
+    mkdirSync(join(root, "var/cache/apt/archives"), { recursive: true });
+    copyFileSync(old, join(root, "var/cache/apt/archives/mesh-host_1.0_all.deb"));
+    const adopted = await run([own("2.0")]);
+    expect(adopted.changes.map((c) => c.kind)).toEqual(["adopted"]);
+    expect(ownInstalled()).toBe("2.0");
+    const left = await run([], 2);
+    expect(left.report.errors).toEqual([]);
+    expect(left.changes.map((c) => c.kind)).toEqual(["released"]);
+    expect(left.report.owned).toEqual([]);
+    expect(ownInstalled()).toBe("2.0");
+  });
+});
 
 describe("package provider through reconcile (real dpkg, sandbox root)", () => {
   it("creates, is a no-op, updates, and removes what it installed", async () => {

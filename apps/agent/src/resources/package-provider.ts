@@ -21,6 +21,7 @@ import {
   type PackageContext,
 } from "./package";
 import type { ProviderContext, ResourceProvider } from "./provider";
+import { failpoint } from "../failpoint";
 import { HOST_PACKAGE } from "../self-upgrade/host-package";
 
 /** What package.ts snapshots, checked when it comes back from store.json. */
@@ -69,6 +70,9 @@ function fromState(state: State): ObservedPackage {
   };
 }
 
+export const OWN_PACKAGE_ABSENT = `package ${HOST_PACKAGE} cannot be declared absent: it is the host itself, which would be removed half way through the apply; refused (retire the node and uninstall it by hand)`;
+export const OWN_PACKAGE_RELEASED = `${HOST_PACKAGE} is the host's own package: left installed as it is (the host never removes or downgrades itself on leaving); no longer owned`;
+
 export const packageProvider: ResourceProvider<PackageResource> = {
   type: "package",
   atomic: false,
@@ -102,7 +106,10 @@ export const packageProvider: ResourceProvider<PackageResource> = {
   async apply(resource, observed, ctx) {
     const pctx = packageContext(ctx);
     // The host's own package: refused if this release was rolled back before; the running binary kept as .prev.
-    if (resource.name === HOST_PACKAGE && resource.state === "installed") await ctx.selfUpgrade?.beforeHostPackage(resource.version);
+    // Removing the host's own package would remove the host itself, mid-apply.
+    if (resource.name === HOST_PACKAGE && resource.state === "absent") throw new Error(OWN_PACKAGE_ABSENT);
+    const ownPackage = resource.name === HOST_PACKAGE && resource.state === "installed";
+    if (ownPackage) await ctx.selfUpgrade?.beforeHostPackage(resource.version);
     const downloaded: string[] = [];
     const download = pctx.download!;
     pctx.download = async (source) => {
@@ -112,12 +119,16 @@ export const packageProvider: ResourceProvider<PackageResource> = {
     };
     try {
       await applyPackage(pctx, resource, observed ? fromState(observed) : await observePackage(pctx, resource.name));
+      if (ownPackage) failpoint("host-package-installed");
     } finally {
       for (const f of downloaded) await fs.rm(f, { force: true });
+      // Nothing replaced (apt failed, the binary kept): the breadcrumb written before dpkg goes.
+      if (ownPackage) await ctx.selfUpgrade?.afterHostPackage();
     }
   },
 
   async remove(name, ctx, applied) {
+    if (name === HOST_PACKAGE) return { kind: "released", note: OWN_PACKAGE_RELEASED };
     // Declared absent and found absent: the host made nothing, so there is nothing to take.
     if (applied === digestOf(this.declared({ type: "package", id: "x", name, state: "absent", onDrift: "correct" }))) return { kind: "absent" };
     // The host installed it (it was absent before): put back that absence.
@@ -130,6 +141,7 @@ export const packageProvider: ResourceProvider<PackageResource> = {
   },
 
   async restore(name, original, ctx) {
+    if (name === HOST_PACKAGE) return { kind: "released", note: OWN_PACKAGE_RELEASED };
     const snapshot = original.kind === "opaque" ? PackageSnapshot.safeParse(original.data) : null;
     if (!snapshot?.success) throw new Error(`package ${name}: the kept original is not a package snapshot; cannot restore`);
     const outcome = await restorePackage(packageContext(ctx), snapshot.data);

@@ -14,7 +14,13 @@ import type { SafePaths } from "./safe-path";
 import type { ServiceManager } from "./service-manager";
 
 /** How a removal or a restore ended; `kept` is not a failure of the host but is reported. */
-export type RemoveOutcome = { kind: "removed" } | { kind: "restored"; note?: string } | { kind: "absent" } | { kind: "kept"; reason: string };
+export type RemoveOutcome =
+  | { kind: "removed" }
+  | { kind: "restored"; note?: string }
+  | { kind: "absent" }
+  | { kind: "kept"; reason: string }
+  /** Left on the machine as it is, no longer the host's (the host's own package): `note` says why. */
+  | { kind: "released"; note: string };
 
 /** What the machine offers the providers; one per reconcile. */
 export interface ProviderContext {

@@ -2,16 +2,22 @@
 // settle. The installation's rollback step can only put BINARY.prev back (sh + coreutils), so
 // dpkg still names the failed version; the old binary, started again, reinstalls its own
 // version (apt from the mesh's repository, or a kept .deb) so dpkg's record is true again.
+import { hostRunsPackageVersion } from "@mesh/protocol";
 import type { Logger } from "../log";
 import { observePackage, restorePackage, type PackageContext } from "../resources/package";
 import type { Store } from "../store/store";
+import { binaryIdentity, type BinaryIdentity } from "./binary-watch";
 import { FAILED_KEY, FailedUpgrade, readJson } from "./upgrade-files";
 
 export const HOST_PACKAGE = "mesh-host";
 
-/** "0:1.0" and "1.0" are one Debian version. */
+/**
+ * Whether two versions of the host's package are one: "0:1.0" and "1.0" are one Debian version, and
+ * a host version is the package version that names it with an epoch or revision ("1.2.3" is "1:1.2.3-1").
+ */
 export function samePackageVersion(a: string | null | undefined, b: string | null | undefined): boolean {
-  return (a ?? "").replace(/^0:/, "") === (b ?? "").replace(/^0:/, "");
+  if ((a ?? "").replace(/^0:/, "") === (b ?? "").replace(/^0:/, "")) return true;
+  return hostRunsPackageVersion(a, b) || hostRunsPackageVersion(b, a);
 }
 
 /**
@@ -39,4 +45,42 @@ export async function settleRolledBackPackage(store: Store, pctx: PackageContext
   note = `the previous binary runs, but dpkg still records ${name} ${failed.to} (\`dpkg -V ${name}\` says so): ${note}`.slice(0, 512);
   log.error({ name, note }, "cannot put the previous package version back in dpkg's record");
   await store.write(FAILED_KEY, JSON.stringify({ ...failed, note }));
+}
+
+/** How long a start waits for dpkg's record to be put back before it goes on without it (MESH_SETTLE_WAIT_MS). */
+export const DEFAULT_SETTLE_WAIT_MS = 10_000;
+
+export function settleWaitMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.MESH_SETTLE_WAIT_MS);
+  return Number.isInteger(n) && n >= 0 ? n : DEFAULT_SETTLE_WAIT_MS;
+}
+
+/**
+ * settleRolledBackPackage at the start, off its path: waited for at most `waitMs`, so that an apt
+ * that hangs (a dead mirror, a held lock) never keeps the host from linking. Null when it finished
+ * in time; otherwise it goes on in the background, and `pending` resolves, once it is done, with
+ * the binary as its reinstall left it (the same version, so no new binary to start).
+ */
+export async function settleAtStart(
+  store: Store,
+  pctx: PackageContext,
+  running: string,
+  binary: string,
+  log: Logger,
+  waitMs: number,
+): Promise<{ pending: Promise<BinaryIdentity | null> } | null> {
+  const settling = settleRolledBackPackage(store, pctx, running, log).catch((err: unknown) =>
+    log.error({ reason: (err as Error).message }, "cannot settle dpkg's record after a rolled-back package upgrade"),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    settling.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (inTime) return null;
+  log.warn({ waitedMs: waitMs }, "still putting the previous package version back in dpkg's record; starting without waiting for it");
+  return { pending: settling.then(() => binaryIdentity(binary)) };
 }

@@ -12,7 +12,8 @@ import { MemoryStore } from "../store/memory-store";
 import { binaryIdentity } from "./binary-watch";
 import { settleRolledBackPackage } from "./host-package";
 import { SelfUpgrade } from "./self-upgrade";
-import { BREADCRUMB_KEY, Breadcrumb, FAILED_KEY } from "./upgrade-files";
+import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade } from "./upgrade-files";
+import { UpgradeTrial } from "./upgrade-trial";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -80,6 +81,58 @@ describe("a binary replaced on disk", () => {
     expect(await store.read(BREADCRUMB_KEY)).toBeNull();
   });
 
+  it("while dpkg's record is put back in the background, the binary its reinstall leaves is the one started as", async () => {
+    let settled!: (identity: Awaited<ReturnType<typeof binaryIdentity>>) => void;
+    const settling = new Promise<Awaited<ReturnType<typeof binaryIdentity>>>((resolve) => (settled = resolve));
+    const up = new SelfUpgrade({
+      store,
+      binary,
+      running: "1.0.0",
+      trialMs: 60_000,
+      publicKey: null,
+      log: silentLogger(),
+      startedAs: await binaryIdentity(binary),
+      packages: { runner: dpkgSays("1.0.0"), root: dir },
+      settling,
+    });
+    installOver("binary 1.0.0, reinstalled\n");
+    expect(await up.replacedOnDisk()).toBe(false);
+    settled(await binaryIdentity(binary));
+    expect(await up.replacedOnDisk()).toBe(false);
+    // A package put in place after that is one.
+    installOver("binary 1.1.0\n");
+    expect(await up.replacedOnDisk()).toBe(true);
+  });
+
+  it("a new binary whose trial failed does not take the previous one its rollback put back for a replacement", async () => {
+    // 1.1.0 runs on trial (its breadcrumb, the old binary as .prev); it reconciles offline while the trial runs out.
+    writeFileSync(`${binary}.prev`, "binary 1.0.0\n", { mode: 0o755 });
+    writeFileSync(binary, "binary 1.1.0\n", { mode: 0o755 });
+    await store.write(
+      BREADCRUMB_KEY,
+      JSON.stringify({ from: "1.0.0", to: "1.1.0", sha256: "a".repeat(64), binary, deadline: new Date().toISOString(), trialMs: 60_000 }),
+    );
+    const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger()))!;
+    trial.stop();
+    const up = new SelfUpgrade({
+      store,
+      binary,
+      running: "1.1.0",
+      trialMs: 60_000,
+      publicKey: null,
+      log: silentLogger(),
+      startedAs: await binaryIdentity(binary),
+      packages: { runner: dpkgSays("1.0.0"), root: dir },
+      trial,
+    });
+    await trial.rollBack("did not reach the control plane");
+    expect(readFileSync(binary, "utf8")).toBe("binary 1.0.0\n");
+    // The reconcile that ends after the rollback: no new trial of 1.0.0 (which would clear the failure when it links).
+    expect(await up.replacedOnDisk()).toBe(false);
+    expect(await store.read(BREADCRUMB_KEY)).toBeNull();
+    expect(FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY)))).to).toBe("1.1.0");
+  });
+
   it("refuses a package version that was rolled back before, and leaves the binary alone", async () => {
     await store.write(
       FAILED_KEY,
@@ -98,9 +151,113 @@ describe("a binary replaced on disk", () => {
       /upgrade to mesh-host 1\.1\.0 failed and was rolled back to 1\.0\.0: the new binary exited before it reached the control plane.*not tried again/,
     );
     expect(existsSync(`${binary}.prev`)).toBe(false);
+    // The same release with a Debian epoch and revision is the same release.
+    await expect(up.beforeHostPackage("1:1.1.0-1")).rejects.toThrow(/upgrade to mesh-host 1\.1\.0 failed/);
     // Another version is tried afresh.
     await up.beforeHostPackage("1.2.0");
     expect(existsSync(`${binary}.prev`)).toBe(true);
+  });
+});
+
+describe("the breadcrumb of the host's own package, written before dpkg runs", () => {
+  const crumbNow = async () => {
+    const raw = await store.read(BREADCRUMB_KEY);
+    return raw ? Breadcrumb.parse(JSON.parse(String(raw))) : null;
+  };
+
+  it("is durable before dpkg replaces the binary, naming the declared version and the package to go back to", async () => {
+    await store.write(EXITED_KEY, "");
+    const up = await host(dpkgSays("1.0.0"));
+    await up.beforeHostPackage("1.1.0");
+    expect(await crumbNow()).toMatchObject({ from: "1.0.0", to: "1.1.0", binary, package: { name: "mesh-host", previous: "1.0.0" } });
+    expect((await crumbNow())?.sha256).toBeUndefined();
+    // A stale marker would make this binary's own exit count as the new one's.
+    expect(await store.read(EXITED_KEY)).toBeNull();
+  });
+
+  it("names a package marker when no version is declared, and takes a Debian version with epoch and revision", async () => {
+    const up = await host(dpkgSays("1.0.0"));
+    await up.beforeHostPackage(undefined);
+    expect((await crumbNow())?.to).toBe("package");
+    await up.afterHostPackage();
+    await up.beforeHostPackage("1:1.1.0-2");
+    expect((await crumbNow())?.to).toBe("1:1.1.0-2");
+  });
+
+  it("is taken back when the apply left the binary as it was (apt failed before dpkg replaced it)", async () => {
+    const up = await host(dpkgSays("1.0.0"));
+    await up.beforeHostPackage("1.1.0");
+    await up.afterHostPackage();
+    expect(await crumbNow()).toBeNull();
+  });
+
+  it("stays when the binary was replaced, and is completed after the report", async () => {
+    const up = await host(dpkgSays("1.1.0"));
+    await up.beforeHostPackage("1.1.0");
+    installOver("binary 1.1.0\n");
+    await up.afterHostPackage();
+    expect((await crumbNow())?.to).toBe("1.1.0");
+    expect(await up.replacedOnDisk()).toBe(true);
+    expect((await crumbNow())?.sha256).toBe(createHash("sha256").update("binary 1.1.0\n").digest("hex"));
+  });
+
+  it("goes when dpkg put the same version back: nothing is on trial", async () => {
+    const up = await host(dpkgSays("1.0.0"));
+    await up.beforeHostPackage("1.0.0");
+    installOver("binary 1.0.0, rebuilt\n");
+    await up.afterHostPackage();
+    expect(await up.replacedOnDisk()).toBe(true);
+    expect(await crumbNow()).toBeNull();
+  });
+
+  describe("a host killed after dpkg replaced its binary, before it reported", () => {
+    async function killedAfterDpkg(declared: string | undefined) {
+      const up = await host(dpkgSays("1.1.0"));
+      await up.beforeHostPackage(declared);
+      installOver("binary 1.1.0\n");
+      // SIGKILL here: no afterHostPackage, no report, no replacedOnDisk. The rollback step sees the first exit.
+      await store.write(EXITED_KEY, "");
+    }
+
+    it("puts the new version on trial at the next start, which keeps it once the control plane is reached", async () => {
+      await killedAfterDpkg("1.1.0");
+      const trial = await UpgradeTrial.begin(store, "1.1.0", silentLogger());
+      expect(trial).not.toBeNull();
+      await trial!.commit();
+      expect(await crumbNow()).toBeNull();
+      expect(await store.read(EXITED_KEY)).toBeNull();
+      expect(readFileSync(binary, "utf8")).toBe("binary 1.1.0\n");
+    });
+
+    it("rolls back to the kept .prev when the new version does not reach it, recording the package to reinstall", async () => {
+      await killedAfterDpkg(undefined);
+      const trial = await UpgradeTrial.begin(store, "1.1.0", silentLogger());
+      expect(trial).not.toBeNull();
+      // Not yet known when dpkg ran: the version on trial is the one that started.
+      expect((await crumbNow())?.to).toBe("1.1.0");
+      await trial!.rollBack("did not reach the control plane");
+      expect(readFileSync(binary, "utf8")).toBe("binary 1.0.0\n");
+      const failed = FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY))));
+      expect(failed).toMatchObject({
+        from: "1.0.0",
+        to: "1.1.0",
+        package: { name: "mesh-host", previous: "1.0.0" },
+        reason: "did not reach the control plane",
+      });
+      expect(await crumbNow()).toBeNull();
+      // The old binary, started again, refuses the same package version.
+      const again = await host(dpkgSays("1.1.0"));
+      await expect(again.beforeHostPackage("1.1.0")).rejects.toThrow(/upgrade to mesh-host 1\.1\.0 failed .*not tried again/);
+    });
+
+    it("puts nothing on trial when the old binary starts again (killed before dpkg replaced it)", async () => {
+      const up = await host(dpkgSays("1.0.0"));
+      await up.beforeHostPackage("1.1.0");
+      await store.write(EXITED_KEY, "");
+      expect(await UpgradeTrial.begin(store, "1.0.0", silentLogger())).toBeNull();
+      expect(await crumbNow()).toBeNull();
+      expect(await store.read(EXITED_KEY)).toBeNull();
+    });
   });
 });
 

@@ -15,7 +15,7 @@ import { binaryIdentity, sameBinary, type BinaryIdentity } from "./binary-watch"
 import { HOST_PACKAGE, samePackageVersion } from "./host-package";
 import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
-import { BREADCRUMB_KEY, EXITED_KEY, FAILED_KEY, FailedUpgrade, SCRIPT_ROLLBACK_REASON, readJson, type Breadcrumb } from "./upgrade-files";
+import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
 
 export interface SelfUpgradeOptions {
   store: Store;
@@ -31,7 +31,16 @@ export interface SelfUpgradeOptions {
   startedAs?: BinaryIdentity | null;
   /** dpkg on the host's root, to tell a package upgrade (and its previous version) from a bare file swap. */
   packages?: PackageContext | null;
+  /**
+   * The previous package version being put back in dpkg's record in the background (settleAtStart):
+   * while it runs, the binary its reinstall puts in place is not a new one; it resolves with that binary.
+   */
+  settling?: Promise<BinaryIdentity | null> | null;
+  /** This start's trial, if it is one: the previous binary its rollback puts back is no replacement. */
+  trial?: { readonly rollingBack: boolean } | null;
 }
+
+const PENDING = Symbol("pending");
 
 /** The default trial: long enough for a slow link's first backoff, short enough that a bad release does not linger. */
 export const DEFAULT_TRIAL_MS = 60_000;
@@ -52,12 +61,17 @@ export class SelfUpgrade {
   staged: { from: string; to: string } | null = null;
 
   private replaced = false;
+  /** The binary as it was when the host's own package was about to be installed over it. */
+  private beforePackage: BinaryIdentity | null = null;
 
   constructor(private readonly opts: SelfUpgradeOptions) {}
 
   /**
    * Before the host's own package is installed over it: refused if the same version was rolled
-   * back before; otherwise the running binary gets a second name, BINARY.prev, for the rollback.
+   * back before; otherwise the running binary gets a second name, BINARY.prev, for the rollback,
+   * and the breadcrumb is written before dpkg runs, so a host killed after dpkg replaced the binary
+   * but before it reported still puts the new one on trial at the next start (the installation's
+   * rollback step and UpgradeTrial read it). afterHostPackage takes it back if nothing was replaced.
    */
   async beforeHostPackage(version: string | undefined): Promise<void> {
     const { store, binary, running } = this.opts;
@@ -69,9 +83,38 @@ export class SelfUpgrade {
           `${failed.note ? `; ${failed.note}` : ""}; not tried again until the declaration names another version`,
       );
     }
+    const to = version === undefined ? PACKAGE_VERSION_PENDING : version;
+    if (!Breadcrumb.shape.to.safeParse(to).success) throw new Error(`mesh-host ${version}: not a Debian version the host can record; refused`);
     await fs.rm(`${binary}.prev`, { force: true });
     await fs.link(binary, `${binary}.prev`).catch(() => fs.copyFile(binary, `${binary}.prev`));
     await syncDir(dirname(binary));
+    this.beforePackage = await binaryIdentity(binary);
+    // A stale marker from an earlier upgrade would make this binary's exit count as the new one's.
+    await store.remove(EXITED_KEY);
+    const crumb: Breadcrumb = {
+      from: running,
+      to,
+      binary,
+      deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+      trialMs: this.opts.trialMs,
+      package: { name: HOST_PACKAGE, previous: running },
+    };
+    await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
+  }
+
+  /**
+   * After the host's own package was applied (or failed to be): when the binary was not replaced,
+   * the breadcrumb beforeHostPackage left is taken back, as nothing is on trial. When it was,
+   * the breadcrumb stays for replacedOnDisk to complete after the report.
+   */
+  async afterHostPackage(): Promise<void> {
+    const before = this.beforePackage;
+    this.beforePackage = null;
+    if (!before || this.staged) return;
+    const { binary, store, log } = this.opts;
+    if (!sameBinary(before, await binaryIdentity(binary))) return;
+    await store.remove(BREADCRUMB_KEY);
+    log.debug({ binary }, "the host's package left its binary as it was: no upgrade on trial");
   }
 
   /**
@@ -81,9 +124,17 @@ export class SelfUpgrade {
    */
   async replacedOnDisk(): Promise<boolean> {
     if (this.replaced) return true;
+    if (this.opts.settling) {
+      const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
+      if (settled === PENDING) return false;
+      this.opts.settling = null;
+      if (settled && this.opts.startedAs) this.opts.startedAs = settled;
+    }
     const { startedAs, binary, running, store, log } = this.opts;
     if (!startedAs || this.staged) return false;
     if (sameBinary(startedAs, await binaryIdentity(binary))) return false;
+    // Read after the identity: set before the rename, so a file seen renamed back is known to be the old one.
+    if (this.opts.trial?.rollingBack) return false;
     this.replaced = true;
     try {
       const next = await this.replacement();
@@ -92,6 +143,8 @@ export class SelfUpgrade {
         return true;
       }
       if (next.to === running) {
+        // Nothing on trial: the breadcrumb written before the package was installed goes.
+        await store.remove(BREADCRUMB_KEY);
         log.info({ binary, version: running }, "the host binary was replaced by the same version; exiting for the supervisor to start it");
         return true;
       }

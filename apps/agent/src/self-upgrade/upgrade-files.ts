@@ -4,17 +4,36 @@ import { z } from "zod";
 import { HostVersion, Sha256Hex } from "@mesh/protocol";
 import type { Store } from "../store/store";
 
-/** Written before the rename: the new binary is on trial until it reaches the control plane. */
+/**
+ * Written before the rename (a `host` upgrade) or before dpkg/apt runs (the host's own package):
+ * the new binary is on trial until it reaches the control plane.
+ */
 export const BREADCRUMB_KEY = "upgrade.json";
 /** Made by the rollback script at the first exit after the rename (the old binary's); a second exit on trial rolls back. */
 export const EXITED_KEY = "upgrade.exited";
 /** The last upgrade that was rolled back, so the same release is not tried again in a loop. */
 export const FAILED_KEY = "upgrade-failed.json";
 
+/** `to` of a breadcrumb written before the host's own package is installed with no version declared. */
+export const PACKAGE_VERSION_PENDING = "package";
+
 export const Breadcrumb = z.strictObject({
   from: z.string().min(1).max(64),
-  to: HostVersion,
-  sha256: Sha256Hex,
+  /**
+   * The release put in place: a host version; for a package, dpkg's version (epoch, revision), or
+   * PACKAGE_VERSION_PENDING while the package is being installed with no version declared.
+   */
+  to: z.union([
+    HostVersion,
+    z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[0-9][A-Za-z0-9.+~:-]*$/, "a Debian version"),
+    z.literal(PACKAGE_VERSION_PENDING),
+  ]),
+  /** The new binary's; absent while the host's own package is still being installed (not known before dpkg puts it there). */
+  sha256: Sha256Hex.optional(),
   binary: z.string().min(1).max(4096),
   /** ISO time by which the new binary must have reached the control plane (or trialMs after its own start, if later). */
   deadline: z.iso.datetime(),

@@ -11,6 +11,11 @@ import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, readJson, type Fail
 export class UpgradeTrial {
   private timer: unknown = null;
   private done = false;
+  /**
+   * Set (synchronously, before `.prev` is renamed back) once the trial failed: the binary that then
+   * appears at the path is the previous one put back, not a new one to start (SelfUpgrade.replacedOnDisk).
+   */
+  rollingBack = false;
   private onRolledBack: (() => void) | null = null;
   /** Resolves when the trial failed and the old binary is back in place: the daemon exits for it to start. */
   readonly rolledBack = new Promise<void>((resolve) => (this.onRolledBack = resolve));
@@ -24,19 +29,28 @@ export class UpgradeTrial {
 
   /** The trial this start is, or null: no breadcrumb, or one this binary is not the subject of (cleared). */
   static async begin(store: Store, running: string, log: Logger, clock: Clock = systemClock): Promise<UpgradeTrial | null> {
-    const crumb = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
+    let crumb = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
     if (!crumb) {
       // An unreadable breadcrumb or a marker alone is of no upgrade in progress.
       await store.remove(BREADCRUMB_KEY);
       await store.remove(EXITED_KEY);
       return null;
     }
-    if (crumb.to !== running) {
-      // The rename never happened (the old binary died before it): nothing is on trial.
+    // A package's breadcrumb is written before dpkg runs and names dpkg's version (or none yet):
+    // the binary it put there is on trial whenever it is no longer the one that wrote it.
+    const subject = crumb.package ? crumb.from !== running : crumb.to === running;
+    if (!subject) {
+      // The rename never happened, or dpkg never replaced the binary (the old binary died before): nothing is on trial.
       log.warn({ from: crumb.from, to: crumb.to, running }, "an upgrade did not take place; the declaration will ask for it again");
       await store.remove(BREADCRUMB_KEY);
       await store.remove(EXITED_KEY);
       return null;
+    }
+    if (crumb.to !== running && crumb.package) {
+      // Killed between dpkg and its report: the version on trial is the one now running (a
+      // failure is then recorded under it, by this binary or the installation's rollback step).
+      crumb = { ...crumb, to: running };
+      await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
     }
     const trial = new UpgradeTrial(store, crumb, log, clock);
     const deadline = Math.max(Date.parse(crumb.deadline), clock.now() + crumb.trialMs);
@@ -66,6 +80,7 @@ export class UpgradeTrial {
   async rollBack(reason: string): Promise<void> {
     if (this.done) return;
     this.done = true;
+    this.rollingBack = true;
     const { binary } = this.crumb;
     try {
       await fs.rename(`${binary}.prev`, binary);

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
+import { handleApt } from "../http/apt-handler";
 import { createAptRepository, type AptRepository } from "./apt-repository";
 import { stopGpgAgent } from "./apt-signing-key";
 
@@ -33,7 +34,9 @@ function makeDeb(dir: string, name: string, version: string, arch: string): stri
 async function fileOf(repo: AptRepository, rel: string): Promise<string | null> {
   const r = await repo.lookup(rel);
   if (r.kind === "unavailable") throw new Error(r.message);
-  return r.kind === "file" ? r.file.file : null;
+  if (r.kind !== "file") return null;
+  await r.file.handle.close();
+  return r.file.file;
 }
 const text = async (repo: AptRepository, rel: string) => {
   const f = await fileOf(repo, rel);
@@ -172,12 +175,41 @@ describe("apt repository", () => {
     fs.writeFileSync(builds, "not a directory");
     now += 4 * 24 * 3600_000; // stale
     for (let i = 0; i < 60; i++) {
-      await repo.lookup("dists/stable/InRelease");
+      const r = await repo.lookup("dists/stable/InRelease");
+      if (r.kind === "file") await r.file.handle.close();
       now += 2_000;
     }
     // 2 minutes of requests every 2 s: tries at 0, 2, 6, 14, 30, 62 s, ... — not 60
     expect(errors.length).toBeGreaterThan(1);
     expect(errors.length).toBeLessThanOrEqual(7);
+  }, 60_000);
+
+  it("a download under way is served whole though two rebuilds removed its file meanwhile", async () => {
+    const artifacts = path.join(tmp, "rebuilt/artifacts");
+    makeDeb(artifacts, "mesh-host", "1.0.0", "amd64");
+    const repo = repository("rebuilt");
+    const rel = "dists/stable/main/binary-amd64/Packages";
+    const before = (await text(repo, rel))!;
+    // Between the request's lookup and its reading the body: two .debs added, each a rebuild, and the
+    // build the lookup answered from removed (only the current and the one before it are kept).
+    let looked = "";
+    const racing: AptRepository = {
+      ...repo,
+      async lookup(r) {
+        const found = await repo.lookup(r);
+        if (found.kind === "file") looked = found.file.file;
+        for (const v of ["1.0.1", "1.0.2"]) {
+          makeDeb(artifacts, "mesh-host", v, "amd64");
+          await fileOf(repo, "dists/stable/InRelease");
+        }
+        return found;
+      },
+    };
+    const res = await handleApt({ log: quiet as never }, racing, rel);
+    expect(fs.existsSync(looked)).toBe(false);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(before)).toBe(true);
+    expect((await text(repo, rel))!.toString().match(/^Package: mesh-host$/gm)).toHaveLength(3);
   }, 60_000);
 
   it("keeps its key across restarts (a new repository object on the same data directory)", async () => {
@@ -220,7 +252,9 @@ describe("apt repository", () => {
     const repo = repository("i");
     const lookup = repo.lookup("dists/stable/InRelease");
     await repo.close();
-    expect((await lookup).kind).toBe("file");
+    const looked = await lookup;
+    expect(looked.kind).toBe("file");
+    if (looked.kind === "file") await looked.file.handle.close();
     const home = path.join(tmp, "i/data/apt/gnupg");
     const agents = spawnSync("pgrep", ["-f", `gpg-agent --homedir ${home}`], { encoding: "utf8" }).stdout.trim();
     expect(agents).toBe("");

@@ -30,6 +30,12 @@ export interface AptRepositoryOptions {
 
 export interface AptFile {
   file: string;
+  /**
+   * The file, opened by the lookup: a rebuild may remove its directory at any time after (the build
+   * before the current one is kept only until the next), and an open descriptor still reads it whole.
+   * The caller closes it (a read stream made from it closes it at its end).
+   */
+  handle: fs.promises.FileHandle;
   size: number;
   /** A .deb (immutable by name) or an index (changes in place). */
   kind: "deb" | "index" | "key";
@@ -67,7 +73,7 @@ interface Snapshot {
 export type AptLookup = { kind: "file"; file: AptFile } | { kind: "none" } | { kind: "unavailable"; message: string };
 
 export interface AptRepository {
-  /** The file answering `rel` (a path under /apt/): only paths the index names exist. */
+  /** The file answering `rel` (a path under /apt/), opened: only paths the index names exist. */
   lookup(rel: string): Promise<AptLookup>;
   /** Builds now if needed (at start, so the first host does not wait for the key). */
   prepare(): Promise<void>;
@@ -211,24 +217,37 @@ export function createAptRepository(opts: AptRepositoryOptions): AptRepository {
       await current().catch(() => {});
     },
     async lookup(rel) {
-      let snap: Snapshot;
-      try {
-        snap = await current();
-      } catch (err) {
-        if (err instanceof AptUnavailableError) return { kind: "unavailable", message: err.message };
-        throw err;
+      // A file of the snapshot just looked at may be gone by the time it is opened (two rebuilds
+      // meanwhile): then it is looked up again in the snapshot that replaced it.
+      for (let attempt = 0; ; attempt++) {
+        let snap: Snapshot;
+        try {
+          snap = await current();
+        } catch (err) {
+          if (err instanceof AptUnavailableError) return { kind: "unavailable", message: err.message };
+          throw err;
+        }
+        const file = snap.files.get(rel);
+        if (!file) return { kind: "none" };
+        let handle: fs.promises.FileHandle;
+        try {
+          handle = await fs.promises.open(file, "r");
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ENOENT" && attempt < 2 && snapshot !== snap) continue;
+          return { kind: "none" };
+        }
+        try {
+          const stat = await handle.stat();
+          if (!stat.isFile()) {
+            await handle.close();
+            return { kind: "none" };
+          }
+          return { kind: "file", file: { file, handle, size: stat.size, kind: rel === "mesh.gpg" ? "key" : rel.startsWith("pool/") ? "deb" : "index" } };
+        } catch {
+          await handle.close().catch(() => {});
+          return { kind: "none" };
+        }
       }
-      const file = snap.files.get(rel);
-      if (!file) return { kind: "none" };
-      let size: number;
-      try {
-        const stat = fs.statSync(file);
-        if (!stat.isFile()) return { kind: "none" };
-        size = stat.size;
-      } catch {
-        return { kind: "none" };
-      }
-      return { kind: "file", file: { file, size, kind: rel === "mesh.gpg" ? "key" : rel.startsWith("pool/") ? "deb" : "index" } };
     },
     async close(waitMs = 5_000) {
       if (building) await Promise.race([building.catch(() => {}), new Promise((r) => setTimeout(r, waitMs).unref())]);

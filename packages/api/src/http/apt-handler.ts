@@ -1,7 +1,6 @@
 // /apt/...: the signed apt repository (apt/apt-repository.ts). Only paths its index names are
 // answered, looked up whole, so no request path is ever joined onto a directory; 503 while the
 // control plane lacks the tools to build it.
-import fs from "node:fs";
 import { Readable } from "node:stream";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
@@ -19,8 +18,9 @@ export async function handleApt(deps: Pick<Deps, "log">, repo: AptRepository, re
     if (looked.kind === "none") throw new MeshError("NOT_FOUND", `no ${rel.slice(0, 120)} in the apt repository`);
     const found = looked.file;
     const contentType = rel.endsWith(".gz") ? "application/gzip" : CONTENT_TYPES[found.kind];
-    // Streamed: anyone may fetch, so no request holds a whole .deb in memory.
-    const body = Readable.toWeb(fs.createReadStream(found.file)) as unknown as ReadableStream<Uint8Array>;
+    // Streamed: anyone may fetch, so no request holds a whole .deb in memory. From the descriptor the
+    // lookup opened, never the path again: a rebuild meanwhile may have removed the file (it reads on).
+    const body = Readable.toWeb(found.handle.createReadStream()) as unknown as ReadableStream<Uint8Array>;
     return new Response(body, {
       headers: {
         "content-type": contentType,

@@ -116,15 +116,16 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
     }
     if (!ARTIFACT.test(name)) throw new MeshError("NOT_FOUND", `no artifact named ${name.slice(0, 80)}`);
     const file = path.join(opts.artifactsDir, name);
-    let stat;
-    try {
-      stat = fs.statSync(file);
-    } catch {
-      stat = null;
+    // Opened once, and streamed from that descriptor: an artifact replaced meanwhile (`npm run package`
+    // again) never mixes into a download under way, nor disagrees with its content-length.
+    const handle = await fs.promises.open(file, "r").catch(() => null);
+    const stat = handle ? await handle.stat().catch(() => null) : null;
+    if (!handle || !stat?.isFile()) {
+      await handle?.close().catch(() => {});
+      throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
     }
-    if (!stat?.isFile()) throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
     // Streamed: anyone may download, so no request holds a whole artifact in memory.
-    const body = Readable.toWeb(fs.createReadStream(file)) as unknown as ReadableStream<Uint8Array>;
+    const body = Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>;
     return new Response(body, {
       headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" },
     });

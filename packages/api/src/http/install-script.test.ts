@@ -1,7 +1,7 @@
 // install.sh as an operator runs it (`curl -fsSL …/install.sh | sh`), against a local server: a
 // tarball that cannot be downloaded, or does not match its sha256, fails loudly with a message that
 // says what to do; a control plane with no tarball at all serves a script that fails, never an empty 0.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -55,6 +55,28 @@ describe("install.sh", () => {
     const r = await runScript(installScript({ artifactsDir: dir, hostVersion: "1.2.3", publicUrl: url }));
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/does not match its sha256/);
+  });
+
+  it("an artifact replaced while its download is under way (`npm run package` again) is served whole as it was", async () => {
+    const artifacts = mkdtempSync(join(tmpdir(), "mesh-download-"));
+    try {
+      const name = "mesh-host-1.2.3-linux-x86_64";
+      writeFileSync(join(artifacts, name), "old build\n");
+      const res = await handleDownload({ log: console as never }, name, { artifactsDir: artifacts, hostVersion: "1.2.3", publicUrl: url });
+      writeFileSync(join(artifacts, `${name}.new`), "a new and longer build\n");
+      renameSync(join(artifacts, `${name}.new`), join(artifacts, name));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-length")).toBe("10");
+      expect(await res.text()).toBe("old build\n");
+      const missing = await handleDownload({ log: console as never }, "mesh-host-9.9.9-linux-x86_64", {
+        artifactsDir: artifacts,
+        hostVersion: "1.2.3",
+        publicUrl: url,
+      });
+      expect(missing.status).toBe(404);
+    } finally {
+      rmSync(artifacts, { recursive: true, force: true });
+    }
   });
 
   it("a control plane with no tarball serves a script that says so and exits 1", async () => {

@@ -13,7 +13,7 @@
 import { ACTOR } from "../auth/actor";
 import { and, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { declarationBodies, declarations, nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
-import { StagedRolloutPolicy } from "@mesh/protocol";
+import { StagedRolloutPolicy, hostRunsPackageVersion } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { rowsOf } from "../alerts/rows";
 import { recordEvent } from "../services/record-event";
@@ -61,6 +61,22 @@ export async function waveCounts(db: DbOrTx, rolloutId: string): Promise<WaveCou
   }));
 }
 
+/**
+ * Whether a node running `hostVersion` runs the host release its declaration names (`declared`: its
+ * `host` resources and its `package` resources named mesh-host): a `host` resource's exact version; the
+ * package's Debian version as the host version it packages ("1:1.2.3-1" is 1.2.3). A package with no
+ * version (installed, any version) or declared absent names no release to wait for.
+ */
+export function hostRunsDeclaredRelease(hostVersion: string | null, declared: unknown): boolean {
+  if (!Array.isArray(declared)) return true;
+  return declared.every((r: { type?: unknown; state?: unknown; version?: unknown }) => {
+    if (typeof r?.version !== "string") return true;
+    if (r.type === "host") return r.version === hostVersion;
+    if (r.state === "absent") return true;
+    return hostRunsPackageVersion(hostVersion, r.version);
+  });
+}
+
 /** The halt rule: the canary halts on any failure; a later wave when its failed share (timed out counts) passes the threshold. */
 export function haltsAt(wave: number, counts: Pick<WaveCounts, "nodes" | "failed" | "timedOut">, policy: StagedRolloutPolicy): string | null {
   const failed = counts.failed + counts.timedOut;
@@ -89,6 +105,18 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
     // new one in place has no errors, and a release that crashes at start is only known from the next one.
     // A released node in a conflict fails at once: it kept its last good declaration (the version recorded
     // at release), so its reports of that version say nothing about the new one.
+    // The host's release each node's declaration names, judged here (hostRunsDeclaredRelease) so that a
+    // package version with an epoch or a revision is the host version it packages.
+    const hostReleases = rowsOf<{ node_id: string; host_version: string | null; declared: unknown }>(
+      await tx.execute(sql`
+        select rn.node_id, n.host_version,
+          coalesce((select jsonb_path_query_array(b.resources, '$[*] ? (@.type == "host" || (@.type == "package" && @.name == "mesh-host"))')
+            from ${declarations} d join ${declarationBodies} b on b.hash = d.hash
+            where d.node_id = rn.node_id and d.version = rn.declared_version), '[]'::jsonb) as declared
+        from ${rolloutNodes} rn join ${nodes} n on n.id = rn.node_id
+        where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null`),
+    );
+    const runsDeclaredHost = hostReleases.filter((row) => hostRunsDeclaredRelease(row.host_version, row.declared)).map((row) => row.node_id);
     await tx.execute(sql`
       with s as (
         select rn.node_id,
@@ -96,11 +124,7 @@ export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, 
           coalesce(n.error_count = 0 and coalesce(n.rejected_version, 0) < rn.declared_version, false) as clean,
           coalesce(n.rejected_version >= rn.declared_version, false) as refused,
           n.conflicts <> '[]'::jsonb as conflicted,
-          not exists (
-            select 1 from ${declarations} d join ${declarationBodies} b on b.hash = d.hash
-            where d.node_id = rn.node_id and d.version = rn.declared_version
-              and jsonb_path_exists(b.resources, '$[*] ? ((@.type == "host" || (@.type == "package" && @.name == "mesh-host")) && @.version != $v)', jsonb_build_object('v', coalesce(n.host_version, '')))
-          ) as runs_declared_host
+          rn.node_id in (select jsonb_array_elements_text(${JSON.stringify(runsDeclaredHost)}::jsonb)::uuid) as runs_declared_host
         from ${rolloutNodes} rn join ${nodes} n on n.id = rn.node_id left join latest_reports lr on lr.node_id = n.id
         where rn.rollout_id = ${rolloutId}::uuid and rn.wave = ${r.currentWave} and rn.outcome is null
           -- A node that left the compilable states (revoked, retiring) gets no outcome: it drops out of the wave.

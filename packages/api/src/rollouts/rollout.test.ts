@@ -12,7 +12,7 @@ import { emptyInventory, testProfile } from "../testing/host-facts";
 import { createCallerFactory } from "../trpc";
 import { appRouter } from "../root";
 import { recordReport } from "../services/record-report";
-import { haltsAt } from "./advance";
+import { haltsAt, hostRunsDeclaredRelease } from "./advance";
 import { rolloutTick } from "./rollout-worker";
 import { planWaves } from "./plan-waves";
 import { StagedRolloutPolicy } from "@mesh/protocol";
@@ -198,7 +198,7 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
   });
 
   // Both upgrade paths of decision 0007: the `host` resource (tarball installs) and the host's own package (.deb installs).
-  it.each(["host", "package"] as const)(
+  it.each(["host", "package", "package-epoch"] as const)(
     "judges a host upgrade (%s resource) applied only once the node runs the release, not on the report of the binary it replaces",
     async (kind) => {
       const { group: g, ids } = await makeNodes(3);
@@ -209,7 +209,8 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
       const host = (version: string) =>
         kind === "host"
           ? [{ type: "host" as const, id: "mesh-host", version, sha256: version.replace(/\./g, "").padStart(64, "a"), signature: "c2lnbmVk" }]
-          : [{ type: "package" as const, id: "mesh-host", name: "mesh-host", version }];
+          : // A Debian version with an epoch and a revision is the host version it packages (1:1.0.1-1 is 1.0.1).
+            [{ type: "package" as const, id: "mesh-host", name: "mesh-host", version: kind === "package" ? version : `1:${version}-1` }];
       const save = (version: string, rollout?: unknown) =>
         admin().role.upsert({
           name: `host-${g}`,
@@ -444,5 +445,21 @@ describe("wave planning and the halt rule", () => {
     expect(haltsAt(1, { nodes: 10, failed: 1, timedOut: 0 }, p)).toBeNull();
     expect(haltsAt(1, { nodes: 10, failed: 1, timedOut: 1 }, p)).toMatch(/2 of 10/);
     expect(haltsAt(1, { nodes: 20, failed: 2, timedOut: 0 }, p)).toBeNull();
+  });
+  it("counts a host release applied once the node runs it: a package version with epoch and revision is the host version; an unversioned package waits for nothing", () => {
+    const pkg = (version?: string, state?: string) => ({ type: "package", name: "mesh-host", ...(version ? { version } : {}), ...(state ? { state } : {}) });
+    expect(hostRunsDeclaredRelease("1.2.3", [pkg("1:1.2.3-1")])).toBe(true);
+    expect(hostRunsDeclaredRelease("1.2.3", [pkg("1.2.3-1")])).toBe(true);
+    expect(hostRunsDeclaredRelease("1.2.2", [pkg("1:1.2.3-1")])).toBe(false);
+    expect(hostRunsDeclaredRelease(null, [pkg("1.2.3")])).toBe(false);
+    // Installed, any version: an upgrade is not asked for, so nothing to wait for.
+    expect(hostRunsDeclaredRelease("1.2.2", [pkg()])).toBe(true);
+    expect(hostRunsDeclaredRelease(null, [pkg(undefined, "installed")])).toBe(true);
+    expect(hostRunsDeclaredRelease("1.2.2", [pkg("1.2.3", "absent")])).toBe(true);
+    // The `host` resource's version is the host version itself.
+    expect(hostRunsDeclaredRelease("1.2.3", [{ type: "host", version: "1.2.3" }])).toBe(true);
+    expect(hostRunsDeclaredRelease("1.2.3", [{ type: "host", version: "1:1.2.3-1" }])).toBe(false);
+    expect(hostRunsDeclaredRelease("1.2.3", [{ type: "host", version: "1.2.3" }, pkg("1.2.4")])).toBe(false);
+    expect(hostRunsDeclaredRelease("1.2.3", [])).toBe(true);
   });
 });

@@ -2,7 +2,6 @@
 // plane, waits until it answers, takes a token over loopback with a one-time secret, enrols.
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
-import { dirname, join } from "node:path";
 import { z } from "zod";
 import { HostError, reasonOf } from "../host-error";
 import { describeIssues } from "../input-error";
@@ -10,7 +9,7 @@ import type { Logger } from "../log";
 import { controlPlaneRequest } from "../link/control-plane-http";
 import { checkDeclaration } from "../reconcile/declaration-check";
 import { reconcile } from "../reconcile/reconcile";
-import { syncDir } from "../resources/atomic-write";
+import { replaceFile } from "../fs/atomic-file";
 import { Root } from "../resources/root";
 import { SafePaths } from "../resources/safe-path";
 import { loadIdentity } from "../state-dir/identity";
@@ -89,25 +88,14 @@ export async function bootstrapCommand(opts: CommonOptions & { bundle?: string; 
 /** `path`: the host path (in an open directory); `shown`: the declared path, for messages. */
 async function writeSecret(path: string, shown: string): Promise<string> {
   const secret = randomBytes(32).toString("hex");
-  const temp = join(dirname(path), `.bootstrap-secret.tmp-${randomBytes(6).toString("hex")}`);
-  let fh;
   try {
-    fh = await fs.open(temp, "wx", 0o600);
+    await replaceFile(path, secret + "\n", { mode: 0o600 });
   } catch (err) {
     throw new HostError(
       "failure",
       `bootstrap: cannot write the bootstrap secret at ${shown}: ${(err as NodeJS.ErrnoException).code ?? reasonOf(err)} (the bundle must declare its directory)`,
     );
   }
-  try {
-    await fh.writeFile(secret + "\n");
-    await fh.chmod(0o600);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.rename(temp, path);
-  await syncDir(dirname(path));
   return secret;
 }
 

@@ -7,7 +7,7 @@ import { basename, dirname, join } from "node:path";
 import { HostVersion, type HostResource } from "@mesh/protocol";
 import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
-import { syncDir } from "../resources/atomic-write";
+import { syncDir, writeTempFile } from "../fs/atomic-file";
 import type { Store } from "../store/store";
 import { observePackage, type PackageContext } from "../resources/package";
 import { hostCommand, runningAsSea } from "./binary-path";
@@ -172,19 +172,16 @@ export class SelfUpgrade {
     const prev = `${binary}.prev`;
     const mode = (await fs.stat(binary)).mode & 0o7777;
     // Streamed beside the binary (capped, hashed as it comes), verified, and only then renamed over it.
-    const fh = await fs.open(temp, "wx", mode);
-    try {
-      const sha = await fetchSource(resource.source ?? { url: defaultReleaseUrl(resource.version), sha256: resource.sha256 }, fh);
-      const refusal = refuseRelease(sha, resource, running, this.opts.publicKey);
-      if (refusal) throw new Error(refusal);
-      await fh.chmod(mode);
-      await fh.sync();
-    } catch (err) {
-      await fh.close();
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
-    await fh.close();
+    const publicKey = this.opts.publicKey;
+    await writeTempFile(
+      temp,
+      async (fh) => {
+        const sha = await fetchSource(resource.source ?? { url: defaultReleaseUrl(resource.version), sha256: resource.sha256 }, fh);
+        const refusal = refuseRelease(sha, resource, running, publicKey);
+        if (refusal) throw new Error(refusal);
+      },
+      { mode },
+    );
     try {
       // A second name for the running inode: `.prev` is the old binary itself, and the path is never empty.
       await fs.rm(prev, { force: true });

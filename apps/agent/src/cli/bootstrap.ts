@@ -18,6 +18,7 @@ import { DiskStore } from "../store/disk-store";
 import { readBundleFile, type BootstrapBundle } from "./bootstrap-bundle";
 import { enrolCommand } from "./enrol";
 import type { CommonOptions } from "./options";
+import { sleep } from "../sleep";
 
 /** The control plane's local-only endpoint that trades the bootstrap secret for one enrolment token. */
 export const BOOTSTRAP_TOKEN_PATH = "/api/bootstrap/token";
@@ -113,7 +114,7 @@ async function waitHealthy(url: string, timeoutMs: number, log: Logger): Promise
     if (Date.now() > deadline)
       throw new HostError("failure", `bootstrap: the control plane at ${url} did not become healthy within ${Math.round(timeoutMs / 1000)} s (last: ${last})`);
     log.debug({ url, last }, "waiting for the control plane");
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
   }
 }
 

@@ -26,6 +26,7 @@ import { openSocket } from "./connect";
 import { describeTrustFailure, type Trust } from "./trust";
 import { Heartbeat } from "./heartbeat";
 import { describeReachFailure } from "./not-mesh";
+import { wakeableSleep } from "../sleep";
 
 export interface LinkEvents {
   /** The declaration version held, sent in the auth frame. */
@@ -198,13 +199,9 @@ export class Link {
       // that accepted the connection but did not answer in time is there and busy: a short window.
       const delay = this.revoked ? this.revokedDelay() : reconnectDelay(this.backoff, { retryAfterMs: waitAsked, liveServer });
       log.debug({ delayMs: delay }, "reconnecting after backoff");
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      const pause = wakeableSleep(delay);
+      this.wake = pause.wake;
+      await pause.done;
       this.wake = null;
     }
   }

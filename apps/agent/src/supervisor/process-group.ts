@@ -2,6 +2,7 @@
 // everything it started (systemd's KillMode=control-group, as near as a group gets).
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { isAlive, type ProcessRef } from "./service-status";
+import { sleep } from "../sleep";
 
 /** A service's log is kept to this size; the older half lives on as LOG.1. */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;
@@ -49,10 +50,6 @@ function signalProcess(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // already gone
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**

@@ -9,6 +9,7 @@ import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
 import type { UnitSpec } from "./unit-file";
 import { inServiceDir, isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
 import { killGroup, openLogSync, rotateLog } from "./process-group";
+import { sleep } from "../sleep";
 
 /** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
 const START_TIMEOUT_MS = 90_000;
@@ -181,8 +182,4 @@ async function tail(log: string): Promise<string> {
   const text = await fs.readFile(log, { encoding: "utf8", flag: constants.O_RDONLY | constants.O_NOFOLLOW }).catch(() => "");
   const lines = text.trim().split("\n").filter(Boolean).slice(-5);
   return lines.length ? `; last output: ${lines.join(" / ").slice(-1000)}` : "";
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -2,7 +2,6 @@
 // installation's rollback script (infra/package/mesh-host-rollback.sh): names must not drift.
 import { z } from "zod";
 import { HostVersion, Sha256Hex } from "@mesh/protocol";
-import type { Store } from "../store/store";
 
 /** Written before the rename: the new binary is on trial until it reaches the control plane. */
 export const BREADCRUMB_KEY = "upgrade.json";
@@ -39,13 +38,5 @@ export type FailedUpgrade = z.infer<typeof FailedUpgrade>;
 export const SCRIPT_ROLLBACK_REASON =
   "the new binary exited before it reached the control plane; the installation's rollback step put the previous binary back";
 
-export async function readJson<T>(store: Store, key: string, schema: z.ZodType<T>): Promise<T | null> {
-  const raw = await store.read(key);
-  if (!raw) return null;
-  try {
-    const parsed = schema.safeParse(JSON.parse(raw.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
+/** The upgrade files are read with the store's one reader (re-exported for the upgrade code). */
+export { readJson } from "../store/read-json";

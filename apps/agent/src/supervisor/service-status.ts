@@ -5,6 +5,7 @@ import { promises as fs } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { z } from "zod";
 import { replaceFileSync } from "../fs/atomic-file";
+import { parseJson } from "../store/read-json";
 import { openOwnDir } from "../resources/safe-path";
 
 /** A process as the kernel knows it: a pid alone can be reused, a pid with its start time cannot. */
@@ -66,9 +67,9 @@ export async function readStatus(path: string): Promise<ServiceStatus | null> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw err;
   }
-  const parsed = ServiceStatus.safeParse(safeJson(text));
-  if (!parsed.success) throw new Error(`${path}: not a service status file; remove it to start over`);
-  return parsed.data;
+  const status = parseJson(text, ServiceStatus);
+  if (!status) throw new Error(`${path}: not a service status file; remove it to start over`);
+  return status;
 }
 
 /** Temp file, fsync, rename, fsync of the directory: synchronous, because the supervisor writes it from signal handlers too. */
@@ -98,12 +99,4 @@ export function processRef(pid: number): ProcessRef | null {
 /** Whether this exact process (not a later one that got its pid) still runs. */
 export function isAlive(ref: ProcessRef | null | undefined): boolean {
   return !!ref && processStartTime(ref.pid) === ref.startTime;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

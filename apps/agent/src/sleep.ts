@@ -18,7 +18,7 @@ export interface SleepOptions {
 
 export function wakeableSleep(ms: number, opts: SleepOptions = {}): Sleep {
   const clock = opts.clock ?? systemClock;
-  let wake = () => undefined as void;
+  let wake: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
     const timer = clock.setTimeout(resolve, ms);
     if (opts.unref) (timer as { unref?: () => void } | null)?.unref?.();

@@ -3,8 +3,8 @@
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { z } from "zod";
+import { describeZodError } from "@mesh/protocol";
 import { HostError, reasonOf } from "../host-error";
-import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { controlPlaneRequest } from "../link/control-plane-http";
 import { checkDeclaration } from "../reconcile/declaration-check";
@@ -146,6 +146,6 @@ async function takeToken(url: string, secret: string, bundle: BootstrapBundle): 
     throw new HostError("failure", `bootstrap: the control plane answered ${res.status} without JSON`);
   }
   const parsed = TokenAnswer.safeParse(body);
-  if (!parsed.success) throw new HostError("failure", `bootstrap: unexpected answer: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new HostError("failure", `bootstrap: unexpected answer: ${describeZodError(parsed.error)}`);
   return parsed.data.token;
 }

@@ -2,13 +2,14 @@
 // installation's rollback script (infra/package/mesh-host-rollback.sh): names must not drift.
 import { z } from "zod";
 import { HostVersion, Sha256Hex } from "@mesh/protocol";
+import { KEYS } from "../state-dir/keys";
 
 /** Written before the rename: the new binary is on trial until it reaches the control plane. */
-export const BREADCRUMB_KEY = "upgrade.json";
+export const BREADCRUMB_KEY = KEYS.upgradeBreadcrumb;
 /** Made by the rollback script at the first exit after the rename (the old binary's); a second exit on trial rolls back. */
-export const EXITED_KEY = "upgrade.exited";
+export const EXITED_KEY = KEYS.upgradeExited;
 /** The last upgrade that was rolled back, so the same release is not tried again in a loop. */
-export const FAILED_KEY = "upgrade-failed.json";
+export const FAILED_KEY = KEYS.upgradeFailed;
 
 export const Breadcrumb = z.strictObject({
   from: z.string().min(1).max(64),

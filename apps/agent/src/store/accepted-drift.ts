@@ -6,8 +6,9 @@ import { z } from "zod";
 import { LIMITS, Sha256Hex } from "@mesh/protocol";
 import { parseJson } from "./read-json";
 import type { Store } from "./store";
+import { KEYS } from "../state-dir/keys";
 
-export const ACCEPTED_KEY = "accepted.json";
+export const ACCEPTED_KEY = KEYS.accepted;
 
 /** The observed digest accepted, projected on the declared state ("absent": nothing stands there). */
 export const AcceptedDigest = z.union([Sha256Hex, z.literal("absent")]);

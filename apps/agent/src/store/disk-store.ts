@@ -4,6 +4,7 @@ import { promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
 import { isRandomTemp, replaceFile, syncDir } from "../fs/atomic-file";
 import { checkKey, type Store } from "./store";
+import { STATE_DIR_NAMES } from "../state-dir/keys";
 
 export class DiskStore implements Store {
   constructor(readonly dir: string) {}
@@ -47,7 +48,7 @@ export class DiskStore implements Store {
    * dir's lock may call this: another writer's temp file would vanish under it.
    */
   async removeLeftovers(): Promise<void> {
-    for (const folder of [this.dir, join(this.dir, "originals")]) {
+    for (const folder of [this.dir, join(this.dir, STATE_DIR_NAMES.originals)]) {
       let names: string[];
       try {
         names = await fs.readdir(folder);

@@ -41,7 +41,7 @@ export function providerContext(opts: {
     root: opts.root,
     hostPath: (path) => paths.hostPath(path),
     paths,
-    accounts: new Accounts(opts.root.dir),
+    accounts: new Accounts(opts.root.dir, opts.runner),
     originals: new OriginalBlobs(opts.store),
     fetchSource: sources ? sources.fetcher() : sourceFetcher(opts.controlPlane),
     sources,

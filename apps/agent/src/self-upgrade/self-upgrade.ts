@@ -1,7 +1,6 @@
 // Putting a verified release over the running binary: write beside it, fsync, keep
 // the old one as `.prev`, leave the breadcrumb, rename. The daemon then reports and exits 0.
 import { createHash, randomBytes } from "node:crypto";
-import { execFile } from "node:child_process";
 import { createReadStream, promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HostVersion, type HostResource } from "@mesh/protocol";
@@ -16,6 +15,8 @@ import { HOST_PACKAGE, samePackageVersion } from "./host-package";
 import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, EXITED_KEY, FAILED_KEY, FailedUpgrade, SCRIPT_ROLLBACK_REASON, readJson, type Breadcrumb } from "./upgrade-files";
+import { ProcessRunner } from "../runner/process-runner";
+import { outputOf, type Runner } from "../runner/runner";
 
 export interface SelfUpgradeOptions {
   store: Store;
@@ -31,6 +32,8 @@ export interface SelfUpgradeOptions {
   startedAs?: BinaryIdentity | null;
   /** dpkg on the host's root, to tell a package upgrade (and its previous version) from a bare file swap. */
   packages?: PackageContext | null;
+  /** Runs `mesh-host version` on the new binary; a ProcessRunner by default. */
+  runner?: Runner;
 }
 
 /** The default trial: long enough for a slow link's first backoff, short enough that a bad release does not linger. */
@@ -137,12 +140,9 @@ export class SelfUpgrade {
       }
     }
     const [cmd, ...args] = hostCommand();
-    return new Promise((resolve) =>
-      execFile(cmd!, [...args, "version"], { timeout: 10_000 }, (err, stdout) => {
-        const v = HostVersion.safeParse(String(stdout).trim());
-        resolve(!err && v.success ? { to: v.data } : null);
-      }),
-    );
+    const out = await outputOf(this.opts.runner ?? new ProcessRunner(), [cmd!, ...args, "version"], { timeoutMs: 10_000 });
+    const v = HostVersion.safeParse(out?.trim());
+    return v.success ? { to: v.data } : null;
   }
 
   get running(): string {

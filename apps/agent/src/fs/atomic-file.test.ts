@@ -1,18 +1,12 @@
 // The one atomic write, async and sync: the path holds the old file or the new one, the mode is exact
 // (not narrowed by the umask), and a failed write leaves no temp file behind.
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isRandomTemp, randomTempBeside, replaceFile, replaceFileSync, replaceWithSymlink } from "./atomic-file";
+import { tempDirs } from "../testing/temp-dirs";
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-atomic-"));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = tempDirs("mesh-atomic-");
 
 const variants: [string, (path: string, content: string, mode: number) => Promise<void>][] = [
   ["async", (path, content, mode) => replaceFile(path, content, { mode })],

@@ -27,17 +27,3 @@ export function isoNow(clock: Clock): string {
 export function unref(handle: unknown): void {
   (handle as { unref?: () => void } | null)?.unref?.();
 }
-
-/** Resolves after `ms` on the clock, or at once when `signal` aborts (never rejects). */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clock.clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = clock.setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}

@@ -5,8 +5,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startControlPlane, waitFor } from "./link/fake-control-plane";
-import { testHost } from "./link/test-host";
+import { startControlPlane } from "./link/fake-control-plane";
+import { waitFor } from "./testing/wait-for";
+import { testHost } from "./testing/test-host";
 import { DiskStore } from "./store/disk-store";
 
 const cleanups: (() => Promise<void> | void)[] = [];

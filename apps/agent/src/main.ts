@@ -120,7 +120,9 @@ export async function main(argv: string[]): Promise<number> {
       case "bootstrap":
         return await (await import("./cli/bootstrap")).bootstrapCommand({ ...common, bundle: values.bundle, log: await logger() });
       case "supervise":
-        if (!values.unit || !/^[A-Za-z0-9@._:\\-]+\.service$/.test(values.unit)) throw new HostError("usage", "supervise: --unit needs a .service unit name");
+        // The protocol is loaded only here: the other commands start without it.
+        if (!values.unit || !(await import("@mesh/protocol")).isUnitName(values.unit, ["service"]))
+          throw new HostError("usage", "supervise: --unit needs a .service unit name");
         return await (await import("./supervisor/supervise")).superviseCommand({ rootDir: common.root, unit: values.unit });
     }
     return 2;

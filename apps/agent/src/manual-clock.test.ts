@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sleep } from "./clock";
+import { sleep } from "./sleep";
 import { ManualClock } from "./manual-clock";
 
 describe("ManualClock", () => {
@@ -28,14 +28,14 @@ describe("ManualClock", () => {
   it("drives sleep, and an abort ends a sleep at once", async () => {
     const clock = new ManualClock(0);
     let woke = false;
-    const slept = sleep(clock, 1_000).then(() => (woke = true));
+    const slept = sleep(1_000, { clock }).then(() => (woke = true));
     clock.advance(999);
     await Promise.resolve();
     expect(woke).toBe(false);
     clock.advance(1);
     await slept;
     const abort = new AbortController();
-    const cut = sleep(clock, 60_000, abort.signal);
+    const cut = sleep(60_000, { clock, signal: abort.signal });
     abort.abort();
     await cut;
     expect(clock.pending).toBe(0);

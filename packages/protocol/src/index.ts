@@ -1,5 +1,6 @@
 export * from "./limits";
 export * from "./resources";
+export * from "./unit-name";
 export * from "./labels";
 export * from "./node-state";
 export * from "./profile";

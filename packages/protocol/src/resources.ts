@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { LIMITS } from "./limits";
 import { Sha256Hex } from "./sha256";
+import { UnitName } from "./unit-name";
 
 export const ResourceId = z
   .string()
@@ -125,11 +126,6 @@ export const PackageResource = z
   })
   .meta({ description: "package: a Debian package installed (or absent) with apt-get or dpkg." });
 export type PackageResource = z.infer<typeof PackageResource>;
-
-export const UnitName = z
-  .string()
-  .max(256)
-  .regex(/^[A-Za-z0-9@._:\\-]+\.(service|socket|timer|path|target|mount)$/, "a systemd unit name such as nginx.service");
 
 export const ServiceResource = z
   .strictObject({

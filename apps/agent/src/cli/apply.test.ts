@@ -1,24 +1,20 @@
 // `mesh-host apply --file` refuses a bad declaration as a whole, one test per class
 // of bad input, and leaves the state dir and the machine exactly as they were.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { sandbox, tempDirs } from "../testing/temp-dirs";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-apply-");
 
 let base: string;
 let root: string;
 let state: string;
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), "mesh-apply-"));
-  temps.push(base);
-  root = join(base, "root");
-  state = join(base, "state");
-  mkdirSync(root);
+  ({ base, root, state } = sandbox(freshDir));
 });
 
 function apply(body: unknown, env: Record<string, string> = {}) {

@@ -1,22 +1,20 @@
 // Node one: the bundle is applied, the secret is written 0600 and traded once over
 // loopback for a token, and the host enrols; a bundle pointing off the machine is refused.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../log";
 import { startControlPlane } from "../link/fake-control-plane";
 import { loadIdentity } from "../state-dir/identity";
 import { DiskStore } from "../store/disk-store";
 import { bootstrapCommand } from "./bootstrap";
 import { readBundleFile } from "./bootstrap-bundle";
+import { tempDirs } from "../testing/temp-dirs";
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-boot-");
 
 function machine() {
-  const base = mkdtempSync(join(tmpdir(), "mesh-boot-"));
-  temps.push(base);
+  const base = freshDir();
   const root = join(base, "root");
   mkdirSync(join(root, "etc"), { recursive: true });
   return { root, stateDir: join(base, "state"), base };

@@ -2,15 +2,14 @@
 // plane, waits until it answers, takes a token over loopback with a one-time secret, enrols.
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
-import { dirname, join } from "node:path";
 import { z } from "zod";
+import { describeZodError } from "@mesh/protocol";
 import { HostError, reasonOf } from "../host-error";
-import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { controlPlaneRequest } from "../link/control-plane-http";
 import { checkDeclaration } from "../reconcile/declaration-check";
 import { reconcile } from "../reconcile/reconcile";
-import { syncDir } from "../resources/atomic-write";
+import { replaceFile } from "../fs/atomic-file";
 import { Root } from "../resources/root";
 import { SafePaths } from "../resources/safe-path";
 import { loadIdentity } from "../state-dir/identity";
@@ -19,7 +18,8 @@ import { DiskStore } from "../store/disk-store";
 import { readBundleFile, type BootstrapBundle } from "./bootstrap-bundle";
 import { enrolCommand } from "./enrol";
 import type { CommonOptions } from "./options";
-import { sleep, systemClock } from "../clock";
+import { systemClock } from "../clock";
+import { sleep } from "../sleep";
 
 /** The control plane's local-only endpoint that trades the bootstrap secret for one enrolment token. */
 export const BOOTSTRAP_TOKEN_PATH = "/api/bootstrap/token";
@@ -90,25 +90,14 @@ export async function bootstrapCommand(opts: CommonOptions & { bundle?: string; 
 /** `path`: the host path (in an open directory); `shown`: the declared path, for messages. */
 async function writeSecret(path: string, shown: string): Promise<string> {
   const secret = randomBytes(32).toString("hex");
-  const temp = join(dirname(path), `.bootstrap-secret.tmp-${randomBytes(6).toString("hex")}`);
-  let fh;
   try {
-    fh = await fs.open(temp, "wx", 0o600);
+    await replaceFile(path, secret + "\n", { mode: 0o600 });
   } catch (err) {
     throw new HostError(
       "failure",
       `bootstrap: cannot write the bootstrap secret at ${shown}: ${(err as NodeJS.ErrnoException).code ?? reasonOf(err)} (the bundle must declare its directory)`,
     );
   }
-  try {
-    await fh.writeFile(secret + "\n");
-    await fh.chmod(0o600);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.rename(temp, path);
-  await syncDir(dirname(path));
   return secret;
 }
 
@@ -126,7 +115,7 @@ async function waitHealthy(url: string, timeoutMs: number, log: Logger): Promise
     if (systemClock.now() > deadline)
       throw new HostError("failure", `bootstrap: the control plane at ${url} did not become healthy within ${Math.round(timeoutMs / 1000)} s (last: ${last})`);
     log.debug({ url, last }, "waiting for the control plane");
-    await sleep(systemClock, 1000);
+    await sleep(1000);
   }
 }
 
@@ -158,6 +147,6 @@ async function takeToken(url: string, secret: string, bundle: BootstrapBundle): 
     throw new HostError("failure", `bootstrap: the control plane answered ${res.status} without JSON`);
   }
   const parsed = TokenAnswer.safeParse(body);
-  if (!parsed.success) throw new HostError("failure", `bootstrap: unexpected answer: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new HostError("failure", `bootstrap: unexpected answer: ${describeZodError(parsed.error)}`);
   return parsed.data.token;
 }

@@ -3,23 +3,22 @@
 // state dir, bad flags get a suggestion and the command's usage, and a URL that is not a Mesh control
 // plane is said in words.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startControlPlane, waitFor, type FakeControlPlane } from "../link/fake-control-plane";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startControlPlane, type FakeControlPlane } from "../link/fake-control-plane";
+import { waitFor } from "../testing/wait-for";
+import { tempDirs } from "../testing/temp-dirs";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-now-cli-");
 
 let root: string;
 let state: string;
 beforeEach(() => {
-  const base = mkdtempSync(join(tmpdir(), "mesh-now-cli-"));
-  temps.push(base);
+  const base = freshDir();
   root = join(base, "root");
   state = join(base, "state");
   mkdirSync(root);

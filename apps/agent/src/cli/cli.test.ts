@@ -1,27 +1,23 @@
 // The built dist/mesh-host.js run as a child process, as an operator runs it:
 // apply, enrol, status, and the daemon (hosted idle, then enrolled and linked).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPublicKey, verify } from "node:crypto";
 import { replacementProofMessage } from "@mesh/protocol";
-import { startControlPlane, waitFor, type FakeControlPlane } from "../link/fake-control-plane";
+import { startControlPlane, type FakeControlPlane } from "../link/fake-control-plane";
+import { waitFor } from "../testing/wait-for";
+import { sandbox, tempDirs } from "../testing/temp-dirs";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-cli-");
 
 let base: string;
 let root: string;
 let state: string;
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), "mesh-cli-"));
-  temps.push(base);
-  root = join(base, "root");
-  state = join(base, "state");
-  mkdirSync(root);
+  ({ base, root, state } = sandbox(freshDir));
 });
 
 /** Run the bundle to completion; async, because the fake control plane lives in this process. */

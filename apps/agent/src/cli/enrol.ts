@@ -1,9 +1,18 @@
 // `mesh-host enrol URL --token T [--force]`: make the node's Ed25519 key pair,
 // send profile and inventory with the token, and keep the identity it is given.
 import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
-import { ENROL_PATH, EnrolRequest, EnrolResponse, LIMITS, replacementProofMessage, TlsPin, tokenIdOf, type ReplacementProof } from "@mesh/protocol";
+import {
+  ENROL_PATH,
+  EnrolRequest,
+  EnrolResponse,
+  LIMITS,
+  replacementProofMessage,
+  TlsPin,
+  tokenIdOf,
+  type ReplacementProof,
+  describeZodError,
+} from "@mesh/protocol";
 import { HostError } from "../host-error";
-import { describeIssues } from "../input-error";
 import type { Logger } from "../log";
 import { endpoint, httpReason } from "../link/auth";
 import { controlPlaneRequest } from "../link/control-plane-http";
@@ -108,7 +117,7 @@ export async function enrolCommand(
       : undefined;
   const request = fitBody({ token, publicKey: publicKeyB64, profile, inventory, ...(replaces ? { replaces } : {}) });
   const checked = EnrolRequest.safeParse(request);
-  if (!checked.success) throw new HostError("failure", `enrol: this machine's facts do not fit the protocol: ${describeIssues(checked.error)}`);
+  if (!checked.success) throw new HostError("failure", `enrol: this machine's facts do not fit the protocol: ${describeZodError(checked.error)}`);
 
   let res;
   try {
@@ -134,7 +143,7 @@ export async function enrolCommand(
     throw new HostError("failure", `enrol failed: the control plane answered ${res.status} without JSON`);
   }
   const parsed = EnrolResponse.safeParse(body);
-  if (!parsed.success) throw new HostError("failure", `enrol failed: unexpected answer: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new HostError("failure", `enrol failed: unexpected answer: ${describeZodError(parsed.error)}`);
 
   const identity: Identity = {
     nodeId: parsed.data.nodeId,

@@ -2,9 +2,8 @@
 // the size limit, valid JSON, and valid for its schema; else exit 2 naming what is wrong.
 import { readBoundedFile } from "./bounded-file";
 import type { z } from "zod";
-import { LIMITS } from "@mesh/protocol";
+import { LIMITS, describeZodError } from "@mesh/protocol";
 import { HostError } from "../host-error";
-import { describeIssues } from "../input-error";
 
 export async function readInputFile<S extends z.ZodType>(flag: string, file: string, schema: S): Promise<z.infer<S>> {
   let text: string;
@@ -24,6 +23,6 @@ export async function readInputFile<S extends z.ZodType>(flag: string, file: str
     throw new HostError("bad-input", `${flag} ${file}: not valid JSON (${(err as Error).message})`);
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new HostError("bad-input", `${flag} ${file}: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new HostError("bad-input", `${flag} ${file}: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }

@@ -23,6 +23,7 @@ import { settleAtStart, settleWaitMsFromEnv } from "../self-upgrade/host-package
 import { chrootlessScriptsFromEnv, type PackageContext } from "../resources/package";
 import { ProcessRunner } from "../runner/process-runner";
 import { serveControlSocket, type ControlAnswer } from "../state-dir/control-socket";
+import { sleep, wakeableSleep } from "../sleep";
 
 export async function runCommand(opts: CommonOptions & { log: Logger }): Promise<number> {
   // The daemon is idle nearly all the time: V8 sized for memory rather than speed keeps a
@@ -190,13 +191,9 @@ async function daemon(
         updatedAt: new Date().toISOString(),
       }).catch(() => undefined);
     }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, opts.intervalMs);
-      wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+    const pause = wakeableSleep(opts.intervalMs);
+    wake = pause.wake;
+    await pause.done;
     wake = null;
   }
   await done;
@@ -214,7 +211,7 @@ async function holdsSomething(store: DiskStore, log: Logger): Promise<boolean> {
 /** Resolves once identity.json and node.key are usable (the operator re-enrolled), checked every `everyMs`. */
 async function identityUsable(store: DiskStore, everyMs: number, stopping: () => boolean): Promise<void> {
   while (!stopping()) {
-    await new Promise((r) => setTimeout(r, everyMs).unref());
+    await sleep(everyMs, { unref: true });
     if ((await loadIdentity(store)).kind === "ok") return;
   }
   return new Promise<void>(() => undefined);

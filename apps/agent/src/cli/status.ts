@@ -5,7 +5,7 @@ import { loadIdentity } from "../state-dir/identity";
 import { readStatusFile } from "../state-dir/status-file";
 import { loadHeldDeclaration } from "../state-dir/held-declaration";
 import { DiskStore } from "../store/disk-store";
-import { Ownership, OWNERSHIP_KEY } from "../store/ownership";
+import { OWNERSHIP_KEY, parseOwnership } from "../store/ownership";
 import type { Store } from "../store/store";
 import type { Logger } from "../log";
 import { supervisedServices, type SupervisedService } from "../supervisor/supervised-manager";
@@ -59,12 +59,8 @@ export async function statusView(store: Store, stateDir: string, rootDir: string
   let owned = live ? status.owned : 0;
   if (!status || !live) {
     const raw = await store.read(OWNERSHIP_KEY);
-    try {
-      const parsed = raw ? Ownership.safeParse(JSON.parse(raw.toString("utf8"))) : null;
-      if (parsed?.success) owned = parsed.data.records.filter((r) => r.intent?.op !== "create" && r.intent?.op !== "adopt").length;
-    } catch {
-      owned = 0;
-    }
+    const ownership = raw ? parseOwnership(raw) : null;
+    if (ownership) owned = ownership.records.filter((r) => r.intent?.op !== "create" && r.intent?.op !== "adopt").length;
   }
   // A damaged identity on a host that owns or holds something: the daemon reconciles without a link.
   const damaged = identity.kind === "bad" && (status?.state === "damaged" || owned > 0 || held !== null);

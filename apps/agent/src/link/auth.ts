@@ -1,8 +1,7 @@
 // Link authentication: fetch a challenge, sign it with the node's Ed25519 key,
 // and carry the signed auth frame in the upgrade request's header.
 import { sign, type KeyObject } from "node:crypto";
-import { type AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage, refusalCodeOf, type RefusalCode } from "@mesh/protocol";
-import { describeIssues } from "../input-error";
+import { type AuthFrame, ChallengeFrame, CHALLENGE_PATH, HttpError, challengeMessage, refusalCodeOf, type RefusalCode, describeZodError } from "@mesh/protocol";
 import { controlPlaneRequest } from "./control-plane-http";
 import { notMeshAnswer } from "./not-mesh";
 import type { Trust } from "./trust";
@@ -62,7 +61,7 @@ export async function fetchChallenge(base: string, trust: Trust | undefined, sig
     throw new Error("challenge: the response is not JSON");
   }
   const parsed = ChallengeFrame.safeParse(body);
-  if (!parsed.success) throw new Error(`challenge: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new Error(`challenge: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }
 

@@ -172,13 +172,3 @@ export async function startControlPlane(
   };
   return cp as FakeControlPlane;
 }
-
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -9,8 +9,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import type { AuthFrame } from "@mesh/protocol";
 import { DiskStore } from "../store/disk-store";
-import { startControlPlane, waitFor } from "./fake-control-plane";
-import { testHost } from "./test-host";
+import { startControlPlane } from "./fake-control-plane";
+import { waitFor } from "../testing/wait-for";
+import { testHost } from "../testing/test-host";
 import { ManualClock } from "../manual-clock";
 
 const cleanups: (() => Promise<void> | void)[] = [];

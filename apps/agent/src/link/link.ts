@@ -15,12 +15,13 @@ import {
   type Profile,
   type Inventory,
   type ReconcileFrame,
+  describeZodError,
 } from "@mesh/protocol";
 import type { OutboxSend } from "../reports/outbox";
 import type { Logger } from "../log";
 import { reasonOf } from "../host-error";
-import { sleep, systemClock, type Clock } from "../clock";
-import { describeIssues } from "../input-error";
+import { systemClock, type Clock } from "../clock";
+import { sleep } from "../sleep";
 import { LinkRefused, authHeaderValue, endpoint, fetchChallenge, signChallenge } from "./auth";
 import { Backoff, reconnectDelay, timedOutAgainstLiveServer } from "./backoff";
 import { openSocket } from "./connect";
@@ -114,7 +115,7 @@ export class Link {
     if (!ws) return false;
     const frame = FactsFrame.safeParse({ type: "facts", profile, inventory });
     if (!frame.success) {
-      this.opts.log.error({ issues: describeIssues(frame.error) }, "facts do not fit the protocol; not sent");
+      this.opts.log.error({ issues: describeZodError(frame.error) }, "facts do not fit the protocol; not sent");
       return false;
     }
     ws.send(JSON.stringify(frame.data));
@@ -136,7 +137,7 @@ export class Link {
     }
     const frame = ReportFrame.safeParse({ type: "report", seq: item.sequence, report });
     if (!frame.success) {
-      this.opts.log.error({ seq: item.sequence, issues: describeIssues(frame.error) }, "report does not fit the protocol; not sent");
+      this.opts.log.error({ seq: item.sequence, issues: describeZodError(frame.error) }, "report does not fit the protocol; not sent");
       return false;
     }
     const text = JSON.stringify(frame.data);
@@ -214,7 +215,7 @@ export class Link {
       // that accepted the connection but did not answer in time is there and busy: a short window.
       const delay = this.revoked ? this.revokedDelay() : reconnectDelay(this.backoff, { retryAfterMs: waitAsked, liveServer });
       log.debug({ delayMs: delay }, "reconnecting after backoff");
-      await sleep(this.clock, delay, this.waking.signal);
+      await sleep(delay, { clock: this.clock, signal: this.waking.signal });
     }
   }
 
@@ -314,9 +315,9 @@ export class Link {
       if (obj && typeof obj === "object" && obj.type === "declaration") {
         const v = obj.declaration?.version;
         const version = typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
-        this.events.onRejectedDeclaration(version, describeIssues(parsed.error));
+        this.events.onRejectedDeclaration(version, describeZodError(parsed.error));
       } else {
-        log.warn({ issues: describeIssues(parsed.error) }, "frame from the control plane does not fit the protocol; ignored");
+        log.warn({ issues: describeZodError(parsed.error) }, "frame from the control plane does not fit the protocol; ignored");
       }
       return;
     }

@@ -15,8 +15,9 @@ import { DiskStore } from "../store/disk-store";
 import { ACCEPTED_KEY, parseAccepted } from "../store/accepted-drift";
 import { OWNERSHIP_KEY, parseOwnership } from "../store/ownership";
 import { Backoff } from "./backoff";
-import { startControlPlane, waitFor } from "./fake-control-plane";
-import { testHost } from "./test-host";
+import { startControlPlane } from "./fake-control-plane";
+import { waitFor } from "../testing/wait-for";
+import { testHost } from "../testing/test-host";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -7,7 +7,8 @@ import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_PATH, CHALLENGE_PATH, LINK_REFUSALS, linkRefusal, refusalResponseText, type RefusalCode } from "@mesh/protocol";
-import { startControlPlane, waitFor } from "./fake-control-plane";
+import { startControlPlane } from "./fake-control-plane";
+import { waitFor } from "../testing/wait-for";
 import { testLink } from "./test-link";
 import { Backoff } from "./backoff";
 

@@ -7,6 +7,8 @@ import { KEYS } from "../state-dir/keys";
 import { collectInventory } from "./inventory";
 import { machineId } from "./machine-id";
 import { collectProfile } from "./profile";
+import { ProcessRunner } from "../runner/process-runner";
+import type { Runner } from "../runner/runner";
 
 export interface Facts {
   profile: Profile;
@@ -18,9 +20,9 @@ export function factsHash(profile: Profile, inventory: Inventory): string {
   return createHash("sha256").update(canonicalJson({ profile, inventory })).digest("hex");
 }
 
-export async function collectFacts(root: string, store: Store): Promise<Facts> {
-  const profile = await collectProfile(await machineId(root, store), root);
-  const inventory = await collectInventory(profile);
+export async function collectFacts(root: string, store: Store, runner: Runner = new ProcessRunner()): Promise<Facts> {
+  const profile = await collectProfile(await machineId(root, store), root, runner);
+  const inventory = await collectInventory(profile, runner);
   return { profile, inventory, hash: factsHash(profile, inventory) };
 }
 

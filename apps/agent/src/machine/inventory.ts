@@ -1,19 +1,17 @@
 // The inventory: what this machine has (packages, units, listening ports,
 // mounts), bounded by LIMITS; `truncated` says a list was cut.
-import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import { LIMITS, type Inventory } from "@mesh/protocol";
 import { short } from "./profile";
+import { ProcessRunner } from "../runner/process-runner";
+import { outputOf, type Runner } from "../runner/runner";
 
-function run(cmd: string, args: string[]): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: 15_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => resolve(err ? null : stdout));
-  });
-}
+/** Listings are read whole: thousands of packages are megabytes. */
+const LISTING = { timeoutMs: 15_000, maxOutputBytes: 64 * 1024 * 1024 };
 
-async function packages(manager: string): Promise<Inventory["packages"]> {
+async function packages(manager: string, runner: Runner): Promise<Inventory["packages"]> {
   if (manager !== "dpkg") return [];
-  const out = await run("dpkg-query", ["-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n"]);
+  const out = await outputOf(runner, ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n"], LISTING);
   if (!out) return [];
   return out
     .split("\n")
@@ -22,9 +20,9 @@ async function packages(manager: string): Promise<Inventory["packages"]> {
     .map((f) => ({ name: short(f[1]!), version: short(f[2]!) }));
 }
 
-async function units(init: string): Promise<Inventory["units"]> {
+async function units(init: string, runner: Runner): Promise<Inventory["units"]> {
   if (init !== "systemd") return [];
-  const out = await run("systemctl", ["list-units", "--all", "--no-legend", "--plain", "--no-pager", "--type=service"]);
+  const out = await outputOf(runner, ["systemctl", "list-units", "--all", "--no-legend", "--plain", "--no-pager", "--type=service"], LISTING);
   if (!out) return [];
   return out
     .split("\n")
@@ -73,8 +71,8 @@ async function mounts(): Promise<Inventory["mounts"]> {
     .map((f) => ({ source: short(unescapeMount(f[0]!)), target: unescapeMount(f[1]!).slice(0, LIMITS.path), fstype: short(f[2]!) }));
 }
 
-export async function collectInventory(facts: { packageManager: string; initSystem: string }): Promise<Inventory> {
-  const [p, u, o, m] = await Promise.all([packages(facts.packageManager), units(facts.initSystem), ports(), mounts()]);
+export async function collectInventory(facts: { packageManager: string; initSystem: string }, runner: Runner = new ProcessRunner()): Promise<Inventory> {
+  const [p, u, o, m] = await Promise.all([packages(facts.packageManager, runner), units(facts.initSystem, runner), ports(), mounts()]);
   const truncated = p.length > LIMITS.packages || u.length > LIMITS.units || o.length > LIMITS.ports || m.length > LIMITS.mounts;
   return {
     packages: p.slice(0, LIMITS.packages),

@@ -2,11 +2,12 @@
 // memory, disk, init system, package manager). Read from the running machine.
 import { promises as fs } from "node:fs";
 import os from "node:os";
-import { execFile } from "node:child_process";
 import path from "node:path";
 import type { HostInstall, Profile } from "@mesh/protocol";
 import { runningAsSea, runningBinaryPath } from "../self-upgrade/binary-path";
 import { HOST_VERSION } from "../version";
+import { ProcessRunner } from "../runner/process-runner";
+import { outputOf, type Runner } from "../runner/runner";
 
 const SHORT = 256;
 
@@ -75,17 +76,17 @@ async function diskBytes(): Promise<number> {
  * How this host was installed: "deb" when dpkg (the root's database) says the running binary is
  * the mesh-host package's file, "tarball" for the single executable otherwise, "script" for the bundle.
  */
-export async function hostInstall(root = "/", binary = runningBinaryPath(), sea = runningAsSea()): Promise<HostInstall> {
+export async function hostInstall(root = "/", binary = runningBinaryPath(), sea = runningAsSea(), runner: Runner = new ProcessRunner()): Promise<HostInstall> {
   if (!sea) return "script";
   const rel = root === "/" ? binary : `/${path.relative(root, binary)}`;
   if (rel.startsWith("/..")) return "tarball";
   const args = [...(root === "/" ? [] : [`--admindir=${path.join(root, "var/lib/dpkg")}`]), "-S", rel];
-  const owner = await new Promise<string>((resolve) => execFile("dpkg-query", args, { timeout: 10_000 }, (err, stdout) => resolve(err ? "" : String(stdout))));
+  const owner = (await outputOf(runner, ["dpkg-query", ...args], { timeoutMs: 10_000 })) ?? "";
   // "mesh-host: /usr/bin/mesh-host" (or "mesh-host:amd64: ...").
   return /^mesh-host(:[a-z0-9-]+)?: /m.test(owner) ? "deb" : "tarball";
 }
 
-export async function collectProfile(machineId: string, root = "/"): Promise<Profile> {
+export async function collectProfile(machineId: string, root = "/", runner: Runner = new ProcessRunner()): Promise<Profile> {
   const rel = await readOsRelease();
   return {
     hostname: short(os.hostname()),
@@ -102,6 +103,6 @@ export async function collectProfile(machineId: string, root = "/"): Promise<Pro
     packageManager: await packageManager(),
     machineId,
     hostVersion: HOST_VERSION,
-    hostInstall: await hostInstall(root),
+    hostInstall: await hostInstall(root, runningBinaryPath(), runningAsSea(), runner),
   };
 }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { DriftWatch, watchedDirectories } from "./drift-watch";
-import { waitFor } from "../link/fake-control-plane";
+import { waitFor } from "../testing/wait-for";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {

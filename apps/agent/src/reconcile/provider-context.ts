@@ -3,7 +3,7 @@
 import type { Resource } from "@mesh/protocol";
 import { resourceSubject } from "@mesh/protocol";
 import { Accounts } from "../resources/accounts";
-import { syncDir } from "../resources/atomic-write";
+import { syncDir } from "../fs/atomic-file";
 import { maxSourceBytes, sourceFetcher, sourceOpener, type ControlPlaneAccess } from "../resources/file-source";
 import { SourceCache } from "../resources/source-cache";
 import { OriginalBlobs } from "../resources/original-blobs";
@@ -41,7 +41,7 @@ export function providerContext(opts: {
     root: opts.root,
     hostPath: (path) => paths.hostPath(path),
     paths,
-    accounts: new Accounts(opts.root.dir),
+    accounts: new Accounts(opts.root.dir, opts.runner),
     originals: new OriginalBlobs(opts.store),
     fetchSource: sources ? sources.fetcher() : sourceFetcher(opts.controlPlane),
     sources,

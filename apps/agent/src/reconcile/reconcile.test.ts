@@ -1,9 +1,8 @@
 // Crash safety, store loss and failure isolation through the whole reconcile: open
 // intents are settled by observing, a lost store is reported, a failure skips only its dependants.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { Declaration, type ResourceInput } from "@mesh/protocol";
 import { silentLogger } from "../log";
 import { digestOf } from "../resources/observed";
@@ -12,14 +11,13 @@ import { Root } from "../resources/root";
 import { MemoryStore } from "../store/memory-store";
 import { OWNERSHIP_KEY, Ownership, saveOwnership, type OwnedRecord } from "../store/ownership";
 import { reconcile } from "./reconcile";
+import { tempDirs } from "../testing/temp-dirs";
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-rec-");
 let rootDir: string;
 let store: MemoryStore;
 beforeEach(() => {
-  rootDir = mkdtempSync(join(tmpdir(), "mesh-rec-"));
-  temps.push(rootDir);
+  rootDir = freshDir();
   store = new MemoryStore();
 });
 

@@ -13,6 +13,7 @@ import { DiskStore } from "../store/disk-store";
 import { join } from "node:path";
 import { providerContext } from "./provider-context";
 import { Run, type Change } from "./run";
+import { STATE_DIR_NAMES } from "../state-dir/keys";
 
 export type { Change, ChangeKind } from "./run";
 
@@ -112,7 +113,8 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     systemdIsPid1: deps.systemdIsPid1,
     hostCommand: deps.hostCommand,
     selfUpgrade: deps.selfUpgrade ?? null,
-    downloadsDir: deps.downloadsDir !== undefined ? deps.downloadsDir : deps.store instanceof DiskStore ? join(deps.store.dir, "downloads") : null,
+    downloadsDir:
+      deps.downloadsDir !== undefined ? deps.downloadsDir : deps.store instanceof DiskStore ? join(deps.store.dir, STATE_DIR_NAMES.downloads) : null,
   });
   const run = new Run(deps, ownership, ctx);
   let owned;

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { Report, type ReportOrigin } from "@mesh/protocol";
 import type { Logger } from "../log";
+import { parseJson } from "../store/read-json";
 import type { Store } from "../store/store";
 import { reasonOf } from "../host-error";
 import { KEYS } from "../state-dir/keys";
@@ -46,15 +47,7 @@ export class ReportOutbox {
   static async open(store: Store, log: Logger, bounds = OUTBOX_BOUNDS): Promise<ReportOutbox> {
     const raw = await store.read(KEYS.reportOutbox);
     if (raw) {
-      let parsed: OutboxFile | null = null;
-      if (raw.length <= bounds.bytes + 64 * 1024) {
-        try {
-          const result = OutboxFile.safeParse(JSON.parse(raw.toString("utf8")));
-          if (result.success) parsed = result.data;
-        } catch {
-          // fall through: set aside below
-        }
-      }
+      const parsed = raw.length <= bounds.bytes + 64 * 1024 ? parseJson(raw, OutboxFile) : null;
       if (parsed) return new ReportOutbox(store, log, parsed);
       log.error({ file: KEYS.reportOutbox, aside: `${KEYS.reportOutbox}.damaged` }, "report outbox is unreadable; set aside, starting a new one");
       await store.setAside(KEYS.reportOutbox, `${KEYS.reportOutbox}.damaged`);

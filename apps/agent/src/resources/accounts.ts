@@ -1,8 +1,9 @@
 // Users and groups by name, as file owners are declared: ROOT/etc/passwd and
 // ROOT/etc/group under a --root, the system's (files, then getent) otherwise.
-import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
+import { ProcessRunner } from "../runner/process-runner";
+import { outputOf, type Runner } from "../runner/runner";
 
 interface Table {
   byName: Map<string, number>;
@@ -21,7 +22,11 @@ export class Accounts {
   private users: Promise<Table> | null = null;
   private groups: Promise<Table> | null = null;
 
-  constructor(private readonly rootDir: string) {}
+  /** `runner`: getent, for the system's users and groups that live outside /etc (LDAP, systemd-homed). */
+  constructor(
+    private readonly rootDir: string,
+    private readonly runner: Runner = new ProcessRunner(),
+  ) {}
 
   private get system(): boolean {
     return this.rootDir === "/";
@@ -38,7 +43,7 @@ export class Accounts {
   /** What a process run as this user needs: its ids and its home. */
   async user(name: string): Promise<UserEntry> {
     const uid = await this.uid(name);
-    const entry = (await this.table("passwd")).entries.get(name) ?? (this.system ? await getentUser(name) : undefined);
+    const entry = (await this.table("passwd")).entries.get(name) ?? (this.system ? await getentUser(this.runner, name) : undefined);
     return { uid, gid: entry?.gid ?? uid, home: entry?.home ?? "/" };
   }
 
@@ -53,7 +58,7 @@ export class Accounts {
 
   private async lookup(db: "passwd" | "group", name: string): Promise<number> {
     const table = await this.table(db);
-    const id = table.byName.get(name) ?? (this.system ? await getent(db, name) : undefined);
+    const id = table.byName.get(name) ?? (this.system ? await getent(this.runner, db, name) : undefined);
     if (id === undefined) {
       const where = this.system ? "on this machine" : `in ${join(this.rootDir, "etc", db)}`;
       throw new Error(`unknown ${db === "passwd" ? "user" : "group"} "${name}" ${where}`);
@@ -85,10 +90,8 @@ async function readTable(file: string): Promise<Table> {
 }
 
 /** The fields of one entry from NSS (users that live outside /etc: LDAP, systemd-homed), or undefined. */
-function getentFields(db: "passwd" | "group", name: string): Promise<string[] | undefined> {
-  return new Promise((resolve) => {
-    execFile("getent", [db, name], { timeout: 5000 }, (err, stdout) => resolve(err ? undefined : stdout.trim().split(":")));
-  });
+async function getentFields(runner: Runner, db: "passwd" | "group", name: string): Promise<string[] | undefined> {
+  return (await outputOf(runner, ["getent", db, name], { timeoutMs: 5000 }))?.trim().split(":");
 }
 
 function nonNegativeInt(field: string | undefined): number | undefined {
@@ -96,12 +99,12 @@ function nonNegativeInt(field: string | undefined): number | undefined {
   return field && Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
-async function getent(db: "passwd" | "group", name: string): Promise<number | undefined> {
-  return nonNegativeInt((await getentFields(db, name))?.[2]);
+async function getent(runner: Runner, db: "passwd" | "group", name: string): Promise<number | undefined> {
+  return nonNegativeInt((await getentFields(runner, db, name))?.[2]);
 }
 
-async function getentUser(name: string): Promise<{ gid: number; home: string } | undefined> {
-  const fields = await getentFields("passwd", name);
+async function getentUser(runner: Runner, name: string): Promise<{ gid: number; home: string } | undefined> {
+  const fields = await getentFields(runner, "passwd", name);
   const gid = nonNegativeInt(fields?.[3]);
   return gid === undefined ? undefined : { gid, home: fields?.[5] || "/" };
 }

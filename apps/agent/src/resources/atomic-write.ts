@@ -1,24 +1,33 @@
-// Replacing a path in one step: write a temp beside it, fsync, rename over it; the
-// directory is fsynced before the result is recorded. A fixed temp name leaves one leftover to settle.
+// Replacing a resource's path in one step (fs/atomic-file: temp beside it, fsync, rename), with what
+// the resources add: a fixed temp name, so a killed apply leaves one leftover to settle; the
+// directory fsynced later, before the result is recorded; the `temp-written` fail point.
 import { promises as fs } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { failpoint } from "../failpoint";
+import { type Content, replaceFile, replaceWithSymlink } from "../fs/atomic-file";
+
+export type { Content } from "../fs/atomic-file";
 
 export function tempBeside(hostPath: string): string {
   return join(dirname(hostPath), `.${basename(hostPath)}.mesh-tmp`);
 }
 
-function missingParent(err: unknown, path: string): Error {
-  if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+/** An ENOENT because the parent is missing reads as what to declare; anything else as it is. */
+async function missingParent(err: unknown, hostPath: string, path: string): Promise<Error> {
+  if ((err as NodeJS.ErrnoException).code === "ENOENT" && !(await exists(dirname(hostPath)))) {
     return new Error(`parent directory of ${path} does not exist (declare it as a directory resource)`);
   }
   return err as Error;
 }
 
-/** The content: bytes, or a writer that fills the open temp file (a streamed download) and throws to abandon it. */
-export type Content = Buffer | ((fh: FileHandle) => Promise<unknown>);
+async function exists(path: string): Promise<boolean> {
+  return fs.lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
 
+/** `syncLater`: the directory holding the rename is fsynced before the result is recorded (see ProviderContext). */
 export async function writeFileAtomically(
   hostPath: string,
   content: Content,
@@ -29,28 +38,11 @@ export async function writeFileAtomically(
   const temp = tempBeside(hostPath);
   // Someone may have planted a symlink at the temp name: never open through it.
   await fs.rm(temp, { force: true }).catch(() => undefined);
-  let fh;
   try {
-    fh = await fs.open(temp, "wx", opts.mode);
+    await replaceFile(hostPath, content, { ...opts, temp, syncLater, beforeRename: () => failpoint("temp-written") });
   } catch (err) {
-    throw missingParent(err, path);
+    throw await missingParent(err, hostPath, path);
   }
-  try {
-    if (typeof content === "function") await content(fh);
-    else await fh.writeFile(content);
-    // Owner and mode go on before the rename, so the path never shows a half-made file.
-    if (opts.uid !== undefined || opts.gid !== undefined) await fh.chown(opts.uid ?? -1, opts.gid ?? -1);
-    await fh.chmod(opts.mode);
-    await fh.sync();
-    await fh.close();
-    failpoint("temp-written");
-    await fs.rename(temp, hostPath);
-  } catch (err) {
-    await fh.close().catch(() => undefined);
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
-  syncLater(dirname(hostPath));
 }
 
 /** `syncLater`: the directory holding the rename is fsynced before the result is recorded (see ProviderContext). */
@@ -58,24 +50,8 @@ export async function symlinkAtomically(hostPath: string, target: string, path: 
   const temp = tempBeside(hostPath);
   await fs.rm(temp, { force: true }).catch(() => undefined);
   try {
-    await fs.symlink(target, temp);
+    await replaceWithSymlink(hostPath, target, { temp, syncLater });
   } catch (err) {
-    throw missingParent(err, path);
-  }
-  try {
-    await fs.rename(temp, hostPath);
-  } catch (err) {
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
-  syncLater(dirname(hostPath));
-}
-
-export async function syncDir(dir: string): Promise<void> {
-  const dh = await fs.open(dir, "r");
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
+    throw await missingParent(err, hostPath, path);
   }
 }

@@ -2,12 +2,13 @@
 // (written durably before the adopt intent), and checked when read back.
 import type { Store } from "../store/store";
 import { sha256Hex } from "./observed";
+import { STATE_DIR_NAMES } from "../state-dir/keys";
 
 export class OriginalBlobs {
   constructor(private readonly store: Store) {}
 
   static key(sha256: string): string {
-    return `originals/${sha256}`;
+    return `${STATE_DIR_NAMES.originals}/${sha256}`;
   }
 
   async put(content: Buffer): Promise<string> {

@@ -1,23 +1,21 @@
 // The service provider through whole reconciles, with the real systemctl on a sandbox
 // root (unit files and enablement; running state needs --root /): create, no-op, update, drift, adopt/restore, remove.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { Declaration, type ResourceInput } from "@mesh/protocol";
 import { silentLogger } from "../log";
 import { reconcile } from "../reconcile/reconcile";
 import { MemoryStore } from "../store/memory-store";
 import { Root } from "./root";
+import { tempDirs } from "../testing/temp-dirs";
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-svc-");
 let root: string;
 let store: MemoryStore;
 beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), "mesh-svc-"));
-  temps.push(root);
+  root = freshDir();
   mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
   store = new MemoryStore();
 });

@@ -1,9 +1,8 @@
 // The service resource with systemd as its manager: PID 1 detection, and the exact systemctl
 // sequence through the recording runner. The host's own supervisor is tested in supervisor/.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { ServiceResource } from "@mesh/protocol";
 import { RecordingRunner, type ScriptedAnswer } from "../runner/recording-runner";
 import {
@@ -19,14 +18,9 @@ import {
   type ServiceContext,
 } from "./service";
 import { systemdManager } from "./service-manager";
+import { tempDirs } from "../testing/temp-dirs";
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
-function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), "mesh-svc-"));
-  temps.push(d);
-  return d;
-}
+const temp = tempDirs("mesh-svc-");
 
 const UNIT = "web.service";
 const V1 = "[Service]\nExecStart=/usr/bin/web --v1\n";

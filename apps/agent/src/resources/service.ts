@@ -1,10 +1,11 @@
 // The `service` resource: a systemd unit's file under /etc/systemd/system, whether it is
 // enabled and whether it runs, driven through a ServiceManager (systemd, or the host's own supervisor).
 // status: ready for wiring
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { constants as fsConstants, promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ServiceResource } from "@mesh/protocol";
+import { randomTempBeside, replaceFile, replaceWithSymlink, syncDir } from "../fs/atomic-file";
 import { inDir, openOwnDir, SafePaths } from "./safe-path";
 import type { ServiceManager, ServiceVerb } from "./service-manager";
 
@@ -302,42 +303,21 @@ async function writeUnitFile(ctx: ServiceContext, unit: string, unitFile: UnitFi
   const unitDir = unitDirectory(ctx, unitFile !== null);
   if (!unitDir) return; // nothing to delete where there is no directory
   try {
-    await writeUnitFileAt(unitDir.at(unit), unit, unitFile);
+    await writeUnitFileAt(unitDir.at(unit), unitFile);
   } finally {
     unitDir.close();
   }
 }
 
-async function writeUnitFileAt(path: string, unit: string, unitFile: UnitFile): Promise<void> {
+async function writeUnitFileAt(path: string, unitFile: UnitFile): Promise<void> {
   const dir = dirname(path);
   if (unitFile === null) {
     await fs.rm(path, { force: true });
-  } else {
-    await fs.mkdir(dir, { recursive: true });
-    const temp = join(dir, `.${unit}.mesh-${randomBytes(6).toString("hex")}`);
-    try {
-      if (unitFile.kind === "symlink") {
-        await fs.symlink(unitFile.target, temp);
-      } else {
-        const fh = await fs.open(temp, "wx", 0o644);
-        try {
-          await fh.writeFile(unitFile.content);
-          await fh.chmod(0o644);
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-      }
-      await fs.rename(temp, path);
-    } catch (err) {
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
+    await syncDir(dir);
+    return;
   }
-  const dh = await fs.open(dir, "r");
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
+  await fs.mkdir(dir, { recursive: true });
+  const temp = randomTempBeside(path, "mesh");
+  if (unitFile.kind === "symlink") await replaceWithSymlink(path, unitFile.target, { temp });
+  else await replaceFile(path, unitFile.content, { mode: 0o644, temp });
 }

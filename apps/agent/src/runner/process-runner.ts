@@ -27,8 +27,8 @@ export class ProcessRunner implements Runner {
         env: opts.env ? { ...process.env, ...opts.env } : process.env,
         stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       });
-      const stdout = new OutputTail(MAX_OUTPUT_BYTES);
-      const stderr = new OutputTail(MAX_OUTPUT_BYTES);
+      const stdout = new OutputTail(opts.maxOutputBytes ?? MAX_OUTPUT_BYTES);
+      const stderr = new OutputTail(opts.maxOutputBytes ?? MAX_OUTPUT_BYTES);
       child.stdout!.on("data", (chunk: Buffer) => stdout.push(chunk));
       child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk));
 

@@ -1,5 +1,10 @@
 // The one way the host runs a program: an argv (never a shell string), a timeout,
 // and output kept bounded, so a test can see exactly what ran and nothing hangs forever.
+// dpkg, apt-get and systemctl for the resources, getent for accounts, dpkg-query and systemctl
+// for the facts, `mesh-host version` for the self-upgrade all go through it (a Runner is injected;
+// ProcessRunner is the real one). The supervisor alone spawns directly: it starts long-lived
+// processes it must own (supervisor/unit-processes.ts, supervisor/supervised-manager.ts).
+// Biome's noRestrictedImports keeps node:child_process out of everything else.
 export interface RunOptions {
   /** Killed after this long; default DEFAULT_TIMEOUT_MS. */
   timeoutMs?: number;
@@ -7,6 +12,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Written to stdin, which is then closed; without it stdin is /dev/null, so a prompt sees EOF instead of hanging. */
   input?: string;
+  /** How much of each stream is kept (its tail); default MAX_OUTPUT_BYTES. A listing read whole asks for more. */
+  maxOutputBytes?: number;
 }
 
 export interface RunResult {
@@ -52,6 +59,12 @@ export async function runOrThrow(runner: Runner, argv: string[], opts?: RunOptio
   const result = await runner.run(argv, opts);
   if (result.code !== 0 || result.timedOut) throw new CommandFailedError(argv, result, what);
   return result;
+}
+
+/** The stdout of a run that exited 0, or null when it could not start, failed or timed out: for probes whose absence is an answer. */
+export async function outputOf(runner: Runner, argv: string[], opts?: RunOptions): Promise<string | null> {
+  const result = await runner.run(argv, opts).catch(() => null);
+  return result && result.code === 0 && !result.timedOut ? result.stdout : null;
 }
 
 function lastLines(text: string, n: number): string {

@@ -2,10 +2,9 @@
 // trial (breadcrumb naming the package and the version to go back to, BINARY.prev kept), and a
 // package version rolled back before is refused; after a rollback, dpkg's record is put back.
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../log";
 import { RecordingRunner } from "../runner/recording-runner";
 import { MemoryStore } from "../store/memory-store";
@@ -14,15 +13,14 @@ import { settleRolledBackPackage } from "./host-package";
 import { SelfUpgrade } from "./self-upgrade";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade } from "./upgrade-files";
 import { UpgradeTrial } from "./upgrade-trial";
+import { tempDirs } from "../testing/temp-dirs";
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-replaced-");
 let dir: string;
 let binary: string;
 let store: MemoryStore;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mesh-replaced-"));
-  temps.push(dir);
+  dir = freshDir();
   binary = join(dir, "mesh-host");
   writeFileSync(binary, "binary 1.0.0\n", { mode: 0o755 });
   store = new MemoryStore();

@@ -1,10 +1,9 @@
 // Self-upgrade through a whole reconcile: a signed release is put over the binary with
 // `.prev` and a breadcrumb; unsigned, mis-signed, mismatched, older and failed releases are refused.
 import { createPrivateKey, sign } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { Declaration, hostReleaseMessage, type RemoteSource, type ResourceInput } from "@mesh/protocol";
 import { silentLogger } from "../log";
 import * as fileSource from "../resources/file-source";
@@ -18,21 +17,20 @@ import { compareVersions, refuseRelease } from "./release";
 import { SelfUpgrade } from "./self-upgrade";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY } from "./upgrade-files";
 import { UpgradeTrial } from "./upgrade-trial";
+import { tempDirs } from "../testing/temp-dirs";
 
 const RELEASE = join(__dirname, "..", "..", "..", "..", "infra", "release");
 const privateKey = createPrivateKey(readFileSync(join(RELEASE, "TEST-ONLY-release-private-key.pem")));
 const publicKey = readFileSync(join(RELEASE, "test-release-public-key.pem"), "utf8");
 const signed = (version: string, sha256: string) => sign(null, Buffer.from(hostReleaseMessage(version, sha256)), privateKey).toString("base64");
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-upgrade-");
 let dir: string;
 let binary: string;
 let store: MemoryStore;
 let served: Map<string, Buffer>;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mesh-upgrade-"));
-  temps.push(dir);
+  dir = freshDir();
   binary = join(dir, "mesh-host");
   writeFileSync(binary, "old binary\n", { mode: 0o755 });
   store = new MemoryStore();

@@ -1,13 +1,12 @@
 // Putting a verified release over the running binary: write beside it, fsync, keep
 // the old one as `.prev`, leave the breadcrumb, rename. The daemon then reports and exits 0.
 import { createHash, randomBytes } from "node:crypto";
-import { execFile } from "node:child_process";
 import { createReadStream, promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HostVersion, type HostResource } from "@mesh/protocol";
 import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
-import { syncDir } from "../resources/atomic-write";
+import { syncDir, writeTempFile } from "../fs/atomic-file";
 import type { Store } from "../store/store";
 import { observePackage, type PackageContext } from "../resources/package";
 import { hostCommand, runningAsSea } from "./binary-path";
@@ -16,6 +15,8 @@ import { HOST_PACKAGE, samePackageVersion } from "./host-package";
 import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
+import { ProcessRunner } from "../runner/process-runner";
+import { outputOf, type Runner } from "../runner/runner";
 
 export interface SelfUpgradeOptions {
   store: Store;
@@ -38,6 +39,8 @@ export interface SelfUpgradeOptions {
   settling?: Promise<BinaryIdentity | null> | null;
   /** This start's trial, if it is one: the previous binary its rollback puts back is no replacement. */
   trial?: { readonly rollingBack: boolean } | null;
+  /** Runs `mesh-host version` on the new binary; a ProcessRunner by default. */
+  runner?: Runner;
 }
 
 const PENDING = Symbol("pending");
@@ -190,12 +193,9 @@ export class SelfUpgrade {
       }
     }
     const [cmd, ...args] = hostCommand();
-    return new Promise((resolve) =>
-      execFile(cmd!, [...args, "version"], { timeout: 10_000 }, (err, stdout) => {
-        const v = HostVersion.safeParse(String(stdout).trim());
-        resolve(!err && v.success ? { to: v.data } : null);
-      }),
-    );
+    const out = await outputOf(this.opts.runner ?? new ProcessRunner(), [cmd!, ...args, "version"], { timeoutMs: 10_000 });
+    const v = HostVersion.safeParse(out?.trim());
+    return v.success ? { to: v.data } : null;
   }
 
   get running(): string {
@@ -225,19 +225,16 @@ export class SelfUpgrade {
     const prev = `${binary}.prev`;
     const mode = (await fs.stat(binary)).mode & 0o7777;
     // Streamed beside the binary (capped, hashed as it comes), verified, and only then renamed over it.
-    const fh = await fs.open(temp, "wx", mode);
-    try {
-      const sha = await fetchSource(resource.source ?? { url: defaultReleaseUrl(resource.version), sha256: resource.sha256 }, fh);
-      const refusal = refuseRelease(sha, resource, running, this.opts.publicKey);
-      if (refusal) throw new Error(refusal);
-      await fh.chmod(mode);
-      await fh.sync();
-    } catch (err) {
-      await fh.close();
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
-    await fh.close();
+    const publicKey = this.opts.publicKey;
+    await writeTempFile(
+      temp,
+      async (fh) => {
+        const sha = await fetchSource(resource.source ?? { url: defaultReleaseUrl(resource.version), sha256: resource.sha256 }, fh);
+        const refusal = refuseRelease(sha, resource, running, publicKey);
+        if (refusal) throw new Error(refusal);
+      },
+      { mode },
+    );
     try {
       // A second name for the running inode: `.prev` is the old binary itself, and the path is never empty.
       await fs.rm(prev, { force: true });

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "../link/fake-control-plane";
+import { waitFor } from "../testing/wait-for";
 
 const BIN = join(__dirname, "..", "..", "dist", "mesh-host.js");
 const cleanups: (() => void)[] = [];

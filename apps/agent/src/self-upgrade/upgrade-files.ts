@@ -2,17 +2,17 @@
 // installation's rollback script (infra/package/mesh-host-rollback.sh): names must not drift.
 import { z } from "zod";
 import { HostVersion, Sha256Hex } from "@mesh/protocol";
-import type { Store } from "../store/store";
+import { KEYS } from "../state-dir/keys";
 
 /**
  * Written before the rename (a `host` upgrade) or before dpkg/apt runs (the host's own package):
  * the new binary is on trial until it reaches the control plane.
  */
-export const BREADCRUMB_KEY = "upgrade.json";
+export const BREADCRUMB_KEY = KEYS.upgradeBreadcrumb;
 /** Made by the rollback script at the first exit after the rename (the old binary's); a second exit on trial rolls back. */
-export const EXITED_KEY = "upgrade.exited";
+export const EXITED_KEY = KEYS.upgradeExited;
 /** The last upgrade that was rolled back, so the same release is not tried again in a loop. */
-export const FAILED_KEY = "upgrade-failed.json";
+export const FAILED_KEY = KEYS.upgradeFailed;
 
 /** `to` of a breadcrumb written before the host's own package is installed with no version declared. */
 export const PACKAGE_VERSION_PENDING = "package";
@@ -58,13 +58,5 @@ export type FailedUpgrade = z.infer<typeof FailedUpgrade>;
 export const SCRIPT_ROLLBACK_REASON =
   "the new binary exited before it reached the control plane; the installation's rollback step put the previous binary back";
 
-export async function readJson<T>(store: Store, key: string, schema: z.ZodType<T>): Promise<T | null> {
-  const raw = await store.read(key);
-  if (!raw) return null;
-  try {
-    const parsed = schema.safeParse(JSON.parse(raw.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
+/** The upgrade files are read with the store's one reader (re-exported for the upgrade code). */
+export { readJson } from "../store/read-json";

@@ -3,7 +3,7 @@
 import { promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../log";
-import { syncDir } from "../resources/atomic-write";
+import { syncDir } from "../fs/atomic-file";
 import type { Store } from "../store/store";
 import { isoNow, systemClock, type Clock } from "../clock";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, readJson, type FailedUpgrade } from "./upgrade-files";

@@ -10,8 +10,9 @@ import { Report } from "@mesh/protocol";
 import { reasonOf } from "../host-error";
 import type { Logger } from "../log";
 import { systemClock } from "../clock";
+import { STATE_DIR_NAMES } from "./keys";
 
-export const CONTROL_SOCKET = "control.sock";
+export const CONTROL_SOCKET = STATE_DIR_NAMES.controlSocket;
 /** A request line is small; an answer carries a report (bounded by the protocol) and the changes. */
 const MAX_REQUEST_BYTES = 4 * 1024;
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;

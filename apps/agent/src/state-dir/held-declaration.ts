@@ -2,18 +2,16 @@
 // link (or after a restart) keeps reconciling towards it.
 import { Declaration } from "@mesh/protocol";
 import type { Logger } from "../log";
+import { parseJson } from "../store/read-json";
 import type { Store } from "../store/store";
 import { KEYS } from "./keys";
 
 export async function loadHeldDeclaration(store: Store, log: Logger): Promise<Declaration | null> {
   const raw = await store.read(KEYS.declaration);
   if (!raw) return null;
-  try {
-    const parsed = Declaration.safeParse(JSON.parse(raw.toString("utf8")));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // fall through: an unreadable declaration is as good as none; the control plane sends it again.
-  }
+  const held = parseJson(raw, Declaration);
+  if (held) return held;
+  // An unreadable declaration is as good as none; the control plane sends it again.
   log.error({ file: KEYS.declaration }, "held declaration is unreadable; waiting for the control plane to send it again");
   return null;
 }

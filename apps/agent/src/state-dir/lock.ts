@@ -3,8 +3,9 @@
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../host-error";
+import { STATE_DIR_NAMES } from "./keys";
 
-const LOCK = "lock";
+const LOCK = STATE_DIR_NAMES.lock;
 
 function alive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;

@@ -2,6 +2,7 @@
 // change so that `mesh-host status` can answer without talking to the daemon.
 import { z } from "zod";
 import { NodeId } from "@mesh/protocol";
+import { readJson } from "../store/read-json";
 import type { Store } from "../store/store";
 import { KEYS } from "./keys";
 
@@ -30,14 +31,7 @@ export const StatusFile = z.strictObject({
 export type StatusFile = z.infer<typeof StatusFile>;
 
 export async function readStatusFile(store: Store): Promise<StatusFile | null> {
-  const raw = await store.read(KEYS.status);
-  if (!raw) return null;
-  try {
-    const parsed = StatusFile.safeParse(JSON.parse(raw.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readJson(store, KEYS.status, StatusFile);
 }
 
 export async function writeStatusFile(store: Store, status: StatusFile): Promise<void> {

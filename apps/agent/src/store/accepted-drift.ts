@@ -4,9 +4,11 @@
 // accepted.json. An entry holds only for the record with the same subject and applied digest.
 import { z } from "zod";
 import { LIMITS, Sha256Hex } from "@mesh/protocol";
+import { parseJson } from "./read-json";
 import type { Store } from "./store";
+import { KEYS } from "../state-dir/keys";
 
-export const ACCEPTED_KEY = "accepted.json";
+export const ACCEPTED_KEY = KEYS.accepted;
 
 /** The observed digest accepted, projected on the declared state ("absent": nothing stands there). */
 export const AcceptedDigest = z.union([Sha256Hex, z.literal("absent")]);
@@ -57,11 +59,5 @@ export async function writeAccepted(store: Store, records: readonly AcceptingRec
 }
 
 export function parseAccepted(raw: Buffer | null): AcceptedFile | null {
-  if (!raw) return null;
-  try {
-    const parsed = AcceptedFile.safeParse(JSON.parse(raw.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return parseJson(raw, AcceptedFile);
 }

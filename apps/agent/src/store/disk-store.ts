@@ -1,9 +1,10 @@
 // The disk store: one file per key in the state dir. Every write is temp file,
 // fsync, rename, fsync of the directory, so a crash leaves the old or the new file.
-import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
+import { isRandomTemp, replaceFile, syncDir } from "../fs/atomic-file";
 import { checkKey, type Store } from "./store";
+import { STATE_DIR_NAMES } from "../state-dir/keys";
 
 export class DiskStore implements Store {
   constructor(readonly dir: string) {}
@@ -28,27 +29,7 @@ export class DiskStore implements Store {
     const target = join(this.dir, key);
     const folder = dirname(target);
     if (folder !== this.dir) await this.makeFolder(folder);
-    const temp = join(folder, `.${key.slice(key.lastIndexOf("/") + 1)}.tmp-${randomBytes(6).toString("hex")}`);
-    const mode = options?.mode ?? 0o600;
-    const fh = await fs.open(temp, "wx", mode);
-    try {
-      await fh.writeFile(data);
-      // The umask may have narrowed the mode at open; say it exactly.
-      await fh.chmod(mode);
-      await fh.sync();
-    } catch (err) {
-      await fh.close();
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
-    await fh.close();
-    try {
-      await fs.rename(temp, target);
-    } catch (err) {
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
-    await this.syncDir(folder);
+    await replaceFile(target, data, { mode: options?.mode ?? 0o600 });
   }
 
   /** A folder under the state dir, made durably: a rename inside it must not outlive the folder itself. */
@@ -59,7 +40,7 @@ export class DiskStore implements Store {
       if ((err as NodeJS.ErrnoException).code === "EEXIST") return;
       throw err;
     }
-    await this.syncDir();
+    await syncDir(this.dir);
   }
 
   /**
@@ -67,14 +48,14 @@ export class DiskStore implements Store {
    * dir's lock may call this: another writer's temp file would vanish under it.
    */
   async removeLeftovers(): Promise<void> {
-    for (const folder of [this.dir, join(this.dir, "originals")]) {
+    for (const folder of [this.dir, join(this.dir, STATE_DIR_NAMES.originals)]) {
       let names: string[];
       try {
         names = await fs.readdir(folder);
       } catch {
         continue;
       }
-      for (const name of names) if (/^\..*\.tmp-[0-9a-f]{12}$/.test(name)) await fs.rm(join(folder, name), { force: true });
+      for (const name of names) if (isRandomTemp(name)) await fs.rm(join(folder, name), { force: true });
     }
   }
 
@@ -87,23 +68,13 @@ export class DiskStore implements Store {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
       throw err;
     }
-    await this.syncDir();
+    await syncDir(this.dir);
   }
 
   async remove(key: string): Promise<void> {
     checkKey(key);
     const target = join(this.dir, key);
     await fs.rm(target, { force: true });
-    await this.syncDir(dirname(target));
-  }
-
-  /** A rename is durable only once its directory is synced; read-only open is enough for fsync. */
-  private async syncDir(dir = this.dir): Promise<void> {
-    const dh = await fs.open(dir, "r");
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
+    await syncDir(dirname(target));
   }
 }

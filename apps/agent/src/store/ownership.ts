@@ -5,8 +5,9 @@ import { AbsolutePath, LIMITS, RESOURCE_TYPES, ResourceId, Sha256Hex } from "@me
 import { AcceptedDigest, readAccepted, writeAccepted } from "./accepted-drift";
 import { Original } from "./original";
 import type { Store } from "./store";
+import { KEYS } from "../state-dir/keys";
 
-export const OWNERSHIP_KEY = "store.json";
+export const OWNERSHIP_KEY = KEYS.ownership;
 
 /** What a record manages, as `resourceSubject` says it: `path:/x`, `package:curl`, `service:x.service`, `host:mesh-host`. */
 export const Subject = z

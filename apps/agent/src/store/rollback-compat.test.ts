@@ -1,11 +1,5 @@
-// A host rolled back to the previous release (after a self-upgrade, or by hand) reads the store the
-// new one wrote. The previous release's schema is frozen below as a fixture (copied from
-// ownership.ts and original.ts before accepted drift was added): strict at every level, so any
-// field the new code adds to store.json would make the old host find its store lost.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LIMITS, RESOURCE_TYPES, ResourceId, Sha256Hex } from "@mesh/protocol";
 import { ACCEPTED_KEY } from "./accepted-drift";
@@ -13,6 +7,7 @@ import { DiskStore } from "./disk-store";
 import { MemoryStore } from "./memory-store";
 import { OWNERSHIP_KEY, loadOwnership, saveOwnership, type Ownership } from "./ownership";
 import type { Store } from "./store";
+import { tempDirs } from "../testing/temp-dirs";
 
 // ---- The previous release's store.json schema (fixture: do not update with ownership.ts) ----
 const OldId = z
@@ -55,16 +50,14 @@ const OldOwnership = z.strictObject({
 });
 // ---- end of fixture ----
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-compat-");
 
 const kinds: [string, () => Promise<Store>][] = [
   ["memory", async () => new MemoryStore()],
   [
     "disk",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "mesh-compat-"));
-      dirs.push(dir);
+      const dir = freshDir();
       const store = new DiskStore(join(dir, "state"));
       await store.init();
       return store;

@@ -1,24 +1,22 @@
 // One conformance suite over every Store (disk and memory), plus the ownership
 // file on top: a truncated or garbage store.json is treated as lost, never a crash.
-import { mkdtempSync, promises as fs, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { promises as fs, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DiskStore } from "./disk-store";
 import { MemoryStore } from "./memory-store";
 import { OWNERSHIP_KEY, loadOwnership, saveOwnership, type Ownership } from "./ownership";
 import type { Store } from "./store";
+import { tempDirs } from "../testing/temp-dirs";
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const freshDir = tempDirs("mesh-store-");
 
 const kinds: [string, () => Promise<Store>][] = [
   ["memory", async () => new MemoryStore()],
   [
     "disk",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "mesh-store-"));
-      dirs.push(dir);
+      const dir = freshDir();
       const store = new DiskStore(join(dir, "state"));
       await store.init();
       return store;
@@ -201,8 +199,7 @@ describe.each(kinds)("%s store", (_kind, make) => {
 
 describe("disk store on disk", () => {
   it("writes with the mode asked for and leaves no temp files", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mesh-store-"));
-    dirs.push(dir);
+    const dir = freshDir();
     const store = new DiskStore(dir);
     await store.write("node.key", "secret", { mode: 0o600 });
     await store.write("status.json", "{}", { mode: 0o644 });
@@ -212,8 +209,7 @@ describe("disk store on disk", () => {
   });
 
   it("a failed write leaves the old file whole", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mesh-store-"));
-    dirs.push(dir);
+    const dir = freshDir();
     const store = new DiskStore(dir);
     await store.write("a.json", "old");
     // A directory in the way of the rename makes the write fail after the temp file exists.

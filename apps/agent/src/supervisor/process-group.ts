@@ -2,7 +2,8 @@
 // everything it started (systemd's KillMode=control-group, as near as a group gets).
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { isAlive, type ProcessRef } from "./service-status";
-import { sleep, systemClock, type Clock } from "../clock";
+import { systemClock, type Clock } from "../clock";
+import { sleep } from "../sleep";
 
 /** A service's log is kept to this size; the older half lives on as LOG.1. */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;
@@ -42,11 +43,11 @@ export async function killGroup(
   if (onlyMainFirst && isAlive(main)) signalProcess(main.pid, signal);
   else if (isAlive(main) || groupAlive(main.pid)) signalGroup(main.pid, signal);
   const deadline = clock.now() + timeoutMs;
-  while (!gone() && clock.now() < deadline) await sleep(clock, 25);
+  while (!gone() && clock.now() < deadline) await sleep(25, { clock: clock });
   const killed = !gone();
   signalGroup(main.pid, "SIGKILL");
   const last = clock.now() + 10_000;
-  while (isAlive(main) && clock.now() < last) await sleep(clock, 10);
+  while (isAlive(main) && clock.now() < last) await sleep(10, { clock: clock });
   return killed ? "killed" : "exited";
 }
 

@@ -1,10 +1,11 @@
 // Where the host's own supervisor keeps a service's state: ROOT/run/mesh-host/services/<unit>.json,
 // written atomically by the one supervisor process, and read by the host to answer is-active.
-import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { promises as fs } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { z } from "zod";
+import { replaceFileSync } from "../fs/atomic-file";
+import { parseJson } from "../store/read-json";
 import { openOwnDir } from "../resources/safe-path";
 
 /** A process as the kernel knows it: a pid alone can be reused, a pid with its start time cannot. */
@@ -66,30 +67,14 @@ export async function readStatus(path: string): Promise<ServiceStatus | null> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw err;
   }
-  const parsed = ServiceStatus.safeParse(safeJson(text));
-  if (!parsed.success) throw new Error(`${path}: not a service status file; remove it to start over`);
-  return parsed.data;
+  const status = parseJson(text, ServiceStatus);
+  if (!status) throw new Error(`${path}: not a service status file; remove it to start over`);
+  return status;
 }
 
-/** Temp file, fsync, rename: synchronous, because the supervisor writes it from signal handlers too. */
+/** Temp file, fsync, rename, fsync of the directory: synchronous, because the supervisor writes it from signal handlers too. */
 export function writeStatusSync(file: string, status: ServiceStatus): void {
-  inServiceDir(file, (path) => writeInDir(path, status));
-}
-
-function writeInDir(path: string, status: ServiceStatus): void {
-  // A fresh name opened exclusively: never through a file or link that is already there.
-  const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
-  const fd = openSync(temp, "wx", 0o644);
-  try {
-    writeSync(fd, JSON.stringify(status) + "\n");
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(temp, path);
+  inServiceDir(file, (path) => replaceFileSync(path, JSON.stringify(status) + "\n", { mode: 0o644 }));
 }
 
 /** Field 22 of /proc/PID/stat (clock ticks after boot), or null when there is no such process. */
@@ -114,12 +99,4 @@ export function processRef(pid: number): ProcessRef | null {
 /** Whether this exact process (not a later one that got its pid) still runs. */
 export function isAlive(ref: ProcessRef | null | undefined): boolean {
   return !!ref && processStartTime(ref.pid) === ref.startTime;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

@@ -14,6 +14,7 @@ import { isAlive, readStatus, servicePaths, type ServiceStatus } from "./service
 import { supervisedManager } from "./supervised-manager";
 import { statusView } from "../cli/status";
 import { DiskStore } from "../store/disk-store";
+import { waitFor as waitUntil } from "../testing/wait-for";
 
 const HOST = [process.execPath, join(__dirname, "../../dist/mesh-host.js")];
 const UNIT = "demo.service";
@@ -45,15 +46,9 @@ const run = (resources: ResourceInput[], version = 1) =>
 const status = async (unit = UNIT) => (await readStatus(servicePaths(root, unit).status)) as ServiceStatus;
 const log = (unit = UNIT) => readFileSync(servicePaths(root, unit).log, "utf8");
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
-async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Real processes take their time: a longer wait, polled less often. */
+const waitFor = <T>(what: string, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 10_000) =>
+  waitUntil(what, check, ms, 25);
 
 describe("the host's own supervisor (systemd is not PID 1)", () => {
   it("creates, keeps, restarts on a crash, takes a new definition, stops and removes a service", async () => {

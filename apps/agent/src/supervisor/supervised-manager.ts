@@ -9,7 +9,8 @@ import { disableUnit, enableUnit, enablement, loadUnit } from "./unit-location";
 import type { UnitSpec } from "./unit-file";
 import { inServiceDir, isAlive, readStatus, servicePaths, writeStatusSync, type ServiceStatus } from "./service-status";
 import { killGroup, openLogSync, rotateLog } from "./process-group";
-import { isoNow, sleep, systemClock, type Clock } from "../clock";
+import { isoNow, systemClock, type Clock } from "../clock";
+import { sleep } from "../sleep";
 
 /** How long a start may take before the host gives up waiting (systemd's TimeoutStartSec default). */
 const START_TIMEOUT_MS = 90_000;
@@ -68,7 +69,7 @@ export function supervisedManager(opts: SupervisedManagerOptions): ServiceManage
       }
       if (exited) throw new Error(`${unit}: the supervisor ${exited} before the service started${await tail(paths.log)}`);
       if (clock.now() > deadline) throw new Error(`${unit} did not start within ${START_TIMEOUT_MS / 1000} s${await tail(paths.log)}`);
-      await sleep(clock, POLL_MS);
+      await sleep(POLL_MS, { clock: clock });
     }
   }
 
@@ -167,9 +168,9 @@ async function endSupervisor(status: ServiceStatus, spec: UnitSpec | null, clock
   const grace = Number.isFinite(stopMs) ? ((spec?.execStop.length ?? 0) + 1) * stopMs + 5_000 : 3_600_000;
   signal(status.supervisor.pid, "SIGTERM");
   const deadline = clock.now() + Math.min(grace, 3_600_000);
-  while (isAlive(status.supervisor) && clock.now() < deadline) await sleep(clock, POLL_MS);
+  while (isAlive(status.supervisor) && clock.now() < deadline) await sleep(POLL_MS, { clock: clock });
   if (isAlive(status.supervisor)) signal(status.supervisor.pid, "SIGKILL");
-  while (isAlive(status.supervisor) && clock.now() < deadline + 10_000) await sleep(clock, POLL_MS);
+  while (isAlive(status.supervisor) && clock.now() < deadline + 10_000) await sleep(POLL_MS, { clock: clock });
 }
 
 /** A process that is gone already (and reaped by whatever PID 1 is) is not an error. */

@@ -1,6 +1,7 @@
 // Parser for the subset of systemd unit-file syntax (systemd.syntax(7), systemd.service(5)) that the
 // host's own supervisor can honour when systemd is not PID 1: the directives and what they add up to.
 // The lexical rules are in unit-syntax.ts, Exec*= lines in exec-line.ts. Pure: no I/O, no process spawning.
+import { parseUnitName } from "@mesh/protocol";
 import { ENV_NAME } from "./environment-file";
 import { parseExecLine, type UnitCommand } from "./exec-line";
 import { bool, fail, isSignal, logicalLines, signal, specifiers, splitWords, timespanMs, type UnitContext } from "./unit-syntax";
@@ -82,10 +83,9 @@ const NOT_ENFORCED_PATTERN: Record<string, RegExp> = {
 /** Parses a .service unit file; throws UnitFileError for anything the host cannot run faithfully. */
 export function parseUnitFile(unit: string, text: string): UnitSpec {
   if (!unit.endsWith(".service")) fail({ unit }, null, "only .service units can be run without systemd");
-  const name = unit.slice(0, -".service".length);
-  if (!/^[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?$/.test(name)) fail({ unit }, null, "not a valid unit name");
-  const at = name.indexOf("@");
-  const ctx: UnitContext = { unit, name, prefix: at < 0 ? name : name.slice(0, at), instance: at < 0 ? "" : name.slice(at + 1) };
+  const parts = parseUnitName(unit, ["service"]);
+  if (!parts) fail({ unit }, null, "not a valid unit name");
+  const ctx: UnitContext = { unit, name: parts.name, prefix: parts.prefix, instance: parts.instance ?? "" };
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_TEXT) fail(ctx, null, `unit file is ${bytes} bytes, over the 256 KiB limit`);
 

@@ -2,6 +2,7 @@
 // what enablement means without systemd: the same .wants/.requires links systemctl makes.
 import { promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { isUnitName, parseUnitName } from "@mesh/protocol";
 import { openOwnDir, SafePaths } from "../resources/safe-path";
 import { readUnitFileAt } from "../resources/service";
 import { parseUnitFile, type UnitSpec } from "./unit-file";
@@ -22,8 +23,8 @@ export async function findUnitFile(rootDir: string, unit: string): Promise<UnitF
   const own = await findFile(rootDir, unit);
   if (own) return own;
   // An instance (foo@bar.service) without a file of its own runs from its template (foo@.service).
-  const template = /^([^@]+)@[^@]+\.service$/.exec(unit);
-  return template ? findFile(rootDir, `${template[1]}@.service`) : null;
+  const parts = parseUnitName(unit);
+  return parts?.instance ? findFile(rootDir, `${parts.prefix}@.${parts.type}`) : null;
 }
 
 async function findFile(rootDir: string, unit: string): Promise<UnitFileFound | null> {
@@ -72,8 +73,7 @@ export async function enableUnit(rootDir: string, unit: string): Promise<void> {
   const spec = parseUnitFile(unit, found.text);
   for (const target of [...spec.wantedBy, ...spec.requiredBy]) {
     // A unit name, never a path: the links stay inside /etc/systemd/system.
-    if (!/^[A-Za-z0-9@._:\\-]+$/.test(target) || target === "." || target === "..")
-      throw new Error(`unit ${unit}: [Install] names ${JSON.stringify(target)}, which is not a unit name`);
+    if (!isUnitName(target)) throw new Error(`unit ${unit}: [Install] names ${JSON.stringify(target)}, which is not a unit name`);
   }
   const links = [...spec.wantedBy.map((t) => `${t}.wants`), ...spec.requiredBy.map((t) => `${t}.requires`)];
   if (!links.length) throw new Error(`unit ${unit} has no WantedBy= or RequiredBy= in [Install]; there is nothing to enable it into`);

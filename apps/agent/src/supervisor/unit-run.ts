@@ -8,6 +8,7 @@ import { expandCommand, type UnitCommand } from "./exec-line";
 import type { ProcessRef, ServiceStatus } from "./service-status";
 import type { UnitSpec } from "./unit-file";
 import type { Launch, StartedCommand, UnitProcesses } from "./unit-processes";
+import { wakeableSleep } from "../sleep";
 
 /** How long an ExecStartPost may run beside the main process before it is killed. */
 const START_POST_TIMEOUT_MS = 90_000;
@@ -203,10 +204,9 @@ export class UnitRun {
         break;
       }
       this.set({ state: "activating", restarts: this.status.restarts + 1, result: `${this.status.result}; restarting in ${spec.restartMs} ms` });
-      await new Promise<void>((resolve) => {
-        const timer = this.opts.clock.setTimeout(resolve, spec.restartMs);
-        this.move({ kind: "restart-wait", wake: () => (this.opts.clock.clearTimeout(timer), resolve()) });
-      });
+      const pause = wakeableSleep(spec.restartMs, { clock: this.opts.clock });
+      this.move({ kind: "restart-wait", wake: pause.wake });
+      await pause.done;
     }
     if (this.stopping) await this.stopped;
     return code;

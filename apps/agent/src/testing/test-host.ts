@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from "../log";
 import { Root } from "../resources/root";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { Store } from "../store/store";
-import { Backoff } from "./backoff";
+import { Backoff } from "../link/backoff";
 import type { Clock } from "../clock";
 
 export const TEST_NODE_ID = "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f61";

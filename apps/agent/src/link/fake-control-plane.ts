@@ -124,6 +124,8 @@ export async function startControlPlane(
   });
   const refuse = (socket: Duplex, code: RefusalCode) => socket.end(refusalResponseText(linkRefusal(code)));
   server.on("upgrade", (req, socket, head) => {
+    // As the gateway: a host that resets a refused upgrade is no error of the control plane.
+    socket.on("error", () => {});
     if (cp.refuse) {
       cp.refused = (cp.refused ?? 0) + 1;
       return refuse(socket, cp.refuse);

@@ -35,4 +35,35 @@ describe("wakeableSleep", () => {
     await Promise.resolve();
     expect(ended).toBe(true);
   });
+
+  it("does not wait when its signal is already aborted", async () => {
+    vi.useFakeTimers();
+    const abort = new AbortController();
+    abort.abort();
+    await sleep(60_000, { signal: abort.signal });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("ends when its signal aborts mid-sleep, and clears its timer", async () => {
+    vi.useFakeTimers();
+    const abort = new AbortController();
+    let ended = false;
+    void sleep(60_000, { signal: abort.signal }).then(() => (ended = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(ended).toBe(false);
+    abort.abort();
+    await Promise.resolve();
+    expect(ended).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("lets go of the signal once its time is up (one signal serves many sleeps)", async () => {
+    vi.useFakeTimers();
+    const abort = new AbortController();
+    const remove = vi.spyOn(abort.signal, "removeEventListener");
+    const pause = sleep(100, { signal: abort.signal });
+    await vi.advanceTimersByTimeAsync(100);
+    await pause;
+    expect(remove).toHaveBeenCalledWith("abort", expect.any(Function));
+  });
 });

@@ -90,12 +90,6 @@ describe("ReconcileLoop", () => {
     },
     { name: "a run with resource errors is tried again after the base", outcomes: ["errors", "ok"], at: [0, 500, 60_000] },
     {
-      // ceilings 1, 2, 4, 8 s, then past the 8-s cap up to the 60-s interval: resource errors that stay cost no more than the timer
-      name: "resource errors that stay are retried up to the interval, past the cap for failed runs",
-      outcomes: ["errors"],
-      at: [0, 500, 1_500, 3_500, 7_500, 15_500, 31_500, 60_000],
-    },
-    {
       name: "a run that did not fail resets the backoff",
       // the third run succeeds; the timer's run fails, and its retry comes after the base again
       outcomes: ["failed", "failed", "ok", "failed", "ok"],
@@ -107,6 +101,16 @@ describe("ReconcileLoop", () => {
     await vi.advanceTimersByTimeAsync(60_999);
     expect(runs.map((r) => r.at)).toEqual(at);
     expect(runs.slice(1).every((r) => r.triggers.length === 1 && (r.triggers[0] === "retry" || r.triggers[0] === "timer"))).toBe(true);
+    await loop.stop();
+  });
+
+  it("retries resource errors that stay until the backoff reaches the interval, then only the timer runs", async () => {
+    // ceilings 1, 2, 4, 8 s, then past the 8-s cap for failed runs: 16, 32 s; 64 s reaches the 60-s interval,
+    // after which the timer is the retry: one run an interval, never a retry beside it
+    const { loop, runs } = scripted(["errors"], { intervalMs: 60_000 });
+    loop.start();
+    await vi.advanceTimersByTimeAsync(240_999);
+    expect(runs.map((r) => r.at)).toEqual([0, 500, 1_500, 3_500, 7_500, 15_500, 31_500, 60_000, 120_000, 180_000, 240_000]);
     await loop.stop();
   });
 

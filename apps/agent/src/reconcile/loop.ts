@@ -75,8 +75,13 @@ export class DeadlineExceeded extends Error {
  * jitter"): spread, so a fleet that failed together does not retry together, yet never near zero.
  */
 export function retryDelay(failures: number, timing: RetryTiming, random: () => number = Math.random): number {
-  const ceiling = Math.min(timing.capMs, timing.baseMs * 2 ** Math.min(Math.max(failures - 1, 0), 40));
+  const ceiling = retryCeiling(failures, timing);
   return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** The top of the window the wait after `failures` failed runs is drawn from. */
+export function retryCeiling(failures: number, timing: RetryTiming): number {
+  return Math.min(timing.capMs, timing.baseMs * 2 ** Math.min(Math.max(failures - 1, 0), 40));
 }
 
 export class ReconcileLoop {
@@ -164,6 +169,9 @@ export class ReconcileLoop {
     this.clock.clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.retriesHeld) return;
+    // Resource errors that stay: once the backoff has grown to the interval, the timer is the retry
+    // (one run an interval, as before), never a retry beside it.
+    if (this.onlyResourceErrors && retryCeiling(this.failures, { baseMs: this.retry.baseMs, capMs: Number.POSITIVE_INFINITY }) >= this.opts.intervalMs) return;
     const timing = this.onlyResourceErrors ? { baseMs: this.retry.baseMs, capMs: Math.max(this.retry.baseMs, this.opts.intervalMs) } : this.retry;
     const delay = retryDelay(this.failures, timing, this.opts.random);
     this.opts.log.info({ failures: this.failures, retryInMs: delay }, "reconcile will be tried again");

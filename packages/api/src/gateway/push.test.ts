@@ -12,7 +12,7 @@ import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/tes
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { countingDb } from "../testing/counting-db";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { deleteRole, upsertRole } from "../services/roles";
 import { retireNode } from "../services/lifecycle";

@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { events } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createEnrolLimits, handleEnrol, REFUSED_EVENTS_PER_HOUR } from "./enrol-handler";
 import { useServiceDeps } from "../testing/service-deps";

@@ -8,7 +8,7 @@ import { testEngines } from "@mesh/db/testing";
 import { Role } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { deleteRole, listRoles, upsertRole } from "./roles";
 import { getNode } from "./get-node";

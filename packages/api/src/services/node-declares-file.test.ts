@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { nodeDeclaresFile, PREVIOUS_DECLARATION_GRACE_MS } from "./node-declares-file";
 import { currentDeclaration } from "./declaration-store";

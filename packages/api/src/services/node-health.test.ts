@@ -5,7 +5,7 @@ import { eq, sql } from "drizzle-orm";
 import { nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { countNodes } from "./count-nodes";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole } from "./roles";
 import { getNode } from "./get-node";

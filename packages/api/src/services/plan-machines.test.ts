@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { Resource, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole } from "./roles";
 import { planRole } from "./plan-role";

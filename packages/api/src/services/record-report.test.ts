@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import { events, nodes, reportHistory } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { reportHistoryOf } from "./report-store";

@@ -14,7 +14,7 @@ import { migrate } from "@mesh/db/migrate";
 import { createPostgresDatabase } from "@mesh/db/testing";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { ReportBatcher } from "./report-batch";
 import { takeStatementTimes } from "../batching/statement-times";

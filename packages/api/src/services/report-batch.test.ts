@@ -8,7 +8,7 @@ import { events, latestReports, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { upsertRole } from "./roles";
 import { touchLastChecked } from "./presence";
 import { writeTransitions } from "./presence-batch";

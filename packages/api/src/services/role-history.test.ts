@@ -7,7 +7,7 @@ import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
 import { createCallerFactory } from "../trpc";
 import { appRouter } from "../root";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { currentDeclaration } from "./declaration-store";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";

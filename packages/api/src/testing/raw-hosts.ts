@@ -8,7 +8,7 @@ import WebSocket from "ws";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import type { Gateway } from "../gateway/gateway";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "./host-facts";
 

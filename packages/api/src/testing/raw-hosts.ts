@@ -7,7 +7,8 @@ import { sign, type KeyObject } from "node:crypto";
 import WebSocket from "ws";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import type { Gateway } from "../gateway/gateway";
+import type { ChangeBus } from "@mesh/db";
+import { createGateway, type Gateway, type GatewayOptions } from "../gateway/gateway";
 import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "./host-facts";
@@ -26,6 +27,31 @@ export async function serveGateway(gateway: Gateway): Promise<{ base: string; cl
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface TestGateway {
+  gateway: Gateway;
+  /** The http URL it serves on. */
+  base: string;
+  /** Closes the gateway, then its server. */
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway over these deps, served on a loopback port. Many hosts link from one address at once in
+ * these tests, so admission (per address and in all) is opened wide unless `options` says otherwise.
+ */
+export async function startTestGateway(deps: Deps, bus: ChangeBus, options: Partial<GatewayOptions> = {}): Promise<TestGateway> {
+  const gateway = await createGateway({ deps, bus, admissionsPerSecond: 100_000, handshakesInFlightPerAddress: 100_000, ...options });
+  const served = await serveGateway(gateway);
+  return {
+    gateway,
+    base: served.base,
+    async close() {
+      await gateway.close();
+      await served.close();
+    },
   };
 }
 

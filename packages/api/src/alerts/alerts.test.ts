@@ -21,6 +21,7 @@ import { startAlertWorker } from "./alert-worker";
 import { createAlertEvaluator } from "./evaluate-alerts";
 import { deliverAlerts, retryDelay } from "./deliver-alerts";
 import { verifySignature } from "./sign";
+import { rowsOf } from "./rows";
 import { createCaller } from "../root";
 import { createTrpcContext } from "../trpc";
 import { ensureAdminCredentials } from "../auth/credentials";
@@ -237,6 +238,20 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     expect(retryDelay(1, 10_000)).toBe(10_000);
     expect(retryDelay(3, 10_000)).toBe(40_000);
     expect(retryDelay(30, 10_000)).toBe(3_600_000);
+  });
+
+  it("schedules a retry on the database's clock, the one due deliveries are judged on", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "flaky-clock", url: failing.url, events: ["enrolled"] } });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    expect(await deliverAlerts(deps, { retryBaseMs: 60_000 })).toEqual({ delivered: 0, failed: 1 });
+    // The retry is stamped in the transaction that logs the attempt, on its now(): exactly the delay after
+    // the attempt's own time (a time taken from this process would be off by the process's skew and the wait).
+    const [row] = rowsOf<{ wait: string }>(
+      await deps.db.execute(sql`
+        select (extract(epoch from d.next_attempt_at - a.at) * 1000000)::bigint::text as wait
+        from alert_deliveries d join alert_attempts a on a.delivery_id = d.id where d.webhook_id = ${hook.id}`),
+    );
+    expect(row?.wait).toBe(String(60_000_000));
   });
 
   it("sends each delivery once when several workers run at the same time", async () => {

@@ -7,10 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { alertAttempts, alertDeliveries, nodes, webhooks } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
+import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { createSecretBox } from "../secrets/secret-box";
 import { createWebhook, CreateWebhookInput, listAttempts, listWebhooks, setWebhookEnabled, testWebhook } from "./webhooks";
@@ -324,16 +325,7 @@ describe.each(testEngines())("alerts on %s", (engine) => {
       .update(nodes)
       .set({ state: "enrolled", lastSeenAt: new Date(), lastCheckedAt: new Date(), declaredVersion: 1, appliedVersion: 0 })
       .where(eq(nodes.id, id));
-    const report = (extra: Record<string, unknown> = {}) => ({
-      declarationVersion: 1,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-      ...extra,
-    });
+    const report = (extra: Partial<Report> = {}) => testReport(1, extra);
     await recordReport(deps, id, report());
     await createAlertEvaluator(deps)();
     // The host refuses v2 whole: it reports v1 (held), no errors, and names v2.

@@ -11,6 +11,7 @@ import { createCallerFactory } from "../trpc";
 import { appRouter } from "../root";
 import { recordReport } from "../services/record-report";
 import { rolloutTick } from "./rollout-worker";
+import { testReport } from "../testing/host-facts";
 
 describe.each(testEngines())("rollout fixes on %s", (engine) => {
   let deps: Deps;
@@ -40,15 +41,7 @@ describe.each(testEngines())("rollout fixes on %s", (engine) => {
   const report = async (ids: string[]) => {
     for (const id of ids) {
       const [n] = await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, id));
-      await recordReport(deps, id, {
-        declarationVersion: n!.v,
-        owned: [],
-        drift: [],
-        errors: [],
-        skipped: [],
-        storeLost: false,
-        reconciledAt: new Date().toISOString(),
-      });
+      await recordReport(deps, id, testReport(n!.v));
     }
   };
   const releasedOf = async (id: string) =>

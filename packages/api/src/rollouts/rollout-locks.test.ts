@@ -14,6 +14,7 @@ import { writeTransitions } from "../services/presence-batch";
 import { touchLastChecked } from "../services/presence";
 import { lockCompiler } from "../services/recompile-node";
 import { rollbackRollout } from "./rollout-actions";
+import { testReport } from "../testing/host-facts";
 
 describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () => {
   let deps: Deps;
@@ -41,15 +42,7 @@ describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () 
   it("staged saves and rollbacks run with presence and report batches, many times, without a deadlock", async () => {
     const ids = await makeNodes("locks", 40);
     const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
-    const report = (round: number): Report => ({
-      declarationVersion: round,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (round: number): Report => testReport(round);
     const save = (round: number) =>
       upsertRole(deps, {
         actor: "test",

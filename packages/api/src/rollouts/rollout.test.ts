@@ -8,7 +8,7 @@ import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
 // Rows as enrolment writes them: node.get answers with the wire contract's profile and inventory.
-import { emptyInventory, testProfile } from "../testing/host-facts";
+import { emptyInventory, testProfile, testReport } from "../testing/host-facts";
 import { createCallerFactory } from "../trpc";
 import { appRouter } from "../root";
 import { recordReport } from "../services/record-report";
@@ -62,15 +62,14 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
   const report = async (ids: string[], failing: string[] = []) => {
     for (const id of ids) {
       const [n] = await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, id));
-      await recordReport(deps, id, {
-        declarationVersion: n!.v,
-        owned: [],
-        drift: [],
-        errors: failing.includes(id) ? [{ id: "motd", message: "parent directory missing" }] : [],
-        skipped: [],
-        storeLost: false,
-        reconciledAt: new Date(Date.now() + Math.random() * 1000).toISOString(),
-      });
+      await recordReport(
+        deps,
+        id,
+        testReport(n!.v, {
+          errors: failing.includes(id) ? [{ id: "motd", message: "parent directory missing" }] : [],
+          reconciledAt: new Date(Date.now() + Math.random() * 1000).toISOString(),
+        }),
+      );
     }
   };
   const tick = (owner = "w1") => rolloutTick(deps, owner, LEASE_MS);

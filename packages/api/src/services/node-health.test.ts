@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
+import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
@@ -11,7 +12,7 @@ import { recordReport } from "./record-report";
 import { countNodes } from "./count-nodes";
 import { listNodes } from "./list-nodes";
 import { nodeHealth, STALE_AFTER_SECONDS, type NodeHealth } from "./node-health";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
 type Row = Partial<typeof nodes.$inferInsert>;
@@ -59,16 +60,7 @@ describe.each(testEngines())("node health on %s", (engine) => {
       .nodeId;
   };
   const healthOf = async (id: string) => (await deps.db.select({ health: nodeHealth }).from(nodes).where(eq(nodes.id, id)))[0]!.health;
-  const report = (declarationVersion: number, extra: Record<string, unknown> = {}) => ({
-    declarationVersion,
-    owned: [],
-    drift: [],
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-    ...extra,
-  });
+  const report = (declarationVersion: number, extra: Partial<Report> = {}) => testReport(declarationVersion, extra);
 
   it.each(TABLE)("%s", async (_name, row, expected) => {
     const id = await enrol();

@@ -11,23 +11,14 @@ import { planRole } from "./plan-role";
 import { planLabels } from "./plan-labels";
 import { recordReport } from "./record-report";
 import { declaredState, stateDigest } from "./declared-state";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { testEngines } from "@mesh/db/testing";
 
 const file = (id: string, content: string, more: Record<string, unknown> = {}) =>
   Resource.parse({ type: "file", id, path: `/srv/www/${id}`, content, ...more });
 const owned = (...rs: Resource[]) => rs.map((r) => ({ id: r.id, type: r.type, digest: stateDigest(declaredState(r)) }));
-const report = (parts: Partial<Report>): Report => ({
-  declarationVersion: 1,
-  owned: [],
-  drift: [],
-  errors: [],
-  skipped: [],
-  storeLost: false,
-  reconciledAt: new Date().toISOString(),
-  ...parts,
-});
+const report = (parts: Partial<Report>): Report => testReport(1, { ...parts });
 
 describe.each(testEngines())("role.plan against reports on %s", (engine) => {
   let deps: Deps;

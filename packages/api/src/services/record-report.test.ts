@@ -9,7 +9,7 @@ import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { reportHistoryOf } from "./report-store";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
@@ -23,22 +23,17 @@ describe.each(testEngines())("report events on %s", (engine) => {
     return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
       .nodeId;
   };
-  const report = (drifts: number, tag = "") => ({
-    declarationVersion: 1,
-    owned: [],
-    drift: Array.from({ length: drifts }, (_, i) => ({
-      id: `r${i}`,
-      type: "file" as const,
-      declared: sha(i),
-      observed: sha(i + 1),
-      description: `content differs${tag}`,
-      corrected: i % 2 === 0,
-    })),
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-  });
+  const report = (drifts: number, tag = "") =>
+    testReport(1, {
+      drift: Array.from({ length: drifts }, (_, i) => ({
+        id: `r${i}`,
+        type: "file" as const,
+        declared: sha(i),
+        observed: sha(i + 1),
+        description: `content differs${tag}`,
+        corrected: i % 2 === 0,
+      })),
+    });
   const driftEvents = (nodeId: string) =>
     deps.db
       .select()

@@ -5,12 +5,11 @@ import { and, eq } from "drizzle-orm";
 import { events, nodes, reportHistory } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./tokens";
-import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { reportHistoryOf } from "./report-store";
-import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
+import { testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolTestNode } from "../testing/test-nodes";
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
 
@@ -18,11 +17,7 @@ describe.each(testEngines())("report events on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async () => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
-  };
+  const enrol = async () => (await enrolTestNode(deps)).nodeId;
   const report = (drifts: number, tag = "") =>
     testReport(1, {
       drift: Array.from({ length: drifts }, (_, i) => ({

@@ -17,10 +17,9 @@ import { CompileCache, loadFleet, recompileFleet, withRole } from "./recompile-f
 import { lockCompiler } from "./recompile-node";
 import { nextRoleVersion } from "./write-role-version";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
 import * as compiler from "../compile/compile-declaration";
 import { enrolTestNode } from "../testing/test-nodes";
+import { testCaller } from "../testing/test-caller";
 
 const file = (id: string, content: string, path = `/etc/${id}`) => ({ type: "file" as const, id, path, content });
 
@@ -182,7 +181,7 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
   });
 
   it("refuses over the tRPC API with the conflicts in the error data, and accepts confirmConflicts", async () => {
-    const caller = createCallerFactory(appRouter)({ ...deps, actor: "admin", role: "admin", user: null, publicUrl: "http://cp" });
+    const caller = testCaller(deps, "admin", "admin");
     const input = { name: "clash", selector: { labels: { tier: "web" } }, resources: [file("site", "3")] };
     const err = await caller.role.upsert(input).then(
       () => null,

@@ -20,7 +20,7 @@ export const NodeFilter = z.strictObject({
   label: z
     .string()
     .max(200)
-    .regex(/^[A-Za-z0-9._/-]+(=[^\s]*)?$/, "key=value")
+    .regex(/^[A-Za-z0-9._\/-]+(=[^\s]*)?$/, "key=value")
     .optional(),
   /** Several label conditions, all of which a node must meet (`key=value` or `key`). */
   labels: LabelConditions.optional(),

@@ -1,10 +1,11 @@
 // Bad input gets a clear error and changes nothing: one test per class.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import postgres from "postgres";
 import { AUTH_HEADER } from "@mesh/protocol";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api, ApiError } from "../harness/api";
 import { authHeader, connectFake, enrolFake, enrolRaw, inventory, keyPair, nextClose, openLink, profile } from "../harness/link";
-import { sleep, waitFor } from "../harness/wait";
+import { waitFor } from "../harness/wait";
 
 const engine = engines()[0]!;
 
@@ -34,9 +35,16 @@ describe(`bad input (${engine})`, () => {
       expect(await nodeCount()).toBe(before);
     });
 
-    it("refuses an expired token", async () => {
-      const { token } = await client().mutate("token.create", { ttlSeconds: 1 });
-      await sleep(1200);
+    // Expired by moving its expiry into the past in the database (as time passing would), not by waiting:
+    // so on Postgres only. Every engine covers expiry on an injected clock (packages/api enrol-limits.test.ts).
+    it.skipIf(engine !== "postgres")("refuses an expired token", async () => {
+      const { id, token } = await client().mutate("token.create", {});
+      const sql = postgres(cp.databaseUrl!, { max: 1, onnotice: () => {} });
+      try {
+        await sql`update enrolment_tokens set expires_at = now() - interval '1 second' where id = ${id}`;
+      } finally {
+        await sql.end();
+      }
       const before = await nodeCount();
       const r = await enrolWith(token);
       expect(r.status).toBe(401);

@@ -13,6 +13,7 @@ import { createAlertEvaluator } from "./alerts/evaluate-alerts";
 import { createWebhook, setWebhookEnabled } from "./alerts/webhooks";
 import { revokeOfflineNodes, REVOKE_OFFLINE_LEASE } from "./services/revoke-offline";
 import { upsertRole } from "./services/roles";
+import { insertTestNodes } from "./testing/node-rows";
 
 describe.each(testEngines())("an idle control plane writes nothing on %s", (engine) => {
   let deps: Deps;
@@ -25,28 +26,13 @@ describe.each(testEngines())("an idle control plane writes nothing on %s", (engi
     rowsOf<{ event_id: string | number; evaluated_at: string | Date }>(
       await deps.db.execute(sql`select event_id, evaluated_at from alert_cursor where id = 1`),
     )[0]!;
-  const makeNodes = async (group: string, n: number) =>
-    deps.db
-      .insert(nodes)
-      .values(
-        Array.from({ length: n }, (_, i) => ({
-          name: `${group}-${i}`,
-          state: "enrolled" as const,
-          labels: { group },
-          publicKey: `k-${group}-${i}`,
-          machineId: `m-${group}-${i}`,
-          profile: {},
-          inventory: {},
-        })),
-      )
-      .returning({ id: nodes.id });
 
   it("a rollout tick with no rollout running takes no lease; the lease is taken only while one runs", async () => {
     expect(await rolloutTick(deps, "w1", 10_000)).toBe("idle");
     expect(await rolloutTick(deps, "w1", 10_000)).toBe("idle");
     expect(await deps.db.select().from(rolloutLease)).toEqual([]);
 
-    await makeNodes("idle", 3);
+    await insertTestNodes(deps, "idle", 3);
     const role = (content: string) => ({
       name: "idle-motd",
       selector: { labels: { group: "idle" } },
@@ -93,8 +79,8 @@ describe.each(testEngines())("an idle control plane writes nothing on %s", (engi
     const evaluate = createAlertEvaluator(deps);
     // Idle for a day: the cursor's time was not moved meanwhile. A node went offline 2 hours ago.
     await deps.db.execute(sql`update alert_cursor set evaluated_at = now() - interval '1 day' where id = 1`);
-    const [gone] = await makeNodes("offline", 1);
-    await deps.db.update(nodes).set({ state: "disconnected", lastSeenAt: sql`now() - interval '2 hours'` }).where(sql`${nodes.id} = ${gone!.id}`);
+    const [gone] = await insertTestNodes(deps, "offline", 1);
+    await deps.db.update(nodes).set({ state: "disconnected", lastSeenAt: sql`now() - interval '2 hours'` }).where(sql`${nodes.id} = ${gone!}`);
     const hook = await createWebhook(deps, {
       actor: "test",
       input: { name: "offline", url: "http://127.0.0.1:9/hook", events: ["offline"], offlineMinutes: 60 },
@@ -102,11 +88,11 @@ describe.each(testEngines())("an idle control plane writes nothing on %s", (engi
     // Its 60 minutes were crossed an hour before it existed: no alert for it.
     expect(await evaluate()).toEqual({ deliveries: 0 });
     // The positive control: a node that crosses its 60 minutes after the webhook exists is delivered.
-    const [crossing] = await makeNodes("crossing", 1);
+    const [crossing] = await insertTestNodes(deps, "crossing", 1);
     await deps.db
       .update(nodes)
       .set({ state: "disconnected", lastSeenAt: sql`now() - interval '60 minutes' + interval '1 second'` })
-      .where(sql`${nodes.id} = ${crossing!.id}`);
+      .where(sql`${nodes.id} = ${crossing!}`);
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await evaluate()).toEqual({ deliveries: 1 });
     // Watching a window, the evaluator moves the cursor's time every run (it judges (evaluated_at, now]).

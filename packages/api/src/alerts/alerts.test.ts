@@ -7,10 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { alertAttempts, alertDeliveries, nodes, webhooks } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
+import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { createSecretBox } from "../secrets/secret-box";
 import { createWebhook, CreateWebhookInput, listAttempts, listWebhooks, setWebhookEnabled, testWebhook } from "./webhooks";
@@ -21,6 +22,7 @@ import { startAlertWorker } from "./alert-worker";
 import { createAlertEvaluator } from "./evaluate-alerts";
 import { deliverAlerts, retryDelay } from "./deliver-alerts";
 import { verifySignature } from "./sign";
+import { rowsOf } from "./rows";
 import { createCaller } from "../root";
 import { createTrpcContext } from "../trpc";
 import { ensureAdminCredentials } from "../auth/credentials";
@@ -239,6 +241,20 @@ describe.each(testEngines())("alerts on %s", (engine) => {
     expect(retryDelay(30, 10_000)).toBe(3_600_000);
   });
 
+  it("schedules a retry on the database's clock, the one due deliveries are judged on", async () => {
+    const hook = await createWebhook(deps, { actor: "admin", input: { name: "flaky-clock", url: failing.url, events: ["enrolled"] } });
+    await testWebhook(deps, { actor: "admin", id: hook.id });
+    expect(await deliverAlerts(deps, { retryBaseMs: 60_000 })).toEqual({ delivered: 0, failed: 1 });
+    // The retry is stamped in the transaction that logs the attempt, on its now(): exactly the delay after
+    // the attempt's own time (a time taken from this process would be off by the process's skew and the wait).
+    const [row] = rowsOf<{ wait: string }>(
+      await deps.db.execute(sql`
+        select (extract(epoch from d.next_attempt_at - a.at) * 1000000)::bigint::text as wait
+        from alert_deliveries d join alert_attempts a on a.delivery_id = d.id where d.webhook_id = ${hook.id}`),
+    );
+    expect(row?.wait).toBe(String(60_000_000));
+  });
+
   it("sends each delivery once when several workers run at the same time", async () => {
     const hook = await createWebhook(deps, { actor: "admin", input: { name: "ops", url: ok.url, events: ["enrolled"] } });
     for (let i = 0; i < 10; i++) await testWebhook(deps, { actor: "admin", id: hook.id });
@@ -309,16 +325,7 @@ describe.each(testEngines())("alerts on %s", (engine) => {
       .update(nodes)
       .set({ state: "enrolled", lastSeenAt: new Date(), lastCheckedAt: new Date(), declaredVersion: 1, appliedVersion: 0 })
       .where(eq(nodes.id, id));
-    const report = (extra: Record<string, unknown> = {}) => ({
-      declarationVersion: 1,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-      ...extra,
-    });
+    const report = (extra: Partial<Report> = {}) => testReport(1, extra);
     await recordReport(deps, id, report());
     await createAlertEvaluator(deps)();
     // The host refuses v2 whole: it reports v1 (held), no errors, and names v2.

@@ -104,7 +104,13 @@ export async function deliverAlerts(deps: Pick<Deps, "db" | "log" | "grants">, o
       await deps.db.transaction(async (tx) => {
         await tx
           .update(alertDeliveries)
-          .set(ok ? { status: "delivered" } : giveUp ? { status: "failed" } : { nextAttemptAt: new Date(Date.now() + retryDelay(d.attempts, retryBaseMs)) })
+          .set(
+            ok
+              ? { status: "delivered" }
+              : giveUp
+                ? { status: "failed" }
+                : { nextAttemptAt: sql`now() + make_interval(secs => ${retryDelay(d.attempts, retryBaseMs) / 1000})` },
+          )
           .where(eq(alertDeliveries.id, id));
         await tx.insert(alertAttempts).values({ deliveryId: id, webhookId: hook.id, event: d.event, httpStatus, ok, error: error ?? (ok ? null : "failed") });
       });

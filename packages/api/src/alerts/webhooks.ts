@@ -6,7 +6,7 @@ import { z } from "zod";
 import { desc, eq } from "drizzle-orm";
 import { alertAttempts, alertDeliveries, webhooks, ALERT_EVENTS } from "@mesh/db";
 import { MeshError } from "../errors";
-import type { Deps } from "../deps";
+import { nowOf, type Deps } from "../deps";
 import { recordEvent } from "../services/record-event";
 import { restartAlertWindow } from "./evaluate-alerts";
 
@@ -120,7 +120,7 @@ export async function setWebhookEnabled(deps: Deps, opts: { actor: string; id: s
 export async function testWebhook(deps: Deps, opts: { actor: string; id: string }) {
   const [hook] = await deps.db.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, opts.id));
   if (!hook) throw new MeshError("NOT_FOUND", "no such webhook");
-  const body = JSON.stringify({ type: "mesh.alert", event: "test", at: new Date().toISOString(), count: 0, nodes: [] });
+  const body = JSON.stringify({ type: "mesh.alert", event: "test", at: nowOf(deps).toISOString(), count: 0, nodes: [] });
   await deps.db.insert(alertDeliveries).values({ webhookId: hook.id, event: "test", body });
   return { ok: true };
 }

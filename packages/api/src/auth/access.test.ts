@@ -12,7 +12,7 @@ import { SESSION_COOKIE } from "./sessions";
 import { ACTOR } from "./actor";
 import { handleFileDownload, handleFileUpload } from "../http/files-handler";
 import { createHash } from "node:crypto";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 

@@ -9,7 +9,7 @@ import WebSocket from "ws";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";

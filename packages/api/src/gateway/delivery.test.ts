@@ -19,6 +19,7 @@ import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } fr
 import { countingDb } from "../testing/counting-db";
 import { memoryGrantProvider } from "../testing/memory-grant-provider";
 import { createGateway, type Gateway } from "./gateway";
+import { testReport } from "../testing/host-facts";
 
 const until = async (cond: () => boolean | Promise<boolean>, what: string) => {
   for (let i = 0; i < 600; i++) {
@@ -129,15 +130,7 @@ describe.each(testEngines())("delivery on %s", (engine) => {
   };
   let seq = 0;
   const report = (ws: WebSocket, declarationVersion: number, owned: Report["owned"] = []) =>
-    sendReport(ws, ++seq, {
-      declarationVersion,
-      owned,
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date(Date.now() + seq).toISOString(),
-    });
+    sendReport(ws, ++seq, testReport(declarationVersion, { owned, reconciledAt: new Date(Date.now() + seq).toISOString() }));
   /** One host linked and holding its node's current declaration. */
   const linkedHost = async () => {
     const [host] = await enrolRawHosts(deps, 1);

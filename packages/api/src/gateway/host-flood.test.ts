@@ -13,11 +13,10 @@ import { declarations, events } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
-import { enrolNode } from "../services/enrol-node";
 import { upsertRole } from "../services/roles";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testProfile } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";
+import { enrolTestNode } from "../testing/test-nodes";
 
 describe.each(testEngines())("a host flooding the control plane's writes on %s", (engine) => {
   let t: TestDatabase;
@@ -48,12 +47,7 @@ describe.each(testEngines())("a host flooding the control plane's writes on %s",
     await t?.drop();
   });
 
-  const enrol = async (machineId = crypto.randomUUID()) => {
-    const keys = testKeyPair();
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(machineId), inventory: emptyInventory() });
-    return { nodeId, machineId, ...keys };
-  };
+  const enrol = (machineId = crypto.randomUUID()) => enrolTestNode(deps, { machineId });
   type Host = Awaited<ReturnType<typeof enrol>>;
   const open = async (host: Host): Promise<WebSocket> => {
     const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };

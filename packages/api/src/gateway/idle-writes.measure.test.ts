@@ -19,7 +19,7 @@ import { migrate } from "@mesh/db/migrate";
 import { createPostgresDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway } from "./gateway";

@@ -2,67 +2,42 @@
 // ws clients speaking the real protocol: idle links and unchanged reports write no node row (a row's
 // xmin changes with every write to it), a connected node's last seen is its gateway's heartbeat, and
 // links coming up together share a few transactions (rows written by one transaction share its xmin).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import postgres from "postgres";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { events, gateways, latestReports, nodes, reportHistory } from "@mesh/db";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines, type TestDatabase } from "@mesh/db/testing";
+import { useServiceDeps } from "../testing/service-deps";
+import { testReport } from "../testing/host-facts";
 import { CloseCode } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { getNode } from "../services/get-node";
-import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } from "../testing/raw-hosts";
-import { createGateway, type Gateway } from "./gateway";
+import { enrolRawHosts, openRawLink, sendReport, startTestGateway, type RawHost, type TestGateway } from "../testing/raw-hosts";
 
 describe.each(testEngines())("liveness through the gateway on %s", (engine) => {
   let t: TestDatabase;
   let deps: Deps;
-  let gateway: Gateway | undefined;
   let base: string;
+  // A small pool on Postgres (see createTestDatabase).
+  useServiceDeps(engine, (d, db) => ((deps = d), (t = db)), { maxConnections: 8 });
 
-  beforeAll(async () => {
-    // A small pool on Postgres (see createTestDatabase).
-    t = await createTestDatabase(engine, { maxConnections: 8 });
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
-
-  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
+  let served: TestGateway | undefined;
   const start = async (options: { pingIntervalMs?: number; presenceWindowMs?: number; presenceBatchItems?: number; gatewayId: string }) => {
-    // Many hosts from one address at once: admission (per address and in all) is not what these tests are about.
-    gateway = await createGateway({
-      deps,
-      bus: t.database.bus,
+    served = await startTestGateway(deps, t.database.bus, {
       reportIntervalMs: 0,
-      admissionsPerSecond: 100_000,
-      handshakesInFlightPerAddress: 100_000,
       ...options,
     });
-    served = await serveGateway(gateway);
     base = served.base;
   };
-  const stop = async () => {
-    await gateway?.close();
-    await served?.close();
-  };
+  const stop = () => served?.close();
   const enrol = (count: number) => enrolRawHosts(deps, count);
   const open = (host: RawHost) => openRawLink(base, host);
   let seq = 0;
   // The same state every time; only the reconcile time moves, as a host's timer report does.
   const report = async (ws: WebSocket) => {
     const mine = ++seq;
-    await sendReport(ws, mine, {
-      declarationVersion: 1,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date(Date.now() + mine).toISOString(),
-    });
+    await sendReport(ws, mine, testReport(1, { reconciledAt: new Date(Date.now() + mine).toISOString() }));
   };
   const pings = (ws: WebSocket, count: number) =>
     new Promise<void>((resolve, reject) => {

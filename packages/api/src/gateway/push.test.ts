@@ -12,14 +12,12 @@ import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/tes
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, LIMITS, ServerFrame, challengeMessage, type Declaration } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { countingDb } from "../testing/counting-db";
-import { createToken } from "../services/create-token";
-import { enrolNode } from "../services/enrol-node";
 import { deleteRole, upsertRole } from "../services/roles";
 import { retireNode } from "../services/lifecycle";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
 import { serveGateway } from "../testing/raw-hosts";
+import { enrolTestNode } from "../testing/test-nodes";
 
 describe.each(testEngines())("declaration push on %s", (engine) => {
   let t: TestDatabase;
@@ -64,13 +62,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     await t?.drop();
   });
 
-  const enrol = async (hostname: string) => {
-    const keys = testKeyPair();
-    const machineId = crypto.randomUUID();
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(machineId, { hostname }), inventory: emptyInventory() });
-    return { nodeId, ...keys };
-  };
+  const enrol = (hostname: string) => enrolTestNode(deps, { profile: { hostname } });
   type Host = Awaited<ReturnType<typeof enrol>>;
 
   /** A linked host that records every declaration it is sent, parsed as the real host parses it. */

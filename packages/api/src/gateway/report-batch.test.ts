@@ -1,71 +1,50 @@
 // Reports of many hosts arriving at once are stored together (issue 11), through a real gateway, a
 // real database and ws clients speaking the real protocol: 200 hosts reporting at once share a few
 // transactions (rows written by one transaction share its xmin), and each host gets its own ack.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
+import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { events, latestReports, nodes, reportHistory } from "@mesh/db";
-import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
+import { testEngines, type TestDatabase } from "@mesh/db/testing";
+import { useServiceDeps } from "../testing/service-deps";
+import { testReport } from "../testing/host-facts";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { enrolRawHosts, openRawLink, sendReport, serveGateway, type RawHost } from "../testing/raw-hosts";
-import { createGateway, type Gateway } from "./gateway";
+import { enrolRawHosts, openRawLink, sendReport, startTestGateway, type RawHost, type TestGateway } from "../testing/raw-hosts";
 
 describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   let t: TestDatabase;
   let deps: Deps;
-  let gateway: Gateway | undefined;
   let base: string;
+  // A small pool on Postgres (see createTestDatabase).
+  useServiceDeps(engine, (d, db) => ((deps = d), (t = db)), { maxConnections: 8 });
 
-  beforeAll(async () => {
-    // A small pool on Postgres (see createTestDatabase).
-    t = await createTestDatabase(engine, { maxConnections: 8 });
-    deps = { db: t.database.db, log: pino({ level: "silent" }) };
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
-
-  let served: Awaited<ReturnType<typeof serveGateway>> | undefined;
+  let served: TestGateway | undefined;
   const start = async (options: { reportWindowMs?: number; reportBatchItems?: number }) => {
-    gateway = await createGateway({
-      deps,
-      bus: t.database.bus,
+    served = await startTestGateway(deps, t.database.bus, {
       gatewayId: "gw-reports",
       reportIntervalMs: 0,
-      admissionsPerSecond: 100_000,
-      handshakesInFlightPerAddress: 100_000,
       ...options,
     });
-    served = await serveGateway(gateway);
     base = served.base;
   };
-  const stop = async () => {
-    await gateway?.close();
-    await served?.close();
-  };
+  const stop = () => served?.close();
   const enrol = (count: number) => enrolRawHosts(deps, count);
   const open = (host: RawHost) => openRawLink(base, host);
   let seq = 0;
   /** Sends a report and resolves with its ack's seq. */
   const report = (ws: WebSocket, body: Report) => sendReport(ws, ++seq, body);
-  const body = (i: number, driftCount: number): Report => ({
-    declarationVersion: 1,
-    owned: [],
-    drift: Array.from({ length: driftCount }, (_, k) => ({
-      id: `r${k}`,
-      type: "file" as const,
-      declared: "a".repeat(64),
-      observed: "b".repeat(64),
-      description: `host ${i}`,
-      corrected: false,
-    })),
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-  });
+  const body = (i: number, driftCount: number): Report =>
+    testReport(1, {
+      drift: Array.from({ length: driftCount }, (_, k) => ({
+        id: `r${k}`,
+        type: "file" as const,
+        declared: "a".repeat(64),
+        observed: "b".repeat(64),
+        description: `host ${i}`,
+        corrected: false,
+      })),
+    });
   const versions = async (ids: string[]) =>
     deps.db
       .select({ id: latestReports.nodeId, xmin: sql<string>`${latestReports}.xmin::text` })

@@ -1,19 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ReportFrame } from "@mesh/protocol";
 import { createReportPacer } from "./report-pacer";
+import { testReport } from "../testing/host-facts";
 
 const frame = (seq: number, tag: string): ReportFrame => ({
   type: "report",
   seq,
-  report: {
-    declarationVersion: 1,
-    owned: [],
-    drift: [],
-    errors: [{ id: null, message: tag }],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: "2026-01-01T00:00:00Z",
-  },
+  report: testReport(1, { errors: [{ id: null, message: tag }], reconciledAt: "2026-01-01T00:00:00Z" }),
 });
 const hash = (f: ReportFrame) => f.report.errors[0]!.message;
 

@@ -10,7 +10,7 @@ import { declarationBodies, events, grants, roles } from "@mesh/db";
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from "@mesh/db/testing";
 import type { Resource } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { upsertRole } from "../services/roles";
 import { getNode } from "../services/get-node";

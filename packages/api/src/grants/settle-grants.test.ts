@@ -7,7 +7,7 @@ import { eq, isNull } from "drizzle-orm";
 import { grants } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { upsertRole } from "../services/roles";
 import { revokeNode } from "../services/lifecycle";

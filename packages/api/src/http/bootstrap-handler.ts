@@ -4,7 +4,7 @@
 import { describeZodError } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
-import { BootstrapTokenRequest, issueBootstrapToken } from "../services/bootstrap-token";
+import { BootstrapTokenRequest, issueBootstrapToken } from "../services/tokens";
 import { jsonError, readJsonBody } from "./json-body";
 import { BODY_LIMITS } from "./request-body";
 import { addressKey } from "./address-key";

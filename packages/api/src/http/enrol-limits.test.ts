@@ -1,11 +1,12 @@
 // Anyone can be refused enrolment: refusals are budgeted in the audit log per address key,
-// and every address in one IPv6 /64 counts as one address for the failure limits too.
+// and every address in one IPv6 /64 counts as one address for the failure limits too; a token
+// expires on the control plane's clock (Deps.now), to the millisecond.
 import { describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
-import { events } from "@mesh/db";
+import { count, eq } from "drizzle-orm";
+import { events, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createEnrolLimits, handleEnrol, REFUSED_EVENTS_PER_HOUR } from "./enrol-handler";
 import { useServiceDeps } from "../testing/service-deps";
@@ -18,16 +19,13 @@ describe.each(testEngines())("enrolment refusals on %s", (engine) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
     return token.slice(0, -1) + (token.endsWith("a") ? "b" : "a");
   };
-  const enrol = (token: string, address: string, limits: ReturnType<typeof createEnrolLimits>) =>
-    handleEnrol(
-      deps,
-      new Request("http://cp/api/enrol", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }),
-      }),
-      { address, limits },
-    );
+  const enrolRequest = (token: string) =>
+    new Request("http://cp/api/enrol", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }),
+    });
+  const enrol = (token: string, address: string, limits: ReturnType<typeof createEnrolLimits>) => handleEnrol(deps, enrolRequest(token), { address, limits });
 
   it("writes at most a budget of enrol.refused events per address key, the next one counting those left out", async () => {
     const limits = createEnrolLimits(1000, 1000);
@@ -51,5 +49,21 @@ describe.each(testEngines())("enrolment refusals on %s", (engine) => {
     expect(statuses.slice(6)).toEqual([429, 429]);
     // Another /64 is not held.
     expect((await enrol(token, "2001:db8:c:e::1", limits)).status).toBe(401);
+  });
+
+  it("refuses a token once its expiry passes on the control plane's clock (401 TOKEN_EXPIRED), and creates no node", async () => {
+    const issued = Date.parse("2026-03-01T12:00:00Z");
+    const at = (ms: number): Deps => ({ ...deps, now: () => new Date(ms) });
+    const { token, expiresAt } = await createToken(at(issued), { actor: "test", publicUrl: "http://cp", input: { ttlSeconds: 60, maxUses: 2 } });
+    expect(expiresAt).toBe(new Date(issued + 60_000).toISOString());
+    const nodeCount = async () => (await deps.db.select({ n: count() }).from(nodes))[0]!.n;
+    const before = await nodeCount();
+    const expired = await handleEnrol(at(issued + 60_000), enrolRequest(token), { address: "192.0.2.20", limits: createEnrolLimits() });
+    expect(expired.status).toBe(401);
+    expect(await expired.json()).toMatchObject({ error: "TOKEN_EXPIRED" });
+    expect(await nodeCount()).toBe(before);
+    // A millisecond sooner it was still good.
+    const inTime = await handleEnrol(at(issued + 59_999), enrolRequest(token), { address: "192.0.2.21", limits: createEnrolLimits() });
+    expect(inTime.status).toBe(201);
   });
 });

@@ -2,7 +2,7 @@
 // that may read the fleet (session or API key). The query uses the fleet page's URL names, checked by
 // the list's own schema: an invalid filter is a 400 naming it, never an export of something else.
 import { parseLabelFilter } from "@mesh/protocol";
-import type { Deps } from "../deps";
+import { nowOf, type Deps } from "../deps";
 import { MeshError } from "../errors";
 import { authenticateCaller } from "../auth/authenticate-caller";
 import { exportNodesCsv } from "../services/export-nodes";
@@ -58,7 +58,7 @@ export async function handleNodesExport(deps: Deps, request: Request): Promise<R
       },
       cancel: () => void lines.return(undefined),
     });
-    const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, "-");
+    const stamp = nowOf(deps).toISOString().slice(0, 19).replace(/[:T]/g, "-");
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",

@@ -14,7 +14,7 @@ import { ACTOR } from "../auth/actor";
 import { and, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { declarationBodies, declarations, nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
 import { StagedRolloutPolicy, hostRunsPackageVersion } from "@mesh/protocol";
-import type { Deps } from "../deps";
+import { nowOf, type Deps } from "../deps";
 import { rowsOf } from "../alerts/rows";
 import { recordEvent } from "../services/record-event";
 import { recompileFleet } from "../services/recompile-fleet";
@@ -91,7 +91,7 @@ export type StepResult = "waiting" | "halted" | "wave-done" | "released" | "comp
 
 /** Advances one rollout by what its nodes reported and the time (deps.now). */
 export async function advanceRollout(deps: Pick<Deps, "db" | "grants" | "now">, rolloutId: string): Promise<StepResult> {
-  const now = deps.now ? deps.now() : new Date();
+  const now = nowOf(deps);
   const judged = await deps.db.transaction(async (tx) => {
     const [r] = await tx.select().from(rollouts).where(eq(rollouts.id, rolloutId)).for("update");
     if (r?.state !== "running") return { step: "not-running" as const };

@@ -7,48 +7,27 @@ import { events, nodes, roles, roleVersions, rollouts, rolloutNodes } from "@mes
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
 import { recordReport } from "../services/record-report";
 import { rolloutTick } from "./rollout-worker";
+import { testReport } from "../testing/host-facts";
+import { insertTestNodes } from "../testing/node-rows";
+import { testCaller } from "../testing/test-caller";
 
 describe.each(testEngines())("rollout fixes on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
-  const admin = () => createCallerFactory(appRouter)({ ...deps, actor: "user:ada", role: "admin", user: null, publicUrl: "http://cp" });
+  const admin = () => testCaller(deps);
   const file = (id: string, path: string, content: string) => ({ type: "file" as const, id, path, content });
   const staged = { mode: "staged" as const, canary: { count: 1 }, waves: { size: 2 }, waveTimeoutSeconds: 60 };
   let group = 0;
   const makeNodes = async (n: number) => {
     const g = `g${++group}`;
-    const rows = await deps.db
-      .insert(nodes)
-      .values(
-        Array.from({ length: n }, (_, i) => ({
-          name: `${g}-${i}`,
-          state: "enrolled" as const,
-          labels: { group: g },
-          publicKey: `k-${g}-${i}`,
-          machineId: `m-${g}-${i}`,
-          profile: {},
-          inventory: {},
-        })),
-      )
-      .returning({ id: nodes.id });
-    return { g, ids: rows.map((r) => r.id).sort() };
+    return { g, ids: await insertTestNodes(deps, g, n) };
   };
   const report = async (ids: string[]) => {
     for (const id of ids) {
       const [n] = await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, id));
-      await recordReport(deps, id, {
-        declarationVersion: n!.v,
-        owned: [],
-        drift: [],
-        errors: [],
-        skipped: [],
-        storeLost: false,
-        reconciledAt: new Date().toISOString(),
-      });
+      await recordReport(deps, id, testReport(n!.v));
     }
   };
   const releasedOf = async (id: string) =>

@@ -4,7 +4,7 @@
 // connection, so nothing there runs concurrently.
 import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { nodes, rollouts } from "@mesh/db";
+import { rollouts } from "@mesh/db";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
@@ -14,42 +14,20 @@ import { writeTransitions } from "../services/presence-batch";
 import { touchLastChecked } from "../services/presence";
 import { lockCompiler } from "../services/recompile-node";
 import { rollbackRollout } from "./rollout-actions";
+import { testReport } from "../testing/host-facts";
+import { insertTestNodes } from "../testing/node-rows";
 
 describe.skipIf(!process.env.DATABASE_URL)("rollout lock order on postgres", () => {
   let deps: Deps;
   useServiceDeps("postgres", (d) => (deps = d));
   const staged = { mode: "staged" as const, canary: { count: 3 }, waves: { size: 5 }, waveTimeoutSeconds: 60 };
   const motd = (content: string) => [{ type: "file" as const, id: "motd", path: "/etc/motd", content }];
-  const makeNodes = async (g: string, n: number) =>
-    (
-      await deps.db
-        .insert(nodes)
-        .values(
-          Array.from({ length: n }, (_, i) => ({
-            name: `${g}-${i}`,
-            state: "enrolled" as const,
-            labels: { group: g },
-            publicKey: `k-${g}-${i}`,
-            machineId: `m-${g}-${i}`,
-            profile: {},
-            inventory: {},
-          })),
-        )
-        .returning({ id: nodes.id })
-    ).map((r) => r.id);
+  const makeNodes = (g: string, n: number) => insertTestNodes(deps, g, n);
 
   it("staged saves and rollbacks run with presence and report batches, many times, without a deadlock", async () => {
     const ids = await makeNodes("locks", 40);
     const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
-    const report = (round: number): Report => ({
-      declarationVersion: round,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (round: number): Report => testReport(round);
     const save = (round: number) =>
       upsertRole(deps, {
         actor: "test",

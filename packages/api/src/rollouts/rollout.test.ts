@@ -8,14 +8,14 @@ import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
 // Rows as enrolment writes them: node.get answers with the wire contract's profile and inventory.
-import { emptyInventory, testProfile } from "../testing/host-facts";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
+import { testReport } from "../testing/host-facts";
 import { recordReport } from "../services/record-report";
 import { haltsAt, hostRunsDeclaredRelease } from "./advance";
 import { rolloutTick } from "./rollout-worker";
 import { planWaves } from "./plan-waves";
 import { StagedRolloutPolicy } from "@mesh/protocol";
+import { insertTestNodes } from "../testing/node-rows";
+import { testCaller } from "../testing/test-caller";
 
 const LEASE_MS = 10_000;
 
@@ -23,29 +23,14 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
   let deps: Deps;
   let offset = 0;
   useServiceDeps(engine, (d) => (deps = { ...d, now: () => new Date(Date.now() + offset) }));
-  const admin = () => createCallerFactory(appRouter)({ ...deps, actor: "user:ada", role: "admin", user: null, publicUrl: "http://cp" });
+  const admin = () => testCaller(deps);
   const motd = (content: string) => [{ type: "file" as const, id: "motd", path: "/etc/motd", content }];
   let group = 0;
 
   /** n enrolled nodes labelled group=<a new group>, the first `linked` of them linked; returns their ids in id order. */
   const makeNodes = async (n: number, linked = 0) => {
     const g = `g${++group}`;
-    const rows = await deps.db
-      .insert(nodes)
-      .values(
-        Array.from({ length: n }, (_, i) => ({
-          name: `${g}-${i}`,
-          state: "enrolled" as const,
-          labels: { group: g },
-          publicKey: `k-${g}-${i}`,
-          machineId: `m-${g}-${i}`,
-          profile: testProfile(`m-${g}-${i}`),
-          inventory: emptyInventory(),
-          gatewayId: i < linked ? "gw" : null,
-        })),
-      )
-      .returning({ id: nodes.id });
-    return { group: g, ids: rows.map((r) => r.id).sort() };
+    return { group: g, ids: await insertTestNodes(deps, g, n, linked) };
   };
   const contentOf = async (id: string) => {
     const [row] = await deps.db
@@ -62,15 +47,14 @@ describe.each(testEngines())("staged rollouts on %s", (engine) => {
   const report = async (ids: string[], failing: string[] = []) => {
     for (const id of ids) {
       const [n] = await deps.db.select({ v: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, id));
-      await recordReport(deps, id, {
-        declarationVersion: n!.v,
-        owned: [],
-        drift: [],
-        errors: failing.includes(id) ? [{ id: "motd", message: "parent directory missing" }] : [],
-        skipped: [],
-        storeLost: false,
-        reconciledAt: new Date(Date.now() + Math.random() * 1000).toISOString(),
-      });
+      await recordReport(
+        deps,
+        id,
+        testReport(n!.v, {
+          errors: failing.includes(id) ? [{ id: "motd", message: "parent directory missing" }] : [],
+          reconciledAt: new Date(Date.now() + Math.random() * 1000).toISOString(),
+        }),
+      );
     }
   };
   const tick = (owner = "w1") => rolloutTick(deps, owner, LEASE_MS);

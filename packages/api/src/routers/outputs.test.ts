@@ -13,7 +13,7 @@ import { createTrpcContext } from "../trpc";
 import { ensureAdminCredentials } from "../auth/credentials";
 import { enrolNode } from "../services/enrol-node";
 import { recordReport } from "../services/record-report";
-import { testKeyPair, testProfile } from "../testing/host-facts";
+import { testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
@@ -63,21 +63,21 @@ describe.each(testEngines())("procedure outputs on %s", (engine) => {
     const saved = await admin.role.upsert({ name: "web", selector: { labels: { group: "outputs" } }, resources, message: "first" });
     expect(saved.version).toBe(1);
     const [node] = await deps.db.select({ declaredVersion: nodes.declaredVersion }).from(nodes).where(eq(nodes.id, nodeId));
-    await recordReport(deps, nodeId, {
-      declarationVersion: node!.declaredVersion,
-      owned: [
-        { id: "site", type: "directory", digest: sha(1) },
-        { id: "index", type: "file", digest: sha(2), adopted: true },
-      ],
-      drift: [{ id: "index", type: "file", declared: sha(3), observed: sha(2), description: "content differs", corrected: false }],
-      errors: [
-        { id: "blob", message: "disk full" },
-        { id: null, message: "a note for the whole run" },
-      ],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    await recordReport(
+      deps,
+      nodeId,
+      testReport(node!.declaredVersion, {
+        owned: [
+          { id: "site", type: "directory", digest: sha(1) },
+          { id: "index", type: "file", digest: sha(2), adopted: true },
+        ],
+        drift: [{ id: "index", type: "file", declared: sha(3), observed: sha(2), description: "content differs", corrected: false }],
+        errors: [
+          { id: "blob", message: "disk full" },
+          { id: null, message: "a note for the whole run" },
+        ],
+      }),
+    );
     const staged = await admin.role.upsert({
       name: "web",
       selector: { labels: { group: "outputs" } },

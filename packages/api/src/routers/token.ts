@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { adminProcedure, authedProcedure, router } from "../trpc";
 import { CreatedToken, TokenPage, TokenRevoked } from "./schemas/token";
-import { createToken, CreateTokenInput } from "../services/create-token";
-import { listTokens, ListTokensInput, revokeToken } from "../services/tokens";
+import { createToken, CreateTokenInput, listTokens, ListTokensInput, revokeToken } from "../services/tokens";
 
 export const tokenRouter = router({
   create: adminProcedure

@@ -7,7 +7,7 @@ import { events, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import { HOST_FEATURE } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole } from "./roles";
 import { getNode } from "./get-node";

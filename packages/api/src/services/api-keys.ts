@@ -1,7 +1,7 @@
 // apiKey.list / create / rotate / revoke: named keys for automation, admin or viewer.
 // A key is shown once (at creation, at rotation); only its sha256 is stored.
 import { z } from "zod";
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { apiKeys, USER_ROLES } from "@mesh/db";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
@@ -68,7 +68,7 @@ export async function revokeApiKey(deps: Deps, opts: { actor: string; id: string
   return deps.db.transaction(async (tx) => {
     const rows = await tx
       .update(apiKeys)
-      .set({ revokedAt: new Date() })
+      .set({ revokedAt: sql`now()` })
       .where(and(eq(apiKeys.id, opts.id), isNull(apiKeys.revokedAt)))
       .returning({ id: apiKeys.id });
     if (rows.length === 0) throw new MeshError("NOT_FOUND", `no unrevoked API key ${opts.id}`);

@@ -3,8 +3,6 @@
 import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { getNode } from "./get-node";
 import { upsertRole } from "./roles";
 import { touchLastChecked } from "./presence";
@@ -13,18 +11,14 @@ import { bulkRetire, bulkSetLabels } from "./bulk-actions";
 import { checkConflicts } from "./check-conflicts";
 import { renameNode } from "./rename-node";
 import { revokeNode } from "./lifecycle";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolTestNode } from "../testing/test-nodes";
 
 describe.each(testEngines())("bulk actions under load on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async (labels: Record<string, string> = {}) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
-  };
+  const enrol = async (labels: Record<string, string> = {}) => (await enrolTestNode(deps, { labels })).nodeId;
 
   it("sets labels on some nodes while presence batches and the checked flush run, many times, without a deadlock", async () => {
     const ids: string[] = [];

@@ -8,8 +8,6 @@ import { testEngines } from "@mesh/db/testing";
 import { Role } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { deleteRole, listRoles, upsertRole } from "./roles";
 import { getNode } from "./get-node";
 import { setLabels } from "./set-labels";
@@ -18,11 +16,10 @@ import { checkConflicts, checkRoleOnFleet, findNewConflicts } from "./check-conf
 import { CompileCache, loadFleet, recompileFleet, withRole } from "./recompile-fleet";
 import { lockCompiler } from "./recompile-node";
 import { nextRoleVersion } from "./write-role-version";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
 import * as compiler from "../compile/compile-declaration";
+import { enrolTestNode } from "../testing/test-nodes";
+import { testCaller } from "../testing/test-caller";
 
 const file = (id: string, content: string, path = `/etc/${id}`) => ({ type: "file" as const, id, path, content });
 
@@ -30,12 +27,7 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async (labels: Record<string, string>, hostname: string) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (
-      await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID(), { hostname }), inventory: emptyInventory() })
-    ).nodeId;
-  };
+  const enrol = async (labels: Record<string, string>, hostname: string) => (await enrolTestNode(deps, { labels, profile: { hostname } })).nodeId;
   const refusal = async (p: Promise<unknown>) => {
     const err = await p.then(
       () => null,
@@ -189,7 +181,7 @@ describe.each(testEngines())("conflicts at save on %s", (engine) => {
   });
 
   it("refuses over the tRPC API with the conflicts in the error data, and accepts confirmConflicts", async () => {
-    const caller = createCallerFactory(appRouter)({ ...deps, actor: "admin", role: "admin", user: null, publicUrl: "http://cp" });
+    const caller = testCaller(deps, "admin", "admin");
     const input = { name: "clash", selector: { labels: { tier: "web" } }, resources: [file("site", "3")] };
     const err = await caller.role.upsert(input).then(
       () => null,

@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { declarations } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { currentDeclaration, DECLARATION_HISTORY_PER_NODE } from "./declaration-store";
 import { upsertRole } from "./roles";

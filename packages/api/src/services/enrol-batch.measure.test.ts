@@ -15,7 +15,7 @@ import { createPostgresDatabase } from "@mesh/db/testing";
 import type { EnrolRequest } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { enrolOne } from "./enrol-one";
 import { parseToken } from "./enrolment-token";

@@ -10,8 +10,7 @@ import { CHANNELS, declarations, enrolmentTokens, events, nodes, type Database }
 import type { EnrolRequest } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import type { MeshError } from "../errors";
-import { createToken } from "./create-token";
-import { revokeToken } from "./tokens";
+import { createToken, revokeToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { seedClashingRoles } from "../testing/clashing-roles";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";

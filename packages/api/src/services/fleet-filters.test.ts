@@ -10,7 +10,7 @@ import { createTrpcContext } from "../trpc";
 import { ensureAdminCredentials } from "../auth/credentials";
 import { createLoginLimits, loginUser } from "../auth/login-user";
 import { SESSION_COOKIE } from "../auth/sessions";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { exportNodesCsv } from "./export-nodes";
 import { handleNodesExport } from "../http/nodes-export-handler";

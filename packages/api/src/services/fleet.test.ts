@@ -3,18 +3,17 @@ import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import type { MeshError } from "../errors";
-import { createToken } from "./create-token";
+import { createToken, listTokens, revokeToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole, deleteRole } from "./roles";
 import { getNode } from "./get-node";
 import { recordReport } from "./record-report";
 import { completeRetirement, retireNode, revokeNode } from "./lifecycle";
 import { setLabels } from "./set-labels";
-import { listTokens, revokeToken } from "./tokens";
 import { beatGateway, markConnected, sweepDeadGateways } from "./presence";
 import { gateways, nodes } from "@mesh/db";
 import { eq, sql } from "drizzle-orm";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
 const profile = (machineId: string) => testProfile(machineId);
@@ -31,15 +30,6 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
     return enrolNode(deps, { token, publicKey: publicKey(), profile: profile(machineId), inventory });
   };
-  const emptyReport = (declarationVersion: number) => ({
-    declarationVersion,
-    owned: [],
-    drift: [],
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-  });
 
   it("retires a node: a final empty declaration, then retired once it owns nothing", async () => {
     const { nodeId } = await enrol();
@@ -49,7 +39,7 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
     expect(node.declaration).toMatchObject({ version: r.version, resources: [] });
     expect(await completeRetirement(deps, nodeId, { declarationVersion: r.version - 1, owned: [] })).toBe(false);
     expect(await completeRetirement(deps, nodeId, { declarationVersion: r.version, owned: [{}] })).toBe(false);
-    expect(await completeRetirement(deps, nodeId, emptyReport(r.version))).toBe(true);
+    expect(await completeRetirement(deps, nodeId, testReport(r.version))).toBe(true);
     node = await getNode(deps, nodeId);
     expect(node.state).toBe("retired");
     await expect(retireNode(deps, { actor: "test", input: { id: nodeId } })).rejects.toMatchObject({ code: "CONFLICT" });
@@ -168,7 +158,7 @@ describe.each(testEngines())("fleet services on %s", (engine) => {
 
   it("writes a report once, and again only when it changes", async () => {
     const { nodeId } = await enrol();
-    const report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const report = testReport(1);
     expect(await recordReport(deps, nodeId, report)).toBe(true);
     expect(await recordReport(deps, nodeId, { ...report, reconciledAt: new Date(Date.now() + 1000).toISOString() })).toBe(false);
     expect(await recordReport(deps, nodeId, { ...report, storeLost: true })).toBe(true);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { events } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { exportEvents, listEvents } from "./list-events";
 import { recordEvent } from "./record-event";

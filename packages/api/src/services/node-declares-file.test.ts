@@ -4,13 +4,13 @@
 import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { nodeDeclaresFile, PREVIOUS_DECLARATION_GRACE_MS } from "./node-declares-file";
 import { currentDeclaration } from "./declaration-store";
 import { recordReport } from "./record-report";
 import { upsertRole } from "./roles";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
 const A = "a".repeat(64);
@@ -30,15 +30,10 @@ describe.each(testEngines())("files a node may download on %s", (engine) => {
       },
     });
   /** A report of a version; `drifted` makes it differ from the last one stored (an equal one is not written). */
-  const report = (declarationVersion: number, drifted = false) => ({
-    declarationVersion,
-    owned: [],
-    drift: drifted ? [{ id: "f", type: "file" as const, declared: A, observed: B, description: "content differs", corrected: false }] : [],
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-  });
+  const report = (declarationVersion: number, drifted = false) =>
+    testReport(declarationVersion, {
+      drift: drifted ? [{ id: "f", type: "file" as const, declared: A, observed: B, description: "content differs", corrected: false }] : [],
+    });
 
   it("lets a host reporting an old version keep the previous declaration's files neither after it applied the current one nor past the grace", async () => {
     await role(A);

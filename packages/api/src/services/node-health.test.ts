@@ -4,15 +4,15 @@ import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
+import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { countNodes } from "./count-nodes";
 import { listNodes } from "./list-nodes";
 import { nodeHealth, STALE_AFTER_SECONDS, type NodeHealth } from "./node-health";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolTestNode } from "../testing/test-nodes";
 
 type Row = Partial<typeof nodes.$inferInsert>;
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000);
@@ -53,22 +53,9 @@ describe.each(testEngines())("node health on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async () => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
-  };
+  const enrol = async () => (await enrolTestNode(deps)).nodeId;
   const healthOf = async (id: string) => (await deps.db.select({ health: nodeHealth }).from(nodes).where(eq(nodes.id, id)))[0]!.health;
-  const report = (declarationVersion: number, extra: Record<string, unknown> = {}) => ({
-    declarationVersion,
-    owned: [],
-    drift: [],
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-    ...extra,
-  });
+  const report = (declarationVersion: number, extra: Partial<Report> = {}) => testReport(declarationVersion, extra);
 
   it.each(TABLE)("%s", async (_name, row, expected) => {
     const id = await enrol();

@@ -10,7 +10,7 @@ import { replacementProofMessage, tokenIdOf } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import type { GrantProvider } from "../grants/provider";
 import { createSecretBox } from "../secrets/secret-box";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { getNode } from "./get-node";
 import { retireNode, revokeNode } from "./lifecycle";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { upsertRole } from "./roles";
 import { getNode } from "./get-node";
@@ -13,8 +13,7 @@ import { revokeNode } from "./lifecycle";
 import { contentDiff } from "./plan-changes";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
+import { testCaller } from "../testing/test-caller";
 
 const file = (id: string, content: string) => ({ type: "file" as const, id, path: `/etc/${id}`, content });
 
@@ -71,7 +70,7 @@ describe.each(testEngines())("label plans on %s", (engine) => {
   });
 
   it("refuses bad input over the API: an unknown node, a bad label key, a non-admin", async () => {
-    const caller = (role: "admin" | "viewer") => createCallerFactory(appRouter)({ ...deps, actor: "someone", role, user: null, publicUrl: "http://cp" });
+    const caller = (role: "admin" | "viewer") => testCaller(deps, role, "someone");
     await expect(caller("admin").node.planLabels({ id: crypto.randomUUID(), labels: {} })).rejects.toMatchObject({ code: "NOT_FOUND" });
     await expect(caller("admin").node.planLabels({ id: nodeId, labels: { "bad key": "x" } })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     await expect(caller("admin").node.planLabels({ id: "not-a-uuid", labels: {} })).rejects.toMatchObject({ code: "BAD_REQUEST" });

@@ -4,42 +4,27 @@
 import { describe, expect, it } from "vitest";
 import { Resource, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { upsertRole } from "./roles";
 import { planRole } from "./plan-role";
 import { planLabels } from "./plan-labels";
 import { recordReport } from "./record-report";
 import { declaredState, stateDigest } from "./declared-state";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { testEngines } from "@mesh/db/testing";
+import { enrolTestNode } from "../testing/test-nodes";
 
 const file = (id: string, content: string, more: Record<string, unknown> = {}) =>
   Resource.parse({ type: "file", id, path: `/srv/www/${id}`, content, ...more });
 const owned = (...rs: Resource[]) => rs.map((r) => ({ id: r.id, type: r.type, digest: stateDigest(declaredState(r)) }));
-const report = (parts: Partial<Report>): Report => ({
-  declarationVersion: 1,
-  owned: [],
-  drift: [],
-  errors: [],
-  skipped: [],
-  storeLost: false,
-  reconciledAt: new Date().toISOString(),
-  ...parts,
-});
+const report = (parts: Partial<Report>): Report => testReport(1, { ...parts });
 
 describe.each(testEngines())("role.plan against reports on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async (name: string, labels: Record<string, string>) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    const machineId = crypto.randomUUID().replace(/-/g, "");
-    return (
-      await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(machineId, { hostname: name }), inventory: emptyInventory() })
-    ).nodeId;
-  };
+  const enrol = async (name: string, labels: Record<string, string>) =>
+    (await enrolTestNode(deps, { labels, machineId: crypto.randomUUID().replace(/-/g, ""), profile: { hostname: name } })).nodeId;
 
   it("tells create, update, adopt, unchanged and certain failure from the hosts' reports, and groups nodes alike", async () => {
     const index1 = file("index", "v1\n");

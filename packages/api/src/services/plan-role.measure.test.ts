@@ -13,6 +13,7 @@ import { Resource, Role } from "@mesh/protocol";
 import { planRole } from "./plan-role";
 import { declaredState, stateDigest } from "./declared-state";
 import { reportBody } from "./report-store";
+import { testReport } from "../testing/host-facts";
 
 const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
 const RUNS = 5;
@@ -47,15 +48,7 @@ describe.skipIf(!process.env.MESH_MEASURE_PLAN || !process.env.DATABASE_URL)("ro
           const errors = broken
             ? [{ id: `${tier}.conf`, message: `parent directory of /etc/${tier}.conf does not exist (declare it as a directory resource)` }]
             : [];
-          const report = {
-            declarationVersion: 1,
-            owned: owned(...files),
-            drift: [],
-            errors,
-            skipped: [],
-            storeLost: false,
-            reconciledAt: new Date().toISOString(),
-          };
+          const report = testReport(1, { owned: owned(...files), errors });
           bodies.push({ tier, zone, broken, ...reportBody(report) });
         }
     for (const b of bodies) await sql`insert into report_bodies (hash, body) values (${b.hash}, ${b.json}::jsonb)`;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { listRoles, upsertRole } from "./roles";
 import { planRole } from "./plan-role";

@@ -6,16 +6,15 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { events, gateways, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { getNode } from "./get-node";
 import { upsertRole } from "./roles";
 import { listNodes } from "./list-nodes";
 import { revokeNode } from "./lifecycle";
 import { beatGateway, markConnected, markDisconnected, reassertLinks, sweepDeadGateways, touchLastChecked } from "./presence";
 import { PresenceBatcher, writeTransitions } from "./presence-batch";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testKeyPair } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolTestNode } from "../testing/test-nodes";
 
 /** A sweeper that has been beating for ever: only the swept gateway's own silence counts. */
 const LONG_AGO = new Date(0);
@@ -24,11 +23,7 @@ describe.each(testEngines())("presence on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async (labels: Record<string, string> = {}) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
-  };
+  const enrol = async (labels: Record<string, string> = {}) => (await enrolTestNode(deps, { labels })).nodeId;
 
   it("writes batched transitions and last checked while fleet recompiles run, many times, without a deadlock", async () => {
     const ids: string[] = [];

@@ -5,12 +5,11 @@ import { and, eq } from "drizzle-orm";
 import { events, nodes, reportHistory } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { recordReport } from "./record-report";
 import { reportHistoryOf } from "./report-store";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolTestNode } from "../testing/test-nodes";
 
 const sha = (n: number) => n.toString(16).padStart(64, "0");
 
@@ -18,27 +17,18 @@ describe.each(testEngines())("report events on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async () => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
-  };
-  const report = (drifts: number, tag = "") => ({
-    declarationVersion: 1,
-    owned: [],
-    drift: Array.from({ length: drifts }, (_, i) => ({
-      id: `r${i}`,
-      type: "file" as const,
-      declared: sha(i),
-      observed: sha(i + 1),
-      description: `content differs${tag}`,
-      corrected: i % 2 === 0,
-    })),
-    errors: [],
-    skipped: [],
-    storeLost: false,
-    reconciledAt: new Date().toISOString(),
-  });
+  const enrol = async () => (await enrolTestNode(deps)).nodeId;
+  const report = (drifts: number, tag = "") =>
+    testReport(1, {
+      drift: Array.from({ length: drifts }, (_, i) => ({
+        id: `r${i}`,
+        type: "file" as const,
+        declared: sha(i),
+        observed: sha(i + 1),
+        description: `content differs${tag}`,
+        corrected: i % 2 === 0,
+      })),
+    });
   const driftEvents = (nodeId: string) =>
     deps.db
       .select()

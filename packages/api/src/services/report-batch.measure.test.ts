@@ -14,13 +14,13 @@ import { migrate } from "@mesh/db/migrate";
 import { createPostgresDatabase } from "@mesh/db/testing";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { ReportBatcher } from "./report-batch";
 import { takeStatementTimes } from "../batching/statement-times";
 import { countReportBodies, pruneReportBodies } from "./report-store";
 import { recordReportOneByOne } from "../testing/report-oracle";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 
 const N = Number(process.env.MEASURE_REPORTS ?? 2000);
 const run = process.env.MESH_MEASURE_REPORTS === "1" && !!process.env.DATABASE_URL;
@@ -29,20 +29,15 @@ const baseline = process.env.MEASURE_BASELINE !== "0";
 const distinct = process.env.MEASURE_BODIES === "distinct";
 
 /** A host's report after a role change that placed 10 files: 10 owned resources, no drift (the same on every host unless distinct). */
-const reportOf = (version: number, i: number): Report => ({
-  declarationVersion: version,
-  owned: Array.from({ length: 10 }, (_, k) => ({
-    id: `file:/etc/app/${k}.conf`,
-    type: "file",
-    path: `/etc/app/${k}.conf`,
-    hash: ((distinct ? i : 0) + version + k).toString(16).padStart(64, "0"),
-  })) as unknown as Report["owned"],
-  drift: [],
-  errors: [],
-  skipped: [],
-  storeLost: false,
-  reconciledAt: new Date().toISOString(),
-});
+const reportOf = (version: number, i: number): Report =>
+  testReport(version, {
+    owned: Array.from({ length: 10 }, (_, k) => ({
+      id: `file:/etc/app/${k}.conf`,
+      type: "file",
+      path: `/etc/app/${k}.conf`,
+      hash: ((distinct ? i : 0) + version + k).toString(16).padStart(64, "0"),
+    })) as unknown as Report["owned"],
+  });
 
 describe.runIf(run)("report write throughput", () => {
   it(`stores ${N} changed reports one by one and in batches`, { timeout: 1_800_000 }, async () => {

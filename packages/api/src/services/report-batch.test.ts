@@ -8,7 +8,7 @@ import { events, latestReports, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { upsertRole } from "./roles";
 import { touchLastChecked } from "./presence";
 import { writeTransitions } from "./presence-batch";
@@ -17,7 +17,7 @@ import { enrolNode } from "./enrol-node";
 import { REPORT_HISTORY_PER_NODE, ReportBatcher, writeReports, type RecordReportOptions, type ReportItem } from "./report-batch";
 import { recordReportOneByOne } from "../testing/report-oracle";
 import { latestReport, reportHistoryOf } from "./report-store";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 
 /** A small seeded generator, so a failing case can be replayed. */
@@ -238,7 +238,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
 
   it("writes nothing for a node that is gone, and the rest of its batch all the same", async () => {
     const [nodeId] = await enrol(1);
-    const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const report: Report = testReport(1);
     const written = await deps.db.transaction((tx) =>
       writeReports(tx, [
         { nodeId: crypto.randomUUID(), report },
@@ -292,17 +292,8 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("compares the reports of a batch found stored by their origin with the generation stored; only the flag of such a node changes", async () => {
     const [a, b, c, d] = await enrol(4);
     const stream = "ab".repeat(8);
-    const sent = (sequence: number, storeGeneration: number, tag = ""): Report => ({
-      declarationVersion: 1,
-      owned: [],
-      drift: drift(tag ? 2 : 0, tag),
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      storeGeneration,
-      origin: { stream, sequence },
-      reconciledAt: new Date().toISOString(),
-    });
+    const sent = (sequence: number, storeGeneration: number, tag = ""): Report =>
+      testReport(1, { drift: drift(tag ? 2 : 0, tag), storeGeneration, origin: { stream, sequence } });
     await deps.db.transaction((tx) =>
       writeReports(
         tx,
@@ -349,15 +340,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("stores a batch of reports in one transaction and answers each caller", async () => {
     const ids = await enrol(30);
     const batcher = new ReportBatcher(deps, { windowMs: 20 });
-    const report = (v: number): Report => ({
-      declarationVersion: v,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (v: number): Report => testReport(v);
     expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => true));
     expect(batcher.batches).toBe(1);
     const xmins = await deps.db
@@ -372,7 +355,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
 
   it("writes a failed batch again after a pause, and fails its callers only after the last try", async () => {
     const ids = await enrol(3);
-    const report: Report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const report: Report = testReport(1);
     // The database refuses the first `failing` transactions (a deadlock, a lost connection), then works.
     const flaky = (failing: number) => {
       let refused = 0;
@@ -394,15 +377,8 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
 
   it("bounds a batch by bytes as well as by count; a report larger than the bound goes alone", async () => {
     const ids = await enrol(6);
-    const report = (descriptionBytes: number): Report => ({
-      declarationVersion: 1,
-      owned: [],
-      drift: [{ id: "big", type: "file", declared: sha(1), observed: sha(2), description: "x".repeat(descriptionBytes), corrected: true }],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (descriptionBytes: number): Report =>
+      testReport(1, { drift: [{ id: "big", type: "file", declared: sha(1), observed: sha(2), description: "x".repeat(descriptionBytes), corrected: true }] });
     const batcher = new ReportBatcher(deps, { windowMs: 600_000, maxBytes: 2_000 });
     // 5 x ~700 bytes: two per batch; then one of ~3,000 alone.
     const written = await Promise.all([

@@ -7,7 +7,7 @@ import { nodes, reportBodies } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import { Report as ReportSchema, type Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { REPORT_HISTORY_PER_NODE, ReportBatcher, reportHash, writeReports } from "./report-batch";
 import { countReportBodies, insertReportRows, latestReport, pruneReportBodies, reportBody, reportHistoryOf, storeReportBodies } from "./report-store";

@@ -2,19 +2,11 @@
 import { describe, expect, it } from "vitest";
 import type { Report, Resource } from "@mesh/protocol";
 import { resourceStatuses } from "./resource-status";
+import { testReport } from "../testing/host-facts";
 
 const sha = (c: string) => c.repeat(64);
 const file = (id: string): Resource => ({ type: "file", id, path: `/etc/${id}`, content: "x", mode: "0644", onDrift: "correct" }) as Resource;
-const report = (over: Partial<Report>): Report => ({
-  declarationVersion: 3,
-  owned: [],
-  drift: [],
-  errors: [],
-  skipped: [],
-  storeLost: false,
-  reconciledAt: new Date().toISOString(),
-  ...over,
-});
+const report = (over: Partial<Report>): Report => testReport(3, { ...over });
 
 describe("resourceStatuses", () => {
   const resources = ["a", "b", "c", "d", "e"].map(file);

@@ -8,28 +8,22 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { alertDeliveries, events, grants, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
-import { enrolNode } from "./enrol-node";
 import { listRoles, upsertRole } from "./roles";
 import { revokeOfflineNodes } from "./revoke-offline";
 import { settleGrants } from "../grants/settle-grants";
 import { createSecretBox } from "../secrets/secret-box";
 import { memoryGrantProvider } from "../testing/memory-grant-provider";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
 import { createWebhook } from "../alerts/webhooks";
 import { createAlertEvaluator } from "../alerts/evaluate-alerts";
+import { enrolTestNode } from "../testing/test-nodes";
 
 describe.each(testEngines())("revoke-offline policy on %s", (engine) => {
   let deps: Deps;
   const mem = memoryGrantProvider();
   useServiceDeps(engine, (d) => (deps = { ...d, grants: { providers: { postgres: mem.provider }, secrets: createSecretBox(randomBytes(32)) } }));
 
-  const enrol = async (labels: Record<string, string>) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
-  };
+  const enrol = async (labels: Record<string, string>) => (await enrolTestNode(deps, { labels })).nodeId;
   /** Puts the node in `state`, last seen `minutes` ago (null: never). */
   const offline = (id: string, minutes: number | null, state: "disconnected" | "enrolled" | "pending" = "disconnected") =>
     deps.db

@@ -5,18 +5,16 @@ import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { currentDeclaration } from "./declaration-store";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testCaller } from "../testing/test-caller";
 
 describe.each(testEngines())("role history on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
-  const caller = (role: "admin" | "viewer", who = "ada") =>
-    createCallerFactory(appRouter)({ ...deps, actor: `user:${who}`, role, user: null, publicUrl: "http://cp" });
+  const caller = (role: "admin" | "viewer", who = "ada") => testCaller(deps, role, `user:${who}`);
   const admin = () => caller("admin");
   // One database for the block: each test has its own role (its name, its file, its nodes' label).
   let name = "";

@@ -4,14 +4,13 @@ import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
 import { upsertRole } from "./roles";
+import { testCaller } from "../testing/test-caller";
 
 describe.each(testEngines())("role source on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
-  const caller = (role: "admin" | "viewer") => createCallerFactory(appRouter)({ ...deps, actor: "someone", role, user: null, publicUrl: "http://cp" });
+  const caller = (role: "admin" | "viewer") => testCaller(deps, role, "someone");
 
   it("gives an admin the role as written: key order kept, no defaults added; a viewer gets none", async () => {
     const resources = [{ path: "/etc/motd", content: "hi\n", type: "file", id: "motd" }];

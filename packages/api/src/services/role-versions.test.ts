@@ -6,13 +6,12 @@ import { roleVersions, roles } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
-import { createCallerFactory } from "../trpc";
-import { appRouter } from "../root";
+import { testCaller } from "../testing/test-caller";
 
 describe.each(testEngines())("role versions on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
-  const admin = () => createCallerFactory(appRouter)({ ...deps, actor: "user:ada", role: "admin", user: null, publicUrl: "http://cp" });
+  const admin = () => testCaller(deps);
   const motd = (content: string) => [{ type: "file" as const, id: "motd", path: "/etc/motd", content }];
 
   it("numbers each save, keeps who, why and the full content, and goes on counting after a delete", async () => {

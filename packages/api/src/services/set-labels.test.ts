@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { nodes } from "@mesh/db";
 import type { Deps } from "../deps";
-import { createToken } from "./create-token";
+import { createToken } from "./tokens";
 import { enrolNode } from "./enrol-node";
 import { getNode } from "./get-node";
 import { upsertRole } from "./roles";

@@ -1,7 +1,7 @@
 // user.list / create / revoke / changePassword / setPassword: who may use the dashboard,
 // as admin or viewer. A revoked user's sessions, or a changed password's, end at once.
 import { z } from "zod";
-import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
+import { and, asc, count, eq, isNull, ne, sql } from "drizzle-orm";
 import { sessions, users, USER_ROLES } from "@mesh/db";
 import { MeshError } from "../errors";
 import type { Deps } from "../deps";
@@ -75,7 +75,7 @@ export async function revokeUser(deps: Deps, opts: { actor: string; id: string }
         .where(and(eq(users.role, "admin"), isNull(users.revokedAt), ne(users.id, user.id)));
       if (!others?.n) throw new MeshError("CONFLICT", "this is the last admin; create another admin first");
     }
-    await tx.update(users).set({ revokedAt: new Date() }).where(eq(users.id, user.id));
+    await tx.update(users).set({ revokedAt: sql`now()` }).where(eq(users.id, user.id));
     await tx.delete(sessions).where(eq(sessions.user, user.name));
     await recordEvent(tx, { actor: opts.actor, action: "user.revoke", target: userActor(user.name) });
     return { id: user.id, revoked: true };

@@ -1,7 +1,7 @@
-// What a test host reports at enrolment: a plausible profile, an empty inventory and
-// a fresh Ed25519 key, shared by the service tests so each says only what it varies.
+// What a test host reports: a plausible profile, an empty inventory, a fresh Ed25519 key at enrolment
+// and an empty report after, shared by the service tests so each says only what it varies.
 import { generateKeyPairSync } from "node:crypto";
-import type { Inventory, Profile } from "@mesh/protocol";
+import type { Inventory, Profile, Report } from "@mesh/protocol";
 
 export function testProfile(machineId: string, over: Partial<Profile> = {}): Profile {
   return {
@@ -28,4 +28,9 @@ export const emptyInventory = (): Inventory => ({ packages: [], units: [], ports
 export function testKeyPair() {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   return { privateKey, publicKey: publicKey.export({ type: "spki", format: "der" }).toString("base64") };
+}
+
+/** A report with nothing owned, drifted or failed, for this declaration version; `over` says what a test varies. */
+export function testReport(declarationVersion = 1, over: Partial<Report> = {}): Report {
+  return { declarationVersion, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString(), ...over };
 }

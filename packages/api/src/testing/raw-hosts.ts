@@ -9,9 +9,10 @@ import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage, type Report 
 import type { Deps } from "../deps";
 import pino from "pino";
 import { afterEach } from "vitest";
+import type { ChangeBus } from "@mesh/db";
 import { createTestDatabase, type TestDatabase } from "@mesh/db/testing";
 import { createGateway, type Gateway, type GatewayOptions } from "../gateway/gateway";
-import { createToken } from "../services/create-token";
+import { createToken } from "../services/tokens";
 import { enrolNode } from "../services/enrol-node";
 import { emptyInventory, testKeyPair, testProfile } from "./host-facts";
 
@@ -55,6 +56,31 @@ export function servedGatewayFixture(engine: "postgres" | "pglite") {
     const served = await serveGateway(o.gateway);
     o.served = served;
     return { deps, base: served.base, hosts: enrolled };
+  };
+}
+
+export interface TestGateway {
+  gateway: Gateway;
+  /** The http URL it serves on. */
+  base: string;
+  /** Closes the gateway, then its server. */
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway over these deps, served on a loopback port. Many hosts link from one address at once in
+ * these tests, so admission (per address and in all) is opened wide unless `options` says otherwise.
+ */
+export async function startTestGateway(deps: Deps, bus: ChangeBus, options: Partial<GatewayOptions> = {}): Promise<TestGateway> {
+  const gateway = await createGateway({ deps, bus, admissionsPerSecond: 100_000, handshakesInFlightPerAddress: 100_000, ...options });
+  const served = await serveGateway(gateway);
+  return {
+    gateway,
+    base: served.base,
+    async close() {
+      await gateway.close();
+      await served.close();
+    },
   };
 }
 

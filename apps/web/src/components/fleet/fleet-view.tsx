@@ -1,6 +1,6 @@
 "use client";
 // The fleet: counts per state, filters, and one server-sorted page of nodes,
-// refreshed every 2 s by polling (see docs/decisions/0006-dashboard.md for why).
+// refreshed every 2 s by polling (see docs/decisions/0006-dashboard-access-and-live-updates.md for why).
 import Link from "next/link";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useCallback, useDeferredValue, useState } from "react";

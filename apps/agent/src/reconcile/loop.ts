@@ -1,7 +1,7 @@
 // The reconcile loop: triggers (start, declaration, timer, reconnect) feed one run at a time;
 // triggers that arrive during a run coalesce into one more run. A run that failed is tried again
 // by a backoff (exponential with jitter, capped, reset by a run that did not fail), not left to
-// the interval; a run that goes past its deadline is aborted (decision DRAFT-agent-clock-reconcile-retry).
+// the interval; a run that goes past its deadline is aborted (decision 0050).
 import type { Logger } from "../log";
 import { HostError, reasonOf } from "../host-error";
 import { systemClock, unref, type Clock } from "../clock";

@@ -277,6 +277,6 @@ describe.each(testEngines())("delivery on %s", (engine) => {
     expect(revoked!.revokedAt).not.toBeNull();
     expect(mem.held.has(grant!.principal)).toBe(false);
     // The retired key is refused at the handshake.
-    await expect(openRawLink(served.base, host!, 0)).rejects.toThrow(/401/);
+    await expect(openRawLink(served.base, host!, 0)).rejects.toThrow(/403/);
   });
 });

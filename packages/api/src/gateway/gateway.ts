@@ -362,6 +362,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         nodeId,
         report: frame.report,
         hash,
+        // This link stored (or found stored) another report: this one is known to differ, no read first.
+        knownChanged: writer !== undefined && writer.storedReport !== undefined && writer.storedReport !== hash,
         opts: {
           driftEvent,
           suppressedDriftEvents: suppressed,

@@ -37,13 +37,14 @@ const fmt = (n: number) => n.toLocaleString("en");
 const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
 /** The time (epoch ms) of the last log line with this message at or after `since`, from a process's pino output. */
-function lastLogTime(output: string, msg: string, since: number): number | undefined {
-  let last: number | undefined;
+function lastLogLine(output: string, msg: string, since: number): { time: number; readMs?: number; sendMs?: number } | undefined {
+  let last: { time: number; readMs?: number; sendMs?: number } | undefined;
   for (const line of output.split("\n")) {
     if (!line.includes(msg)) continue;
     try {
-      const t = (JSON.parse(line) as { time?: number }).time;
-      if (typeof t === "number" && t >= since && (last === undefined || t > last)) last = t;
+      const entry = JSON.parse(line) as { time?: number; readMs?: number; sendMs?: number };
+      const t = entry.time;
+      if (typeof t === "number" && t >= since && (last === undefined || t > last.time)) last = { ...entry, time: t };
     } catch {
       // not a JSON line
     }
@@ -78,7 +79,8 @@ const limits: Record<string, string> = {
   // production timings, not the test harness's fast ones
   MESH_PING_INTERVAL_MS: "15000",
   MESH_LAST_CHECKED_FLUSH_MS: "60000",
-  MESH_LOG_LEVEL: "warn",
+  // BENCH_LOG_LEVEL=info: the push's own timings (read, send loop, last frame written) are printed with each run
+  MESH_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
   // BENCH_ROLLOUT=1: the rollout worker ticks every 500 ms (default 2 s), so wave times measure the system more than the tick
   ...(ROLLOUT ? { MESH_ROLLOUT_INTERVAL_MS: ROLLOUT_INTERVAL_MS } : {}),
 };
@@ -305,8 +307,11 @@ async function main() {
       const cpu = `CPU-s control plane ${((ticks1.cp - ticks0.cp) / 100).toFixed(2)}, Postgres ${((ticks1.pg - ticks0.pg) / 100).toFixed(2)}, simulator ${((ticks1.sim - ticks0.sim) / 100).toFixed(2)}`;
       // The control plane's own part: when its gateway had written the last frame to the sockets (its log line's
       // time), apart from the simulated hosts reading them on the same cores.
-      const written = lastLogTime(cp.output, "fleet declarations pushed", t0);
-      const cpPart = written === undefined ? "" : `, control plane wrote the last frame at ${ms(written - t0)}`;
+      const written = lastLogLine(cp.output, "fleet declarations pushed", t0);
+      const cpPart =
+        written === undefined
+          ? ""
+          : `, control plane wrote the last frame at ${ms(written.time - t0)} (read ${written.readMs ?? "?"} ms, send loop ${written.sendMs ?? "?"} ms)`;
       pushes.push(
         `run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}; ${cpu}`,
       );

@@ -21,7 +21,7 @@ import {
   type ReportFrame,
   type ServerFrame,
 } from "@mesh/protocol";
-import type { Deps } from "../deps";
+import type { Deps, LocalPush } from "../deps";
 import { SETTING, settingOnce } from "../services/settings";
 import { ReportBatcher, reportHash } from "../services/report-batch";
 import { RateLimiter } from "../http/rate-limiter";
@@ -151,6 +151,8 @@ export interface Gateway {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onSettled?: () => void): void;
   handleChallenge(req: IncomingMessage, res: ServerResponse): void;
   connectedNodes(): string[];
+  /** What a commit in this process made current, sent to the links held here at once (Deps.localPush). */
+  readonly localPush: LocalPush;
   close(): Promise<void>;
 }
 
@@ -771,6 +773,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       res.end(JSON.stringify(challenge));
     },
     connectedNodes: () => [...links.keys()],
+    localPush: {
+      committed(rows) {
+        if (shuttingDown) return;
+        // Only links that are up (a link still linking gets its declaration read at link-up).
+        const held = new Map<string, PushLink>();
+        for (const row of rows) {
+          const link = links.get(row.nodeId);
+          if (link?.ready && link.ws.readyState === link.ws.OPEN) held.set(row.nodeId, link);
+        }
+        if (held.size > 0) pusher.pushCommitted(held, rows);
+      },
+    },
     async close() {
       clearInterval(heartbeat);
       clearInterval(flush);

@@ -307,11 +307,11 @@ async function main() {
       const cpu = `CPU-s control plane ${((ticks1.cp - ticks0.cp) / 100).toFixed(2)}, Postgres ${((ticks1.pg - ticks0.pg) / 100).toFixed(2)}, simulator ${((ticks1.sim - ticks0.sim) / 100).toFixed(2)}`;
       // The control plane's own part: when its gateway had written the last frame to the sockets (its log line's
       // time), apart from the simulated hosts reading them on the same cores.
-      const written = lastLogLine(cp.output, "fleet declarations pushed", t0);
+      const written = lastLogLine(cp.output, "declarations pushed", t0);
       const cpPart =
         written === undefined
           ? ""
-          : `, control plane wrote the last frame at ${ms(written.time - t0)} (read ${written.readMs ?? "?"} ms, send loop ${written.sendMs ?? "?"} ms)`;
+          : `, control plane wrote the last frame at ${ms(written.time - t0)} (read ${written.readMs ?? 0} ms, send loop ${written.sendMs ?? "?"} ms)`;
       pushes.push(
         `run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}; ${cpu}`,
       );

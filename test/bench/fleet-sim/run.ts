@@ -326,6 +326,8 @@ async function main() {
 
     if (PUSH_PROFILE) {
       log(`stopping the control plane so its CPU profile is written to ${PUSH_PROFILE} (restart phase skipped)`);
+      // The links closed first: a gateway closing thousands of links may take past the harness's 10 s and be killed, profile unwritten.
+      await fleet.stop();
       await cp.stop();
       console.log(pushes.join("\n"));
       return;

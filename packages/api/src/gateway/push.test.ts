@@ -19,6 +19,7 @@ import { retireNode } from "../services/lifecycle";
 import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
+import { grantReference } from "../grants/grant-reference";
 import { serveGateway } from "../testing/raw-hosts";
 
 describe.each(testEngines())("declaration push on %s", (engine) => {
@@ -146,9 +147,22 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
       });
       expect(logLines.some((l) => l.includes("committed declarations pushed") && l.includes('"shared":30') && l.includes('"bodies":1'))).toBe(true);
       // The same rows again (a late or repeated call): every link holds them already, nothing is sent.
-      gateway.localPush.committed(linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]!, hash: h.received.at(-1)!.hash, resources: [] })));
+      gateway.localPush.committed(linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]!, hash: "3".repeat(64), resources: [] })));
       // An older version than a link holds is never sent either.
       gateway.localPush.committed(linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]! - 1, hash: "0".repeat(64), resources: [] })));
+      // A final declaration (retiring) or a body holding grant references is never sent from memory: the
+      // notification's path reads and sends those per node.
+      gateway.localPush.committed(
+        linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]! + 1, hash: "1".repeat(64), resources: [], final: "remove" as const })),
+      );
+      gateway.localPush.committed(
+        linked.map((h, i) => ({
+          nodeId: h.nodeId,
+          version: after[i]! + 1,
+          hash: "2".repeat(64),
+          resources: [file("secret", grantReference("g-1", "a credential"))],
+        })),
+      );
       await new Promise((r) => setTimeout(r, 200));
       linked.forEach((h, i) => expect(h.received.length).toBe(framesBefore[i]! + 1));
     } finally {

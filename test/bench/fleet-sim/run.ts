@@ -37,12 +37,13 @@ const fmt = (n: number) => n.toLocaleString("en");
 const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
 /** The time (epoch ms) of the last log line with this message at or after `since`, from a process's pino output. */
-function lastLogLine(output: string, msg: string, since: number): { time: number; readMs?: number; sendMs?: number } | undefined {
-  let last: { time: number; readMs?: number; sendMs?: number } | undefined;
+type PushLine = { time: number; readMs?: number; sendMs?: number; shared?: number };
+function lastLogLine(output: string, msg: string, since: number): PushLine | undefined {
+  let last: PushLine | undefined;
   for (const line of output.split("\n")) {
     if (!line.includes(msg)) continue;
     try {
-      const entry = JSON.parse(line) as { time?: number; readMs?: number; sendMs?: number };
+      const entry = JSON.parse(line) as Partial<PushLine>;
       const t = entry.time;
       if (typeof t === "number" && t >= since && (last === undefined || t > last.time)) last = { ...entry, time: t };
     } catch {
@@ -311,7 +312,7 @@ async function main() {
       const cpPart =
         written === undefined
           ? ""
-          : `, control plane wrote the last frame at ${ms(written.time - t0)} (read ${written.readMs ?? 0} ms, send loop ${written.sendMs ?? "?"} ms)`;
+          : `, control plane wrote the last frame at ${ms(written.time - t0)} (read ${written.readMs ?? 0} ms, send loop ${written.sendMs ?? "?"} ms for ${written.shared ?? "?"} links)`;
       pushes.push(
         `run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}; ${cpu}`,
       );

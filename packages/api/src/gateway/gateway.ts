@@ -782,7 +782,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           const link = links.get(row.nodeId);
           if (link?.ready && link.ws.readyState === link.ws.OPEN) held.set(row.nodeId, link);
         }
-        if (held.size > 0) pusher.pushCommitted(held, rows);
+        // The send loop yields to the event loop as it goes (SEND_SLICE_LINKS): the save answers its caller meanwhile.
+        if (held.size > 0)
+          void pusher
+            .pushCommitted(held, rows)
+            .catch((err) => log.warn({ err }, "local push of committed declarations failed; the notification's path sends them"));
       },
     },
     async close() {

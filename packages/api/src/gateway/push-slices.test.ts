@@ -66,16 +66,18 @@ describe("a fleet push's send loop", () => {
   it("never sends a link an older version after a newer one, when a newer push starts while an older one yields", async () => {
     const { pusher, fakes, links, rows } = setup();
     const older = pusher.pushCommitted(links, rows(1));
-    // The newer push starts on the older loop's first yield, and sends its own first slice at once.
+    // The newer push starts while the older one yields, from the other end of the fleet (links the older
+    // loop has not reached yet), and sends its own first slice at once: the older loop must skip those.
     let newer: Promise<unknown> | undefined;
     await new Promise<void>((resolve) =>
       setImmediate(() => {
-        newer = pusher.pushCommitted(links, rows(2));
+        newer = pusher.pushCommitted(links, rows(2).reverse());
         resolve();
       }),
     );
     const [a] = await Promise.all([older, newer]);
-    // Some links got version 1 before the newer push began; none got 1 after 2, and every link ends on 2.
+    // Some links got version 1, some never did (the newer push got there first); none got 1 after 2, and
+    // every link ends on 2, sent once.
     expect((a as { shared: number }).shared).toBeGreaterThan(0);
     expect((a as { shared: number }).shared).toBeLessThan(LINKS);
     for (const f of fakes) {

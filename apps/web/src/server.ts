@@ -18,7 +18,7 @@ import { raiseOpenFileLimit, socketBudget } from "./server/open-file-limit";
 import { admitRequest } from "./server/request-edge";
 import { ENROL_PATH, serveEnrol } from "./server/enrol-route";
 import { untrustedForwardingWarning } from "./server/untrusted-forwarding";
-import { ORIGIN_HEADER, setRuntime } from "./server/runtime";
+import { ORIGIN_HEADER, setLocalPush, setRuntime } from "./server/runtime";
 import { applyHsts } from "./server/security-headers";
 import { loadTls } from "./server/tls";
 import { TrustedProxies } from "./server/trusted-proxies";
@@ -150,6 +150,9 @@ async function main() {
       handshakesInFlight: config.linkHandshakesInFlight,
       handshakesInFlightPerAddress: config.linkHandshakesInFlightPerAddress,
     });
+    // A role save made here sends its frames to this gateway's links right after commit. MESH_LOCAL_PUSH=0
+    // leaves them to the notification's path alone (the fleet bench compares the two on one build).
+    if (process.env.MESH_LOCAL_PUSH !== "0") setLocalPush(gateway.localPush);
   }
 
   const app = next({ dev, dir: webDir, hostname: "localhost", port: config.port, turbopack: dev });

@@ -10,6 +10,27 @@ export interface Deps {
   now?: () => Date;
   /** Where per-node credentials are made and revoked, and the key their secrets are sealed with; none means no grants. */
   grants?: Grants;
+  /**
+   * This process's gateway, when it runs one (MESH_ROLE=all): told what a fleet compile committed, it
+   * sends the frames at once from the compile's own rows and bodies, before the notification comes back
+   * and without reading them again (decision DRAFT-push-10k). The notification still goes to every
+   * gateway; the local one then finds these links up to date.
+   */
+  localPush?: LocalPush;
+}
+
+/** A declaration a commit made current, with its body: what the local gateway needs to send it. */
+export interface CommittedDeclaration {
+  nodeId: string;
+  version: number;
+  hash: string;
+  resources: unknown[];
+  final?: "remove" | "forget" | null;
+}
+
+export interface LocalPush {
+  /** Call after the commit that made these declarations current (never inside its transaction). */
+  committed(rows: CommittedDeclaration[]): void;
 }
 
 export const nowOf = (deps: Pick<Deps, "now">): Date => (deps.now ? deps.now() : new Date());

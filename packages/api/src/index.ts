@@ -1,7 +1,7 @@
 // The control plane's domain: services, tRPC routers, the agent gateway.
 export { appRouter, createCaller, type AppRouter } from "./root";
 export { createTrpcContext, errorIdOf, type TrpcContext } from "./trpc";
-export type { Deps } from "./deps";
+export type { CommittedDeclaration, Deps, LocalPush } from "./deps";
 export { createLogger, type Logger } from "./log";
 export { asMeshError, DATABASE_RETRY_AFTER_SECONDS, MeshError, newErrorId, type ErrorCode } from "./errors";
 export { handleEnrol, createEnrolLimits, type EnrolLimits } from "./http/enrol-handler";

@@ -7,7 +7,7 @@ import os from "node:os";
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-function processTicks(pid: number): number {
+export function processTicks(pid: number): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -17,7 +17,7 @@ function processTicks(pid: number): number {
   }
 }
 
-function postgresTicks(): number {
+export function postgresTicks(): number {
   let total = 0;
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

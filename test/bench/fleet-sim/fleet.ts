@@ -11,6 +11,10 @@ export interface Identity {
 
 export class Fleet {
   private readonly workers: ChildProcess[] = [];
+  /** The worker processes' ids (their CPU is the simulator's share). */
+  get pids(): number[] {
+    return this.workers.map((w) => w.pid!).filter((p) => p !== undefined);
+  }
   readonly linked = new Set<string>();
   /** Latest declaration version each node received, and when. */
   readonly received = new Map<string, { version: number; at: number }>();

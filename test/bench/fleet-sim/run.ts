@@ -14,7 +14,7 @@ import { startNatsServer } from "@mesh/db/testing";
 import { generateKeyPairSync } from "node:crypto";
 import { Fleet, type Identity } from "./fleet";
 import { machine, markdownTable, writeSection, type Row } from "./table";
-import { CpuSampler, cpuSummary } from "./cpu-sampler";
+import { CpuSampler, cpuSummary, postgresTicks, processTicks } from "./cpu-sampler";
 import { ROLLOUT_INTERVAL_MS, rolloutPhase } from "./rollout-phase";
 
 const NODES = Number(process.env.NODES ?? 1000);
@@ -24,6 +24,8 @@ const PUSHES = Number(process.env.BENCH_PUSHES ?? 3);
 const BUS = process.env.BENCH_BUS === "nats" ? "nats" : "postgres";
 const REPORT_S = Number(process.env.BENCH_REPORT_S ?? 300);
 const ROLLOUT = process.env.BENCH_ROLLOUT === "1";
+/** BENCH_PUSH_PROFILE=DIR: the control plane runs with --cpu-prof into DIR and is stopped (SIGTERM, so the profile is written) after the pushes; the restart phase is skipped. */
+const PUSH_PROFILE = process.env.BENCH_PUSH_PROFILE;
 const REPO = path.resolve(import.meta.dirname, "../../..");
 
 const pct = (xs: number[], p: number) => {
@@ -35,13 +37,15 @@ const fmt = (n: number) => n.toLocaleString("en");
 const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
 /** The time (epoch ms) of the last log line with this message at or after `since`, from a process's pino output. */
-function lastLogTime(output: string, msg: string, since: number): number | undefined {
-  let last: number | undefined;
+type PushLine = { time: number; readMs?: number; sendMs?: number; shared?: number };
+function lastLogLine(output: string, msg: string, since: number): PushLine | undefined {
+  let last: PushLine | undefined;
   for (const line of output.split("\n")) {
     if (!line.includes(msg)) continue;
     try {
-      const t = (JSON.parse(line) as { time?: number }).time;
-      if (typeof t === "number" && t >= since && (last === undefined || t > last)) last = t;
+      const entry = JSON.parse(line) as Partial<PushLine>;
+      const t = entry.time;
+      if (typeof t === "number" && t >= since && (last === undefined || t > last.time)) last = { ...entry, time: t };
     } catch {
       // not a JSON line
     }
@@ -76,7 +80,8 @@ const limits: Record<string, string> = {
   // production timings, not the test harness's fast ones
   MESH_PING_INTERVAL_MS: "15000",
   MESH_LAST_CHECKED_FLUSH_MS: "60000",
-  MESH_LOG_LEVEL: "warn",
+  // BENCH_LOG_LEVEL=info: the push's own timings (read, send loop, last frame written) are printed with each run
+  MESH_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
   // BENCH_ROLLOUT=1: the rollout worker ticks every 500 ms (default 2 s), so wave times measure the system more than the tick
   ...(ROLLOUT ? { MESH_ROLLOUT_INTERVAL_MS: ROLLOUT_INTERVAL_MS } : {}),
 };
@@ -132,7 +137,11 @@ async function main() {
   process.once("exit", () => fleet?.killAll());
 
   try {
-    cp = await ControlPlane.start({ engine: "postgres", env: { ...limits, ...(nats ? { MESH_BUS_URL: nats.url } : {}) } });
+    cp = await ControlPlane.start({
+      engine: "postgres",
+      env: { ...limits, ...(nats ? { MESH_BUS_URL: nats.url } : {}) },
+      ...(PUSH_PROFILE ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${PUSH_PROFILE}`] } : {}),
+    });
     log(`control plane on ${cp.url}, database ${new URL(cp.databaseUrl!).pathname.slice(1)}, bus ${nats ? `NATS ${nats.url}` : "LISTEN/NOTIFY"}`);
     sql = postgres(cp.databaseUrl!, { max: 2, onnotice: () => {} });
     const client = api(cp.url);
@@ -259,6 +268,8 @@ async function main() {
     const recordedTimes: number[] = [];
     for (let run = 1; run <= PUSHES; run++) {
       const before = new Map(identities.map((i) => [i.nodeId, fleet!.received.get(i.nodeId)?.version ?? 0]));
+      const ticks = () => ({ cp: processTicks(cp!.pid), pg: postgresTicks(), sim: f.pids.reduce((a, p) => a + processTicks(p), 0) });
+      const ticks0 = ticks();
       const t0 = Date.now();
       let status = "ok";
       try {
@@ -292,12 +303,18 @@ async function main() {
         await sleep(200);
       }
       recordedTimes.push(recordedMs);
+      // CPU from the call's start to all reports recorded (USER_HZ ticks, 10 ms each): the work, apart from other load on the machine.
+      const ticks1 = ticks();
+      const cpu = `CPU-s control plane ${((ticks1.cp - ticks0.cp) / 100).toFixed(2)}, Postgres ${((ticks1.pg - ticks0.pg) / 100).toFixed(2)}, simulator ${((ticks1.sim - ticks0.sim) / 100).toFixed(2)}`;
       // The control plane's own part: when its gateway had written the last frame to the sockets (its log line's
       // time), apart from the simulated hosts reading them on the same cores.
-      const written = lastLogTime(cp.output, "fleet declarations pushed", t0);
-      const cpPart = written === undefined ? "" : `, control plane wrote the last frame at ${ms(written - t0)}`;
+      const written = lastLogLine(cp.output, "declarations pushed", t0);
+      const cpPart =
+        written === undefined
+          ? ""
+          : `, control plane wrote the last frame at ${ms(written.time - t0)} (read ${written.readMs ?? 0} ms, send loop ${written.sendMs ?? "?"} ms for ${written.shared ?? "?"} links)`;
       pushes.push(
-        `run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}`,
+        `run ${run}: call ${ms(callMs)}${cpPart}, p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, last ${ms(Math.max(...lat))}, all reports recorded ${ms(recordedMs)}; ${cpu}`,
       );
       log(pushes.at(-1)!);
       await sleep(3_000);
@@ -307,6 +324,15 @@ async function main() {
       measured: pushes.join("; "),
       goal: "p99 ≤ 0.3 s; all reports recorded ≤ 2 s (at 10,000)",
     });
+
+    if (PUSH_PROFILE) {
+      log(`stopping the control plane so its CPU profile is written to ${PUSH_PROFILE} (restart phase skipped)`);
+      // The links closed first: a gateway closing thousands of links may take past the harness's 10 s and be killed, profile unwritten.
+      await fleet.stop();
+      await cp.stop();
+      console.log(pushes.join("\n"));
+      return;
+    }
 
     if (ROLLOUT) {
       const r = await rolloutPhase({ client, sql, fleet, identities, controlPlanePid: () => cp!.pid, content: fileContent, log });

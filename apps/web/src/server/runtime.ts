@@ -2,7 +2,7 @@
 // separately from server.ts, so a module singleton is not shared: globalThis under
 // a Symbol.for key is. Read it inside handlers, never at module top level.
 import type { Database } from "@mesh/db";
-import type { AptRepository, Deps, EnrolLimits, Grants, Logger, LoginLimits } from "@mesh/api";
+import type { AptRepository, Deps, EnrolLimits, Grants, LocalPush, Logger, LoginLimits } from "@mesh/api";
 import type { Config } from "./config";
 
 export interface Runtime {
@@ -18,6 +18,8 @@ export interface Runtime {
   apt: AptRepository;
   /** The pin of the certificate served, when TLS is on; enrol commands carry it. */
   tlsPin?: string;
+  /** This process's gateway (MESH_ROLE=all): a role save's frames go to its links right after commit. */
+  localPush?: LocalPush;
 }
 
 const KEY = Symbol.for("mesh.runtime");
@@ -33,9 +35,14 @@ export function getRuntime(): Runtime {
   return runtime;
 }
 
+/** Set once the gateway is up (it is created after the runtime); web-only instances never set it. */
+export function setLocalPush(localPush: LocalPush): void {
+  getRuntime().localPush = localPush;
+}
+
 export function runtimeDeps(): Deps {
-  const { database, log, grants } = getRuntime();
-  return { db: database.db, log, grants };
+  const { database, log, grants, localPush } = getRuntime();
+  return { db: database.db, log, grants, ...(localPush ? { localPush } : {}) };
 }
 
 /** The peer address, as the server entry recorded it (never a client-sent header). */

@@ -24,7 +24,7 @@ import {
   type ReportFrame,
   type ServerFrame,
 } from "@mesh/protocol";
-import type { Deps } from "../deps";
+import type { Deps, LocalPush } from "../deps";
 import { SETTING, settingOnce } from "../services/settings";
 import { ReportBatcher, reportHash } from "../services/report-batch";
 import { RateLimiter } from "../http/rate-limiter";
@@ -154,6 +154,8 @@ export interface Gateway {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onSettled?: () => void): void;
   handleChallenge(req: IncomingMessage, res: ServerResponse): void;
   connectedNodes(): string[];
+  /** What a commit in this process made current, sent to the links held here at once (Deps.localPush). */
+  readonly localPush: LocalPush;
   close(): Promise<void>;
 }
 
@@ -361,6 +363,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         nodeId,
         report: frame.report,
         hash,
+        // This link stored (or found stored) another report: this one is known to differ, no read first.
+        knownChanged: writer !== undefined && writer.storedReport !== undefined && writer.storedReport !== hash,
         opts: {
           driftEvent,
           suppressedDriftEvents: suppressed,
@@ -763,6 +767,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       res.end(JSON.stringify(challenge));
     },
     connectedNodes: () => [...links.keys()],
+    localPush: {
+      committed(rows) {
+        if (shuttingDown) return;
+        // Only links that are up (a link still linking gets its declaration read at link-up).
+        const held = new Map<string, PushLink>();
+        for (const row of rows) {
+          const link = links.get(row.nodeId);
+          if (link?.ready && link.ws.readyState === link.ws.OPEN) held.set(row.nodeId, link);
+        }
+        // The send loop yields to the event loop as it goes (SEND_SLICE_LINKS): the save answers its caller meanwhile.
+        if (held.size > 0)
+          void pusher
+            .pushCommitted(held, rows)
+            .catch((err) => log.warn({ err }, "local push of committed declarations failed; the notification's path sends them"));
+      },
+    },
     async close() {
       clearInterval(heartbeat);
       clearInterval(flush);

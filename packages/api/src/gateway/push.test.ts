@@ -16,6 +16,7 @@ import { deleteRole, upsertRole } from "../services/roles";
 import { retireNode } from "../services/lifecycle";
 import { createGateway, type Gateway } from "./gateway";
 import { BEHIND_BYTES } from "./push";
+import { grantReference } from "../grants/grant-reference";
 import { serveGateway } from "../testing/raw-hosts";
 import { enrolTestNode } from "../testing/test-nodes";
 
@@ -29,6 +30,8 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
   const logLines: string[] = [];
   /** While set, the gateway hears only "*" on the declaration channel (whatever compile notifies per node). */
   let onlyFleetChanges = false;
+  /** While set, the gateway hears nothing on the declaration channel. */
+  let deafToDeclarations = false;
 
   beforeAll(async () => {
     t = await createTestDatabase(engine);
@@ -40,6 +43,7 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
       subscribe: (channel, listener) =>
         real.subscribe(channel, (payload) => {
           if (channel === CHANNELS.declaration && onlyFleetChanges && payload !== MANY_NODES) return;
+          if (channel === CHANNELS.declaration && deafToDeclarations) return;
           listener(payload);
         }),
     };
@@ -103,6 +107,62 @@ describe.each(testEngines())("declaration push on %s", (engine) => {
     return ids.map((id) => byId.get(id)!);
   };
   const file = (id: string, content: string) => ({ type: "file" as const, id, path: `/etc/${id}`, content });
+
+  it("sends a role save's frames from the compile's own rows when the gateway runs in the same process: no notification, no read", async () => {
+    const role = "local-push";
+    await upsertRole(deps, { actor: "test", input: { name: role, selector: {}, resources: [file("local", "first")] } });
+    const hosts = [];
+    for (let i = 0; i < 30; i++) hosts.push(await enrol(`local-${i}`));
+    const linked = await Promise.all(hosts.map((h) => link(h)));
+    const before = await declaredVersions(linked.map((h) => h.nodeId));
+    await Promise.all(linked.map((h, i) => h.until(before[i]!)));
+    const inTime = (p: Promise<unknown>) =>
+      Promise.race([p, new Promise((_, reject) => setTimeout(() => reject(new Error("no frame without the notification")), 5_000))]);
+
+    deafToDeclarations = true;
+    try {
+      const queriesBefore = gatewayDb.count();
+      const framesBefore = linked.map((h) => h.received.length);
+      await upsertRole(
+        { ...deps, localPush: gateway.localPush },
+        { actor: "test", input: { name: role, selector: {}, resources: [file("local", "y".repeat(2048))] } },
+      );
+      const after = await declaredVersions(linked.map((h) => h.nodeId));
+      await inTime(Promise.all(linked.map((h, i) => h.until(after[i]!))));
+      // Sent from memory: the gateway read nothing, and heard no notification.
+      expect(gatewayDb.count() - queriesBefore).toBe(0);
+      linked.forEach((h, i) => {
+        expect(h.received.length).toBe(framesBefore[i]! + 1);
+        const last = h.received.at(-1)!;
+        expect(last.version).toBe(after[i]);
+        expect(last.resources).toEqual([expect.objectContaining({ id: "local", content: "y".repeat(2048) })]);
+      });
+      expect(logLines.some((l) => l.includes("committed declarations pushed") && l.includes('"shared":30') && l.includes('"bodies":1'))).toBe(true);
+      // The same rows again (a late or repeated call): every link holds them already, nothing is sent.
+      gateway.localPush.committed(linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]!, hash: "3".repeat(64), resources: [] })));
+      // An older version than a link holds is never sent either.
+      gateway.localPush.committed(linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]! - 1, hash: "0".repeat(64), resources: [] })));
+      // A final declaration (retiring) or a body holding grant references is never sent from memory: the
+      // notification's path reads and sends those per node.
+      gateway.localPush.committed(
+        linked.map((h, i) => ({ nodeId: h.nodeId, version: after[i]! + 1, hash: "1".repeat(64), resources: [], final: "remove" as const })),
+      );
+      gateway.localPush.committed(
+        linked.map((h, i) => ({
+          nodeId: h.nodeId,
+          version: after[i]! + 1,
+          hash: "2".repeat(64),
+          resources: [file("secret", grantReference("g-1", "a credential"))],
+        })),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      linked.forEach((h, i) => expect(h.received.length).toBe(framesBefore[i]! + 1));
+    } finally {
+      deafToDeclarations = false;
+      await deleteRole(deps, { actor: "test", name: role });
+      for (const h of linked) h.ws.close();
+    }
+  });
 
   it("pushes a change to 200 linked hosts with a bounded number of queries, each host its own version of one shared body", async () => {
     const role = "fleet-wide";

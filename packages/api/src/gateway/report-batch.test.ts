@@ -11,6 +11,7 @@ import { testReport } from "../testing/host-facts";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { enrolRawHosts, openRawLink, sendReport, startTestGateway, type RawHost, type TestGateway } from "../testing/raw-hosts";
+import { countingDb } from "../testing/counting-db";
 
 describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   let t: TestDatabase;
@@ -20,8 +21,8 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
   useServiceDeps(engine, (d, db) => ((deps = d), (t = db)), { maxConnections: 8 });
 
   let served: TestGateway | undefined;
-  const start = async (options: { reportWindowMs?: number; reportBatchItems?: number }) => {
-    served = await startTestGateway(deps, t.database.bus, {
+  const start = async (options: { reportWindowMs?: number; reportBatchItems?: number; reportCheckWindowMs?: number }, db: Deps["db"] = deps.db) => {
+    served = await startTestGateway({ ...deps, db }, t.database.bus, {
       gatewayId: "gw-reports",
       reportIntervalMs: 0,
       ...options,
@@ -79,6 +80,28 @@ describe.each(testEngines())("reports through the gateway on %s", (engine) => {
       expect(figures.filter((n) => n.drift === 1)).toHaveLength(100);
       expect(figures.every((n) => n.checked !== null)).toBe(true);
       for (const ws of sockets) ws.close();
+    } finally {
+      await stop();
+    }
+  });
+
+  it("a report other than the one its link stored goes straight to its transaction, with no read of the stored hash first", async () => {
+    const counted = countingDb(deps.db);
+    // No catch-up comparison in the window (a report not of a version just sent asks for one).
+    await start({ reportCheckWindowMs: 60_000 }, counted.db);
+    try {
+      const [host] = await enrol(1);
+      const ws = await open(host!);
+      // The link's first report: nothing known stored, read first, then written.
+      await report(ws, body(0, 0));
+      await new Promise((r) => setTimeout(r, 300)); // the link-up's presence write settles
+      const before = counted.count();
+      // Another report (different drift): its link stored the first, so it is known to differ.
+      await report(ws, body(0, 1));
+      expect(counted.count() - before).toBe(1); // the transaction alone
+      const [stored] = await deps.db.select({ drift: nodes.driftCount }).from(nodes).where(eq(nodes.id, host!.nodeId));
+      expect(stored!.drift).toBe(1);
+      ws.close();
     } finally {
       await stop();
     }

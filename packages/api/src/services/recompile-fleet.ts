@@ -7,6 +7,7 @@ import { profileFacts } from "./profile-facts";
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { declarations, grants as grantsTable, nodes, notify, CHANNELS, MANY_NODES, type DbOrTx } from "@mesh/db";
 import type { Selector } from "@mesh/protocol";
+import type { CommittedDeclaration, Deps } from "../deps";
 import { compileDeclaration, declarationHash, type CompiledDeclaration, type Conflict } from "../compile/compile-declaration";
 import { matchesSelector, type NodeFacts } from "../compile/selector";
 import { ensureGrants } from "../grants/ensure-node-grants";
@@ -28,6 +29,22 @@ export interface FleetCompileResult {
   conflicts: Array<{ nodeId: string; conflicts: Conflict[] }>;
   /** Distinct bodies the changed nodes now hold. */
   bodies: number;
+  /** The new declarations with their bodies (shared by nodes of one hash): for this process's gateway after commit (pushCommitted). */
+  declarations: CommittedDeclaration[];
+}
+
+/**
+ * After the commit of a fleet compile: this process's gateway, if it runs one, sends the new declarations
+ * from the compile's own rows at once (Deps.localPush). Never fails the caller: the notification the
+ * compile sent still reaches every gateway, which compares its links with the database.
+ */
+export function pushCommitted(deps: Pick<Deps, "localPush" | "log">, result: Pick<FleetCompileResult, "declarations">): void {
+  if (!deps.localPush || result.declarations.length === 0) return;
+  try {
+    deps.localPush.committed(result.declarations);
+  } catch (err) {
+    deps.log.warn({ err }, "local push of committed declarations failed; the notification's path sends them");
+  }
 }
 
 export interface FleetNode {
@@ -290,5 +307,5 @@ export async function recompileFleet(tx: DbOrTx, ctx: Omit<CompileContext, "role
     // One notification for the whole change: a node id when one node changed, else "*" (bus.ts).
     await notify(tx, CHANNELS.declaration, newRows.length === 1 ? newRows[0]!.nodeId : MANY_NODES);
   }
-  return { changed: newRows.length, unchanged, conflicts: inConflict, bodies: byHash.size };
+  return { changed: newRows.length, unchanged, conflicts: inConflict, bodies: byHash.size, declarations: newRows };
 }

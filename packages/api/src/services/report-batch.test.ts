@@ -353,6 +353,40 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     expect(batcher.batches).toBe(1);
   });
 
+  it("reads no stored hashes first for reports known changed; a wrong hint still writes nothing twice", async () => {
+    const ids = await enrol(20);
+    const batcher = new ReportBatcher(deps, { windowMs: 20 });
+    const report = (v: number): Report => ({
+      declarationVersion: v,
+      owned: [],
+      drift: [],
+      errors: [],
+      skipped: [],
+      storeLost: false,
+      reconciledAt: new Date().toISOString(),
+    });
+    // Unknown (a link's first report): read first, as before.
+    expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => true));
+    expect([batcher.reads, batcher.batches]).toEqual([1, 1]);
+    // Known changed (a fleet answering a change): straight to the transaction.
+    expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(2), knownChanged: true })))).toEqual(ids.map(() => true));
+    expect([batcher.reads, batcher.batches]).toEqual([1, 2]);
+    expect((await latestReport(deps.db, ids[0]!))?.report.declarationVersion).toBe(2);
+    // A wrong hint (equal to the stored report after all): the transaction compares again and writes nothing.
+    const before = await deps.db
+      .select({ xmin: sql<string>`${latestReports}.xmin::text` })
+      .from(latestReports)
+      .where(inArray(latestReports.nodeId, ids));
+    expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(2), knownChanged: true })))).toEqual(ids.map(() => false));
+    expect([batcher.reads, batcher.batches]).toEqual([1, 3]);
+    const after = await deps.db
+      .select({ xmin: sql<string>`${latestReports}.xmin::text` })
+      .from(latestReports)
+      .where(inArray(latestReports.nodeId, ids));
+    expect(after.map((x) => x.xmin).sort()).toEqual(before.map((x) => x.xmin).sort());
+    expect((await reportHistoryOf(deps.db, [ids[0]!])).length).toBe(2);
+  });
+
   it("writes a failed batch again after a pause, and fails its callers only after the last try", async () => {
     const ids = await enrol(3);
     const report: Report = testReport(1);

@@ -7,7 +7,7 @@ import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
 import { dropPins, markReleased, startRollout, supersedeRollouts, type StartedRollout } from "../rollouts/start-rollout";
 import { recordEvent } from "./record-event";
-import { CompileCache, loadFleet, recompileFleet, withRole, type FleetCompileResult } from "./recompile-fleet";
+import { CompileCache, loadFleet, pushCommitted, recompileFleet, withRole, type FleetCompileResult } from "./recompile-fleet";
 import { grantSelectorViolation } from "../compile/grant-selector-rule";
 import { redactResources } from "./redact-content";
 import { lockCompiler } from "./recompile-node";
@@ -123,6 +123,8 @@ export async function upsertRole(deps: Deps, opts: UpsertRoleOptions) {
     if (rollout) await markReleased(tx, rollout.id, 0);
     return { compiled, rollout, version };
   });
+  // Committed: this process's gateway sends the frames now, before the notification comes back.
+  pushCommitted(deps, results.compiled);
   return { role, version: results.version, ...summarise(results.compiled), rollout: results.rollout };
 }
 
@@ -141,5 +143,6 @@ export async function deleteRole(deps: Deps, opts: { actor: string; name: string
     await dropPins(tx, opts.name);
     return recompileFleet(tx, { actor: opts.actor, grants: deps.grants });
   });
+  pushCommitted(deps, results);
   return summarise(results);
 }

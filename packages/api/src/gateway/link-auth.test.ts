@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { randomBytes, sign } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { AUTH_HEADER, challengeMessage } from "@mesh/protocol";
+import { AUTH_HEADER, challengeMessage, linkRefusal } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { completeRetirement, retireNode, revokeNode } from "../services/lifecycle";
 import { testKeyPair } from "../testing/host-facts";
@@ -49,7 +49,7 @@ describe.each(testEngines())("link authentication on %s", (engine) => {
     const node = await enrolTestNode(deps);
     const { nonce } = issuer.issue();
     const stranger = testKeyPair();
-    expect(await authenticate(issuer, upgrade(stranger, node.nodeId, nonce))).toEqual({ ok: false, status: 401, reason: "bad signature" });
+    expect(await authenticate(issuer, upgrade(stranger, node.nodeId, nonce))).toEqual({ ok: false, refusal: linkRefusal("bad-signature") });
     // A stranger cannot burn a node's nonce: the node's own answer to it still links.
     expect((await authenticate(issuer, upgrade(node, node.nodeId, nonce))).ok).toBe(true);
   });
@@ -59,8 +59,7 @@ describe.each(testEngines())("link authentication on %s", (engine) => {
     const stranger = testKeyPair();
     expect(await authenticate(issuer, upgrade(stranger, crypto.randomUUID(), issuer.issue().nonce))).toEqual({
       ok: false,
-      status: 401,
-      reason: "unknown node",
+      refusal: linkRefusal("unknown-node"),
     });
   });
 
@@ -69,7 +68,7 @@ describe.each(testEngines())("link authentication on %s", (engine) => {
     const node = await enrolTestNode(deps);
     const req = upgrade(node, node.nodeId, issuer.issue().nonce);
     expect((await authenticate(issuer, req)).ok).toBe(true);
-    expect(await authenticate(issuer, req)).toEqual({ ok: false, status: 401, reason: "challenge unknown, expired or already used" });
+    expect(await authenticate(issuer, req)).toEqual({ ok: false, refusal: linkRefusal("challenge-refused") });
   });
 
   it("accepts a challenge until it expires on the issuer's clock, and refuses it after", async () => {
@@ -82,11 +81,7 @@ describe.each(testEngines())("link authentication on %s", (engine) => {
     clock.now += CHALLENGE_TTL_MS - 1;
     expect((await authenticate(issuer, upgrade(node, node.nodeId, first.nonce))).ok).toBe(true);
     clock.now += 1;
-    expect(await authenticate(issuer, upgrade(node, node.nodeId, second.nonce))).toEqual({
-      ok: false,
-      status: 401,
-      reason: "challenge unknown, expired or already used",
-    });
+    expect(await authenticate(issuer, upgrade(node, node.nodeId, second.nonce))).toEqual({ ok: false, refusal: linkRefusal("challenge-refused") });
   });
 
   it("refuses a challenge another control plane issued", async () => {
@@ -101,25 +96,26 @@ describe.each(testEngines())("link authentication on %s", (engine) => {
     const revoked = await enrolTestNode(deps);
     await revokeNode(deps, { actor: "test", id: revoked.nodeId });
     const refusal = await authenticate(issuer, upgrade(revoked, revoked.nodeId, issuer.issue().nonce));
-    expect(refusal.ok).toBe(false);
-    expect(JSON.stringify(refusal)).toMatch(/revoked/);
+    expect(refusal).toEqual({ ok: false, refusal: linkRefusal("node-revoked") });
 
     const retired = await enrolTestNode(deps);
     const { version } = await retireNode(deps, { actor: "test", input: { id: retired.nodeId } });
     expect(await completeRetirement(deps, retired.nodeId, { declarationVersion: version, owned: [] })).toBe(true);
     const refused = await authenticate(issuer, upgrade(retired, retired.nodeId, issuer.issue().nonce));
-    expect(refused.ok).toBe(false);
-    expect(JSON.stringify(refused)).toMatch(/retired/);
+    expect(refused).toEqual({ ok: false, refusal: linkRefusal("node-retired") });
   });
 
   it("refuses an upgrade without an auth frame, or with one that does not parse, naming what is wrong", async () => {
     const issuer = issuerAt({ now: Date.now() });
     const bare = { headers: {} } as unknown as IncomingMessage;
-    expect(await authenticate(issuer, bare)).toEqual({ ok: false, status: 401, reason: `missing ${AUTH_HEADER} header` });
+    expect(await authenticate(issuer, bare)).toEqual({ ok: false, refusal: linkRefusal("bad-auth", `missing ${AUTH_HEADER} header`) });
     const garbage = { headers: { [AUTH_HEADER]: "%%%" } } as unknown as IncomingMessage;
-    expect(await authenticate(issuer, garbage)).toEqual({ ok: false, status: 401, reason: `${AUTH_HEADER} is not base64url JSON` });
+    expect(await authenticate(issuer, garbage)).toEqual({ ok: false, refusal: linkRefusal("bad-auth", `${AUTH_HEADER} is not base64url JSON`) });
     const wrongShape = { headers: { [AUTH_HEADER]: header({ type: "auth", nodeId: "not-a-uuid" }) } } as unknown as IncomingMessage;
     const refused = await authenticate(issuer, wrongShape);
-    expect(refused).toMatchObject({ ok: false, status: 401, reason: expect.stringMatching(/^bad auth frame: .*nodeId/) });
+    expect(refused).toMatchObject({
+      ok: false,
+      refusal: { status: 401, body: { error: "bad-auth", message: expect.stringMatching(/^bad auth frame: .*nodeId/) } },
+    });
   });
 });

@@ -13,7 +13,7 @@ export interface Deps {
   /**
    * This process's gateway, when it runs one (MESH_ROLE=all): told what a fleet compile committed, it
    * sends the frames at once from the compile's own rows and bodies, before the notification comes back
-   * and without reading them again (decision DRAFT-push-10k). The notification still goes to every
+   * and without reading them again (decision 0054). The notification still goes to every
    * gateway; the local one then finds these links up to date.
    */
   localPush?: LocalPush;

@@ -142,7 +142,9 @@ describe("drift in seconds", () => {
     await host.idle();
     const after = cp.reports.slice(n);
     // The correction only: its own write is not taken for someone else's (no second run, no loop).
-    expect(after).toHaveLength(1);
+    // On failure the message names what each report held, to tell a drift run from a retry or a timer.
+    const seen = after.map((r) => ({ v: r.declarationVersion, drift: r.drift, errors: r.errors.map((e) => e.message) }));
+    expect(after, JSON.stringify(seen)).toHaveLength(1);
     expect(after.at(-1)!.drift.filter((d) => !d.corrected)).toEqual([]);
   });
 });

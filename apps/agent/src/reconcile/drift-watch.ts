@@ -32,8 +32,6 @@ export interface DriftWatchOptions {
 export const DRIFT_QUIET_MS = 300;
 export const DRIFT_MAX_DELAY_MS = 1_500;
 export const DRIFT_LIMIT = 5;
-/** After a reconcile, events on paths it wrote are its own for this long (inotify events can arrive late on a busy loop). */
-export const OWN_WRITE_GRACE_MS = 1_000;
 export const DRIFT_WINDOW_MS = 60_000;
 
 /** The owned paths (subjects `path:/x`) by the directory that holds them. */
@@ -68,8 +66,12 @@ export class DriftWatch {
   private closed = false;
   /** Set while a reconcile runs: events are kept here (full paths) and judged when it ends. */
   private held: Set<string> | null = null;
-  /** Paths the last reconcile wrote: until when, and as what (stat), their events may still be its own (OWN_WRITE_GRACE_MS). */
-  private readonly ownWrites = new Map<string, { until: number; as: string | null }>();
+  /**
+   * Paths a reconcile wrote, as it left them (stat). An event on a path still exactly so is no change,
+   * however late it is heard (inotify events reach a busy event loop seconds after the write): any later
+   * write by anyone changes its ctime. Replaced by the next run that writes the path; dropped once it differs.
+   */
+  private readonly ownWrites = new Map<string, string | null>();
 
   constructor(private readonly opts: DriftWatchOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -103,6 +105,7 @@ export class DriftWatch {
       this.add(dir, names);
     }
     for (const dir of this.failed.keys()) if (!wanted.has(dir)) this.failed.delete(dir);
+    for (const path of this.ownWrites.keys()) if (!wanted.get(dirname(path))?.has(basename(path))) this.ownWrites.delete(path);
   }
 
   /** A reconcile starts: what changes now may be its own writes, judged by `release`. */
@@ -122,12 +125,10 @@ export class DriftWatch {
     const own = new Set<string>();
     for (const subject of changed) if (subject.startsWith("path:")) own.add(join(this.opts.rootDir, subject.slice(5)));
     // inotify events reach the event loop when it gets to them: on a busy machine the run's own writes
-    // can be heard after it ended. They are still its own for a moment.
-    const until = this.clock.now() + OWN_WRITE_GRACE_MS;
-    for (const path of own) this.ownWrites.set(path, { until, as: statOf(path) });
+    // can be heard long after it ended. They are its own while the path is as the run left it.
+    for (const path of own) this.ownWrites.set(path, statOf(path));
     const others = [...held].filter((path) => !own.has(path) && !this.muted(path, this.clock.now()));
     if (others.length > 0) this.schedule(others);
-    for (const [path, w] of this.ownWrites) if (w.until < this.clock.now() - OWN_WRITE_GRACE_MS) this.ownWrites.delete(path);
   }
 
   close(): void {
@@ -186,9 +187,11 @@ export class DriftWatch {
     if (filename !== null && !held.names.has(filename.toString())) return;
     const path = filename === null ? dir : join(dir, filename.toString());
     if (this.muted(path, this.clock.now())) return;
-    // A late event of the last run's own write: the path is still exactly as the run left it.
-    const own = this.ownWrites.get(path);
-    if (own && own.until > this.clock.now() && statOf(path) === own.as) return;
+    // A late event of a run's own write: the path is still exactly as the run left it, so nothing changed.
+    if (this.ownWrites.has(path)) {
+      if (statOf(path) === this.ownWrites.get(path)) return;
+      this.ownWrites.delete(path);
+    }
     if (this.held) {
       // During a reconcile: its own writes or someone else's, told apart when it ends. An event on the directory itself counts as someone else's.
       this.held.add(path);

@@ -14,6 +14,9 @@ describe("DebianVersion", () => {
     ["1:2:3-4", { epoch: "1", upstream: "2:3", revision: "4" }],
     ["1.0~rc1+dfsg", { epoch: "0", upstream: "1.0~rc1+dfsg", revision: null }],
     ["7", { epoch: "0", upstream: "7", revision: null }],
+    // dpkg warns but installs an upstream version that starts with a letter (third-party repositories ship them).
+    ["v1.2.3", { epoch: "0", upstream: "v1.2.3", revision: null }],
+    ["1:v1-2", { epoch: "1", upstream: "v1", revision: "2" }],
   ])("%s is a Debian version", (v, parts) => {
     expect(DebianVersion.safeParse(v).success).toBe(true);
     expect(parseDebianVersion(v)).toEqual(parts);
@@ -21,11 +24,12 @@ describe("DebianVersion", () => {
 
   it.each([
     [""],
-    ["v1.2.3"],
+    [".1.2.3"],
+    ["~1"],
     ["a:1.2.3"],
     [":1.2.3"],
     ["1:"],
-    ["1:v1"],
+    ["1:+1"],
     ["1.2.3-"],
     ["1.2.3-1-"],
     ["1.2:3"],

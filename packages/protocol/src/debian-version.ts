@@ -11,10 +11,14 @@ export interface DebianVersionParts {
   revision: string | null;
 }
 
-// Without an epoch: a digit, then [A-Za-z0-9.+~-]; what follows the last "-" (the revision) is not empty
+// Policy says the upstream version "should" start with a digit; dpkg only warns when it does not, and
+// third-party repositories ship such versions, so a letter is accepted too (what dpkg refuses is refused).
+// Without an epoch: a letter or digit, then [A-Za-z0-9.+~-]; what follows the last "-" (the revision) is not empty
 // and holds no "-". After an epoch the upstream version may hold ':' too, the revision never.
 const REV = "[A-Za-z0-9.+~]";
-export const DEBIAN_VERSION = new RegExp(`^(?:[0-9]+:[0-9](?:[A-Za-z0-9.+~:]*|[A-Za-z0-9.+~:-]*-${REV}+)|[0-9](?:[A-Za-z0-9.+~]*|[A-Za-z0-9.+~-]*-${REV}+))$`);
+export const DEBIAN_VERSION = new RegExp(
+  `^(?:[0-9]+:[A-Za-z0-9](?:[A-Za-z0-9.+~:]*|[A-Za-z0-9.+~:-]*-${REV}+)|[A-Za-z0-9](?:[A-Za-z0-9.+~]*|[A-Za-z0-9.+~-]*-${REV}+))$`,
+);
 
 /** The parts of a Debian version, or null when it breaks the policy's syntax. */
 export function parseDebianVersion(version: string): DebianVersionParts | null {
@@ -33,7 +37,7 @@ export const DebianVersion = z
   .string()
   .min(1)
   .max(128)
-  .regex(DEBIAN_VERSION, "a Debian version: [epoch:]upstream[-revision], the upstream version starting with a digit");
+  .regex(DEBIAN_VERSION, "a Debian version: [epoch:]upstream[-revision], the upstream version starting with a letter or digit");
 
 /**
  * The version as one spelling: the epoch is a number, so an explicit "0:" is dropped ("0:1.2-1" is

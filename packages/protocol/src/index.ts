@@ -1,4 +1,5 @@
 export * from "./limits";
+export * from "./debian-version";
 export * from "./resources";
 export * from "./unit-name";
 export * from "./labels";

@@ -1,6 +1,7 @@
 // The resources a declaration may hold: a discriminated union on `type`.
 // A new resource type joins the union here, and gets a subject (what it manages).
 import { z } from "zod";
+import { DebianVersion, parseDebianVersion } from "./debian-version";
 import { LIMITS } from "./limits";
 import { Sha256Hex } from "./sha256";
 import { UnitName } from "./unit-name";
@@ -114,13 +115,7 @@ export const PackageResource = z
     name: PackageName.meta({ description: "The Debian package name." }),
     state: z.enum(["installed", "absent"]).default("installed").meta({ description: "installed (the default) or absent." }),
     /** An exact Debian version; without it any installed version is fine. */
-    version: z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(/^[A-Za-z0-9.+~:-]+$/, "a Debian version")
-      .optional()
-      .meta({ description: "An exact Debian version; without it any installed version is fine." }),
+    version: DebianVersion.optional().meta({ description: "An exact Debian version; without it any installed version is fine." }),
     /** A .deb served by the control plane, installed with dpkg -i. */
     source: RemoteSource.optional().meta({ description: "A .deb the control plane serves, installed with dpkg -i." }),
   })
@@ -155,11 +150,11 @@ export const HostVersion = z
  */
 export function hostRunsPackageVersion(hostVersion: string | null | undefined, debVersion: string | null | undefined): boolean {
   if (!hostVersion || !debVersion) return false;
-  if (hostVersion === debVersion) return true;
-  const upstreamAndRevision = debVersion.replace(/^[0-9]+:/, "");
-  if (hostVersion === upstreamAndRevision) return true;
-  const upstream = upstreamAndRevision.replace(/-[A-Za-z0-9.+~]*$/, "");
-  return upstream !== upstreamAndRevision && hostVersion === upstream;
+  // Parsed by the one Debian contract: what is no Debian version ("1.2.3-", an empty revision) names no release.
+  const deb = parseDebianVersion(debVersion);
+  if (!deb) return false;
+  if (hostVersion === (deb.revision === null ? deb.upstream : `${deb.upstream}-${deb.revision}`)) return true;
+  return deb.revision !== null && hostVersion === deb.upstream;
 }
 
 /**

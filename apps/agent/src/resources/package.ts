@@ -3,7 +3,7 @@
 // status: ready for wiring
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
-import type { PackageResource, RemoteSource } from "@mesh/protocol";
+import { normalDebianVersion, sameDebianVersion, type PackageResource, type RemoteSource } from "@mesh/protocol";
 import { CommandFailedError, runOrThrow, type RunResult, type Runner } from "../runner/runner";
 
 export interface PackageContext {
@@ -417,13 +417,13 @@ async function findDeb(ctx: PackageContext, name: string, version: string): Prom
   return null;
 }
 
-/** "0:1.0" and "1.0" are one Debian version. */
+/** "0:1.0" and "1.0" are one Debian version (the protocol's one rule, as the control plane's plan has it). */
 function normaliseVersion(version: string | null): string | null {
-  return version === null ? null : version.replace(/^0:/, "");
+  return version === null ? null : normalDebianVersion(version);
 }
 
 function sameVersion(a: string | null, b: string): boolean {
-  return normaliseVersion(a) === normaliseVersion(b);
+  return sameDebianVersion(a, b);
 }
 
 function describe(observed: ObservedPackage): string {

@@ -2,7 +2,7 @@
 // settle. The installation's rollback step can only put BINARY.prev back (sh + coreutils), so
 // dpkg still names the failed version; the old binary, started again, reinstalls its own
 // version (apt from the mesh's repository, or a kept .deb) so dpkg's record is true again.
-import { hostRunsPackageVersion } from "@mesh/protocol";
+import { hostRunsPackageVersion, sameDebianVersion } from "@mesh/protocol";
 import type { Logger } from "../log";
 import { observePackage, restorePackage, type PackageContext } from "../resources/package";
 import type { Store } from "../store/store";
@@ -16,7 +16,7 @@ export const HOST_PACKAGE = "mesh-host";
  * a host version is the package version that names it with an epoch or revision ("1.2.3" is "1:1.2.3-1").
  */
 export function samePackageVersion(a: string | null | undefined, b: string | null | undefined): boolean {
-  if ((a ?? "").replace(/^0:/, "") === (b ?? "").replace(/^0:/, "")) return true;
+  if (sameDebianVersion(a, b)) return true;
   return hostRunsPackageVersion(a, b) || hostRunsPackageVersion(b, a);
 }
 

@@ -4,10 +4,10 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { Readable } from "node:stream";
 import type { Deps } from "../deps";
 import { MeshError } from "../errors";
 import { shellQuote } from "../shell-quote";
+import { fileResponse, headOf } from "./file-body";
 import { jsonError } from "./json-body";
 
 export interface DownloadOptions {
@@ -103,7 +103,13 @@ sh "$tmp/mesh-host-$version-linux-$arch/install.sh" "$@"
 `;
 }
 
-export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts: DownloadOptions): Promise<Response> {
+/** `method` GET or HEAD: HEAD answers the headers (content-length, type) and reads nothing. */
+export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts: DownloadOptions, method = "GET"): Promise<Response> {
+  const res = await download(deps, name, opts, method);
+  return method === "HEAD" && res.body ? headOf(res) : res;
+}
+
+async function download(deps: Pick<Deps, "log">, name: string, opts: DownloadOptions, method: string): Promise<Response> {
   try {
     if (name === "install.sh") {
       if (artifactStatus(opts).arches.length === 0) {
@@ -124,11 +130,9 @@ export async function handleDownload(deps: Pick<Deps, "log">, name: string, opts
       await handle?.close().catch(() => {});
       throw new MeshError("NOT_FOUND", `no artifact named ${name}: run \`npm run package\` on the control plane`);
     }
-    // Streamed: anyone may download, so no request holds a whole artifact in memory.
-    const body = Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>;
-    return new Response(body, {
-      headers: { "content-type": "application/octet-stream", "content-length": String(stat.size), "cache-control": "public, max-age=300" },
-    });
+    // Streamed: anyone may download, so no request holds a whole artifact in memory. fileResponse
+    // closes the descriptor however the request ends (read through, cancelled, HEAD).
+    return await fileResponse(method, handle, stat.size, { "content-type": "application/octet-stream", "cache-control": "public, max-age=300" });
   } catch (err) {
     return jsonError(deps, err);
   }

@@ -436,6 +436,9 @@ describe("wave planning and the halt rule", () => {
     expect(hostRunsDeclaredRelease("1.2.3", [pkg("1.2.3-1")])).toBe(true);
     expect(hostRunsDeclaredRelease("1.2.2", [pkg("1:1.2.3-1")])).toBe(false);
     expect(hostRunsDeclaredRelease(null, [pkg("1.2.3")])).toBe(false);
+    // Epoch-aware, by the one Debian contract: a zero epoch is none; what is no Debian version names no release.
+    expect(hostRunsDeclaredRelease("1.2.3", [pkg("00:1.2.3-1")])).toBe(true);
+    expect(hostRunsDeclaredRelease("1.2.3", [pkg("1.2.3-")])).toBe(false);
     // Installed, any version: an upgrade is not asked for, so nothing to wait for.
     expect(hostRunsDeclaredRelease("1.2.2", [pkg()])).toBe(true);
     expect(hostRunsDeclaredRelease(null, [pkg(undefined, "installed")])).toBe(true);

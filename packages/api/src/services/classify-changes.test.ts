@@ -63,6 +63,14 @@ const rows: Row[] = [
     want: [{ id: "nginx", action: "update", fields: [{ key: "version", before: "1.0", after: "1.1" }] }],
   },
   {
+    // One Debian version however its epoch is spelt (sameDebianVersion): the host holds what is declared.
+    name: "package version re-spelt with a zero epoch: adopt (the host holds it), not update",
+    before: [pkg("1.0-1")],
+    after: [pkg("00:1.0-1")],
+    report: owns(pkg("1.0-1")),
+    want: [{ id: "nginx", action: "adopt" }],
+  },
+  {
     name: "service stopped → running: before/after",
     before: [svc("stopped")],
     after: [svc("running")],

@@ -5,14 +5,14 @@
 // a shared module: the host's providers are the authority; test/e2e/declared-state-parity.test.ts
 // checks the two agree for every type.
 import { createHash } from "node:crypto";
-import { canonicalJson, type Resource } from "@mesh/protocol";
+import { canonicalJson, normalDebianVersion, type Resource } from "@mesh/protocol";
 
 export type DeclaredValue = string | number | boolean | null;
 export type DeclaredState = { type: string } & Record<string, DeclaredValue>;
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 const normaliseMode = (mode: string) => (parseInt(mode, 8) & 0o7777).toString(8).padStart(4, "0");
-const normaliseVersion = (v: string | null) => (v === null ? null : v.replace(/^0:/, ""));
+const normaliseVersion = (v: string | null) => (v === null ? null : normalDebianVersion(v));
 
 export function declaredState(r: Resource): DeclaredState {
   switch (r.type) {

@@ -4,6 +4,7 @@
 // version (apt from the mesh's repository, or a kept .deb) so dpkg's record is true again.
 import { hostRunsPackageVersion } from "@mesh/protocol";
 import type { Logger } from "../log";
+import { msFromEnv } from "../env-ms";
 import { observePackage, restorePackage, type PackageContext } from "../resources/package";
 import type { Store } from "../store/store";
 import { binaryIdentity, type BinaryIdentity } from "./binary-watch";
@@ -50,9 +51,9 @@ export async function settleRolledBackPackage(store: Store, pctx: PackageContext
 /** How long a start waits for dpkg's record to be put back before it goes on without it (MESH_SETTLE_WAIT_MS). */
 export const DEFAULT_SETTLE_WAIT_MS = 10_000;
 
+/** MESH_SETTLE_WAIT_MS, read once at start: 0 (do not wait) or more; anything else is refused, naming it. */
 export function settleWaitMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MESH_SETTLE_WAIT_MS);
-  return Number.isInteger(n) && n >= 0 ? n : DEFAULT_SETTLE_WAIT_MS;
+  return msFromEnv(env, "MESH_SETTLE_WAIT_MS", DEFAULT_SETTLE_WAIT_MS, { min: 0 });
 }
 
 /**

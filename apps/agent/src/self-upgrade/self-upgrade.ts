@@ -16,6 +16,7 @@ import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
 import { ProcessRunner } from "../runner/process-runner";
+import { msFromEnv } from "../env-ms";
 import { outputOf, type Runner } from "../runner/runner";
 
 export interface SelfUpgradeOptions {
@@ -48,9 +49,9 @@ const PENDING = Symbol("pending");
 /** The default trial: long enough for a slow link's first backoff, short enough that a bad release does not linger. */
 export const DEFAULT_TRIAL_MS = 60_000;
 
+/** MESH_UPGRADE_TRIAL_MS, read once at start: a value that is not a whole number of ms above 0 is refused, naming it. */
 export function trialMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MESH_UPGRADE_TRIAL_MS);
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_TRIAL_MS;
+  return msFromEnv(env, "MESH_UPGRADE_TRIAL_MS", DEFAULT_TRIAL_MS);
 }
 
 /** The control plane's own artifact of a version, by the /download naming convention (uname -m arch). */

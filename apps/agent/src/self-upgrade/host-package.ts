@@ -5,6 +5,8 @@
 import { hostRunsPackageVersion } from "@mesh/protocol";
 import type { Logger } from "../log";
 import { msFromEnv } from "../env-ms";
+import { systemClock, type Clock } from "../clock";
+import { wakeableSleep } from "../sleep";
 import { observePackage, restorePackage, type PackageContext } from "../resources/package";
 import type { Store } from "../store/store";
 import { binaryIdentity, type BinaryIdentity } from "./binary-watch";
@@ -69,18 +71,15 @@ export async function settleAtStart(
   binary: string,
   log: Logger,
   waitMs: number,
+  clock: Clock = systemClock,
 ): Promise<{ pending: Promise<BinaryIdentity | null> } | null> {
   const settling = settleRolledBackPackage(store, pctx, running, log).catch((err: unknown) =>
     log.error({ reason: (err as Error).message }, "cannot settle dpkg's record after a rolled-back package upgrade"),
   );
-  let timer: NodeJS.Timeout | undefined;
-  const inTime = await Promise.race([
-    settling.then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), waitMs);
-    }),
-  ]);
-  clearTimeout(timer);
+  // The wait is a sleep on the agent's clock (decision 0050), woken as soon as the settling is done.
+  const wait = wakeableSleep(waitMs, { clock });
+  const inTime = await Promise.race([settling.then(() => true), wait.done.then(() => false)]);
+  wait.wake();
   if (inTime) return null;
   log.warn({ waitedMs: waitMs }, "still putting the previous package version back in dpkg's record; starting without waiting for it");
   return { pending: settling.then(() => binaryIdentity(binary)) };

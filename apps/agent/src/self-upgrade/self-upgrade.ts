@@ -17,6 +17,7 @@ import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
 import { ProcessRunner } from "../runner/process-runner";
 import { msFromEnv } from "../env-ms";
+import { systemClock, type Clock } from "../clock";
 import { outputOf, type Runner } from "../runner/runner";
 
 export interface SelfUpgradeOptions {
@@ -42,6 +43,8 @@ export interface SelfUpgradeOptions {
   trial?: { readonly rollingBack: boolean } | null;
   /** Runs `mesh-host version` on the new binary; a ProcessRunner by default. */
   runner?: Runner;
+  /** The agent's one clock (decision 0050): the trial's deadline is taken from it. The system's by default. */
+  clock?: Clock;
 }
 
 const PENDING = Symbol("pending");
@@ -99,7 +102,7 @@ export class SelfUpgrade {
       from: running,
       to,
       binary,
-      deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+      deadline: this.trialDeadline(),
       trialMs: this.opts.trialMs,
       package: { name: HOST_PACKAGE, previous: running },
     };
@@ -166,7 +169,7 @@ export class SelfUpgrade {
         to: next.to,
         sha256: await sha256File(binary),
         binary,
-        deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+        deadline: this.trialDeadline(),
         trialMs: this.opts.trialMs,
         ...(next.package ? { package: next.package } : {}),
       };
@@ -197,6 +200,12 @@ export class SelfUpgrade {
     const out = await outputOf(this.opts.runner ?? new ProcessRunner(), [cmd!, ...args, "version"], { timeoutMs: 10_000 });
     const v = HostVersion.safeParse(out?.trim());
     return v.success ? { to: v.data } : null;
+  }
+
+  /** When a binary put in place now must have reached the control plane, on the injected clock. */
+  private trialDeadline(): string {
+    const clock = this.opts.clock ?? systemClock;
+    return new Date(clock.now() + this.opts.trialMs).toISOString();
   }
 
   get running(): string {
@@ -248,7 +257,7 @@ export class SelfUpgrade {
         to: resource.version,
         sha256: resource.sha256,
         binary,
-        deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+        deadline: this.trialDeadline(),
         trialMs: this.opts.trialMs,
       };
       await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));

@@ -82,14 +82,17 @@ export class UpgradeTrial {
     this.done = true;
     this.rollingBack = true;
     const { binary } = this.crumb;
+    // Why, first (the store writes atomically), then the rename: a crash between the two leaves the
+    // record beside the new binary, never the previous binary back with no word of why (it would
+    // take the breadcrumb for an upgrade that did not happen, and try the same release again).
+    const failed: FailedUpgrade = { ...this.crumb, reason, at: isoNow(this.clock) };
+    await this.store.write(FAILED_KEY, JSON.stringify(failed));
     try {
       await fs.rename(`${binary}.prev`, binary);
       await syncDir(dirname(binary));
     } catch (err) {
       this.log.error({ binary, reason: (err as Error).message }, "cannot put the previous binary back; the installation's rollback step is the last resort");
     }
-    const failed: FailedUpgrade = { ...this.crumb, reason, at: isoNow(this.clock) };
-    await this.store.write(FAILED_KEY, JSON.stringify(failed));
     await this.store.remove(BREADCRUMB_KEY);
     await this.store.remove(EXITED_KEY);
     this.log.error(

@@ -300,3 +300,40 @@ describe("after a rolled-back package upgrade", () => {
     expect(runner.argvs.map((a) => a[0])).toEqual(["dpkg-query"]);
   });
 });
+
+describe("while an upgrade is on trial", () => {
+  it("a second upgrade of mesh-host, by package or host resource, is refused, not started; once kept, it goes ahead", async () => {
+    // 1.0.0 runs on trial (upgraded from 0.9.0): its breadcrumb and .prev are the way back.
+    writeFileSync(`${binary}.prev`, "binary 0.9.0\n", { mode: 0o755 });
+    const crumb = { from: "0.9.0", to: "1.0.0", sha256: "a".repeat(64), binary, deadline: new Date().toISOString(), trialMs: 60_000 };
+    await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
+    const trial = (await UpgradeTrial.begin(store, "1.0.0", silentLogger()))!;
+    try {
+      const up = new SelfUpgrade({
+        store,
+        binary,
+        running: "1.0.0",
+        trialMs: 60_000,
+        publicKey: null,
+        log: silentLogger(),
+        startedAs: await binaryIdentity(binary),
+        packages: { runner: dpkgSays("1.0.0"), root: dir },
+        trial,
+      });
+      await expect(up.beforeHostPackage("1.1.0")).rejects.toThrow(
+        /the mesh-host package 1\.1\.0: not started while mesh-host 1\.0\.0 \(upgraded from 0\.9\.0\) is on trial, its rollback pending/,
+      );
+      const host = { type: "host", id: "h", version: "1.1.0", sha256: "b".repeat(64), signature: "x", onDrift: "correct", allowDowngrade: false } as const;
+      await expect(up.upgrade(host, async () => "")).rejects.toThrow(/mesh-host 1\.1\.0: not started while mesh-host 1\.0\.0 .* is on trial/);
+      // The trial's way back is untouched.
+      expect(readFileSync(`${binary}.prev`, "utf8")).toBe("binary 0.9.0\n");
+      expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))))).toMatchObject({ from: "0.9.0", to: "1.0.0" });
+
+      await trial.commit();
+      await up.beforeHostPackage("1.1.0");
+      expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))))).toMatchObject({ from: "1.0.0", to: "1.1.0" });
+    } finally {
+      trial.stop();
+    }
+  });
+});

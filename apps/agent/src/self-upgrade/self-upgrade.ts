@@ -39,8 +39,11 @@ export interface SelfUpgradeOptions {
    * while it runs, the binary its reinstall puts in place is not a new one; it resolves with that binary.
    */
   settling?: Promise<BinaryIdentity | null> | null;
-  /** This start's trial, if it is one: the previous binary its rollback puts back is no replacement. */
-  trial?: { readonly rollingBack: boolean } | null;
+  /**
+   * This start's trial, if it is one: the previous binary its rollback puts back is no replacement,
+   * and while it is active (a rollback still possible) no second upgrade is started.
+   */
+  trial?: { readonly rollingBack: boolean; readonly active?: boolean; readonly upgrade?: { from: string; to: string } } | null;
   /** Runs `mesh-host version` on the new binary; a ProcessRunner by default. */
   runner?: Runner;
   /** The agent's one clock (decision 0050): the trial's deadline is taken from it. The system's by default. */
@@ -83,6 +86,7 @@ export class SelfUpgrade {
   async beforeHostPackage(version: string | undefined): Promise<void> {
     const { store, binary, running } = this.opts;
     if (this.staged) throw new Error(`mesh-host ${this.staged.to} is already in place and starts next; the package waits for it`);
+    this.refuseDuringTrial(`the mesh-host package${version ? ` ${version}` : ""}`);
     const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
     if (failed?.package && version !== undefined && samePackageVersion(failed.to, version)) {
       throw new Error(
@@ -202,6 +206,18 @@ export class SelfUpgrade {
     return v.success ? { to: v.data } : null;
   }
 
+  /**
+   * While this start is on trial (its rollback to the previous binary still pending), a second upgrade
+   * is refused, not started: its breadcrumb and `.prev` would replace the trial's, and a rollback
+   * would then put back the binary on trial instead of the one known to work.
+   */
+  private refuseDuringTrial(what: string): void {
+    const trial = this.opts.trial;
+    if (!trial || !(trial.active || trial.rollingBack)) return;
+    const on = trial.upgrade ? `mesh-host ${trial.upgrade.to} (upgraded from ${trial.upgrade.from})` : `mesh-host ${this.opts.running}`;
+    throw new Error(`${what}: not started while ${on} is on trial, its rollback pending until it reaches the control plane; tried again once the trial ends`);
+  }
+
   /** When a binary put in place now must have reached the control plane, on the injected clock. */
   private trialDeadline(): string {
     const clock = this.opts.clock ?? systemClock;
@@ -218,6 +234,7 @@ export class SelfUpgrade {
       if (this.staged.to === resource.version) return;
       throw new Error(`mesh-host ${this.staged.to} is already in place and starts next; ${resource.version} waits for it`);
     }
+    this.refuseDuringTrial(`mesh-host ${resource.version}`);
     const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
     if (failed && failed.to === resource.version && failed.sha256 === resource.sha256) {
       throw new Error(

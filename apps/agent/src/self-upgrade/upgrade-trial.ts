@@ -62,6 +62,16 @@ export class UpgradeTrial {
     return trial;
   }
 
+  /** Still on trial: neither kept (the control plane reached) nor rolled back. */
+  get active(): boolean {
+    return !this.done;
+  }
+
+  /** The upgrade on trial. */
+  get upgrade(): { from: string; to: string } {
+    return { from: this.crumb.from, to: this.crumb.to };
+  }
+
   /** Reached the control plane (or has none to reach): the upgrade stays. */
   async commit(): Promise<void> {
     if (this.done) return;

@@ -109,7 +109,7 @@ export const packageProvider: ResourceProvider<PackageResource> = {
     // Removing the host's own package would remove the host itself, mid-apply.
     if (resource.name === HOST_PACKAGE && resource.state === "absent") throw new Error(OWN_PACKAGE_ABSENT);
     const ownPackage = resource.name === HOST_PACKAGE && resource.state === "installed";
-    if (ownPackage) await ctx.selfUpgrade?.beforeHostPackage(resource.version);
+    if (ownPackage) await ctx.selfUpgrade?.beforeHostPackage(resource.version, pctx);
     const downloaded: string[] = [];
     const download = pctx.download!;
     pctx.download = async (source) => {

@@ -102,6 +102,24 @@ export async function observePackage(ctx: PackageContext, name: string): Promise
   return parseStatus(name, result.stdout, argv);
 }
 
+/**
+ * dpkg's own version string of `name` (epoch and revision as dpkg records them: "1:1.2.3-1"), or null
+ * when dpkg records none. What a rollback installs again, exactly: never rebuilt from another version.
+ */
+export async function dpkgVersion(ctx: PackageContext, name: string): Promise<string | null> {
+  const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "-f", "${Version}", name];
+  const result = await ctx.runner.run(argv);
+  if (result.code === 1 && /no packages found matching/.test(result.stderr)) return null;
+  if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot read dpkg's version of ${name}`);
+  const version = result.stdout.trim();
+  if (version === "") return null;
+  if (!DEBIAN_VERSION.test(version)) throw new Error(`unexpected output from \`${argv.join(" ")}\`: ${JSON.stringify(version.slice(0, 200))}`);
+  return version;
+}
+
+/** A version as dpkg writes one (a sanity check of dpkg-query's output, not a parser). */
+const DEBIAN_VERSION = /^[0-9][A-Za-z0-9.+~:-]{0,127}$/;
+
 /** Parses dpkg-query's `${Status}\t${Version}` lines; anything else is an error, never a guess. */
 export function parseStatus(name: string, stdout: string, argv: string[] = []): ObservedPackage {
   const lines = stdout.split("\n").filter((l) => l !== "");

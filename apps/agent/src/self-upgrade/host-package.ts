@@ -31,14 +31,19 @@ export function samePackageVersion(a: string | null | undefined, b: string | nul
 export async function settleRolledBackPackage(store: Store, pctx: PackageContext, running: string, log: Logger): Promise<void> {
   const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
   if (!failed?.package || failed.note) return;
-  const name = failed.package.name;
+  const { name, previous } = failed.package;
   let note: string;
   try {
     const now = await observePackage(pctx, name);
-    if (now.installed && samePackageVersion(now.version, running)) return;
-    const outcome = await restorePackage(pctx, { name, installed: true, version: running, status: "install ok installed", deb: null });
+    // dpkg's exact version from before the upgrade (the breadcrumb's), installed as it was: epoch and
+    // revision included, never a version rebuilt from the host's. A record that names only the host
+    // version (written before the exact one was kept) is satisfied by any package version of it.
+    const exact = previous !== failed.from;
+    const back = exact ? (now.version ?? "").replace(/^0:/, "") === previous.replace(/^0:/, "") : samePackageVersion(now.version, running);
+    if (now.installed && back) return;
+    const outcome = await restorePackage(pctx, { name, installed: true, version: previous, status: "install ok installed", deb: null });
     if (outcome.outcome !== "approximate") {
-      log.info({ name, version: running, detail: outcome.detail }, "package upgrade rolled back: dpkg's record is the running version again");
+      log.info({ name, version: previous, detail: outcome.detail }, "package upgrade rolled back: dpkg's record is the previous version again");
       return;
     }
     note = outcome.detail;

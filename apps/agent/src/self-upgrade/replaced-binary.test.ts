@@ -26,8 +26,12 @@ beforeEach(() => {
   store = new MemoryStore();
 });
 
-/** dpkg-query answering that mesh-host is installed at `version`. */
-const dpkgSays = (version: string) => new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true }]);
+/** dpkg-query answering that mesh-host is installed at `version` (and, asked for its bare version before an upgrade, at `before`). */
+const dpkgSays = (version: string, before = "1.0.0") =>
+  new RecordingRunner([
+    { match: (argv) => argv[0] === "dpkg-query" && argv.includes("${Version}"), result: { stdout: before }, repeat: true },
+    { match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true },
+  ]);
 
 async function host(runner: RecordingRunner) {
   return new SelfUpgrade({
@@ -69,6 +73,18 @@ describe("a binary replaced on disk", () => {
     expect(up.staged).toEqual({ from: "1.0.0", to: "1.1.0" });
     // Asked again (the next report), still leaving: no second breadcrumb, no second check.
     expect(await up.replacedOnDisk()).toBe(true);
+  });
+
+  it("by the host's own package: the version to go back to is dpkg's exact one, read before dpkg ran, and kept when the new binary is put on trial", async () => {
+    const runner = dpkgSays("1:1.1.0-1", "1:1.0.0-3");
+    const up = await host(runner);
+    await up.beforeHostPackage("1:1.1.0-1");
+    expect(runner.argvs[0]).toEqual(["dpkg-query", `--admindir=${join(dir, "var/lib/dpkg")}`, "-W", "-f", "${Version}", "mesh-host"]);
+    expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY)))).package).toEqual({ name: "mesh-host", previous: "1:1.0.0-3" });
+    installOver("binary 1.1.0\n");
+    expect(await up.replacedOnDisk()).toBe(true);
+    const crumb = Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))));
+    expect(crumb).toMatchObject({ from: "1.0.0", to: "1:1.1.0-1", package: { name: "mesh-host", previous: "1:1.0.0-3" } });
   });
 
   it("by a reinstall of the same version: the host leaves, with nothing on trial", async () => {
@@ -281,6 +297,20 @@ describe("after a rolled-back package upgrade", () => {
     const apt = runner.argvs.find((a) => a[0] === "apt-get")!;
     expect(apt).toContain("mesh-host=1.0.0");
     expect(apt).toContain("--allow-downgrades");
+    expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
+  });
+
+  it("reinstalls dpkg's exact previous version, as the breadcrumb recorded it, not one rebuilt from the running host's", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, to: "1:1.1.0-1", binary, package: { name: "mesh-host", previous: "1:1.0.0-3" } }));
+    const runner = new RecordingRunner([
+      // dpkg records the running host's version, but not the package revision that was installed.
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1:1.0.0-4\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1:1.0.0-4\n" } },
+      { match: (argv) => argv[0] === "apt-get" && argv.includes("install"), result: {} },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1:1.0.0-3\n" } },
+    ]);
+    await settleRolledBackPackage(store, { runner, root: "/" }, "1.0.0", silentLogger());
+    expect(runner.argvs.find((a) => a[0] === "apt-get")).toContain("mesh-host=1:1.0.0-3");
     expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
   });
 

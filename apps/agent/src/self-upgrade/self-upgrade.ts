@@ -8,7 +8,7 @@ import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
 import { syncDir, writeTempFile } from "../fs/atomic-file";
 import type { Store } from "../store/store";
-import { observePackage, type PackageContext } from "../resources/package";
+import { dpkgVersion, observePackage, type PackageContext } from "../resources/package";
 import { hostCommand, runningAsSea } from "./binary-path";
 import { binaryIdentity, sameBinary, type BinaryIdentity } from "./binary-watch";
 import { HOST_PACKAGE, samePackageVersion } from "./host-package";
@@ -83,7 +83,7 @@ export class SelfUpgrade {
    * but before it reported still puts the new one on trial at the next start (the installation's
    * rollback step and UpgradeTrial read it). afterHostPackage takes it back if nothing was replaced.
    */
-  async beforeHostPackage(version: string | undefined): Promise<void> {
+  async beforeHostPackage(version: string | undefined, pctx: PackageContext | null = this.opts.packages ?? null): Promise<void> {
     const { store, binary, running } = this.opts;
     if (this.staged) throw new Error(`mesh-host ${this.staged.to} is already in place and starts next; the package waits for it`);
     this.refuseDuringTrial(`the mesh-host package${version ? ` ${version}` : ""}`);
@@ -96,6 +96,9 @@ export class SelfUpgrade {
     }
     const to = version === undefined ? PACKAGE_VERSION_PENDING : version;
     if (!Breadcrumb.shape.to.safeParse(to).success) throw new Error(`mesh-host ${version}: not a Debian version the host can record; refused`);
+    // dpkg's exact version before the upgrade (epoch, revision): what a rollback installs again. None
+    // recorded (a tarball host taking its first package): the running version is all there is to name.
+    const previous = (pctx ? await dpkgVersion(pctx, HOST_PACKAGE) : null) ?? running;
     await fs.rm(`${binary}.prev`, { force: true });
     await fs.link(binary, `${binary}.prev`).catch(() => fs.copyFile(binary, `${binary}.prev`));
     await syncDir(dirname(binary));
@@ -108,7 +111,7 @@ export class SelfUpgrade {
       binary,
       deadline: this.trialDeadline(),
       trialMs: this.opts.trialMs,
-      package: { name: HOST_PACKAGE, previous: running },
+      package: { name: HOST_PACKAGE, previous },
     };
     await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
   }
@@ -167,6 +170,9 @@ export class SelfUpgrade {
         else log.warn({ binary }, "no copy of the previous host is kept (run as a script): a failed upgrade can go back only through the package");
         await syncDir(dirname(binary));
       }
+      // The breadcrumb beforeHostPackage wrote holds dpkg's exact previous version: kept, never rebuilt.
+      const before = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
+      const pkg = next.package && before?.package && before.from === running ? { ...next.package, previous: before.package.previous } : next.package;
       await store.remove(EXITED_KEY);
       const crumb: Breadcrumb = {
         from: running,
@@ -175,7 +181,7 @@ export class SelfUpgrade {
         binary,
         deadline: this.trialDeadline(),
         trialMs: this.opts.trialMs,
-        ...(next.package ? { package: next.package } : {}),
+        ...(pkg ? { package: pkg } : {}),
       };
       await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
       this.staged = { from: running, to: next.to };

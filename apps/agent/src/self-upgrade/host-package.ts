@@ -7,7 +7,7 @@ import type { Logger } from "../log";
 import { msFromEnv } from "../env-ms";
 import { systemClock, type Clock } from "../clock";
 import { wakeableSleep } from "../sleep";
-import { observePackage, restorePackage, type PackageContext } from "../resources/package";
+import { isTransientPackageError, observePackage, restorePackage, type PackageContext } from "../resources/package";
 import type { Store } from "../store/store";
 import { binaryIdentity, type BinaryIdentity } from "./binary-watch";
 import { FAILED_KEY, FailedUpgrade, readJson } from "./upgrade-files";
@@ -24,13 +24,20 @@ export function samePackageVersion(a: string | null | undefined, b: string | nul
 }
 
 /**
- * After a rolled-back package upgrade: when dpkg names another version than the one running,
- * reinstall the running one. What could not be done is kept in the failed record (`note`) and
- * so reported with the failure; nothing here throws.
+ * What settling did: nothing to do; dpkg's record put back; what could not be done kept as the failed
+ * record's `note`; or a failure that passes (dpkg's lock held, the repository unreachable), kept nowhere
+ * and said in words for the report, so that the next reconcile tries again.
  */
-export async function settleRolledBackPackage(store: Store, pctx: PackageContext, running: string, log: Logger): Promise<void> {
+export type SettleOutcome = "nothing" | "settled" | "noted" | { transient: string };
+
+/**
+ * After a rolled-back package upgrade: when dpkg names another version than the one before it,
+ * reinstall that one. What could not be done is kept in the failed record (`note`) and so reported
+ * with the failure; a failure that passes is not (it would stop every later try); nothing here throws.
+ */
+export async function settleRolledBackPackage(store: Store, pctx: PackageContext, running: string, log: Logger): Promise<SettleOutcome> {
   const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
-  if (!failed?.package || failed.note) return;
+  if (!failed?.package || failed.note) return "nothing";
   const { name, previous } = failed.package;
   let note: string;
   try {
@@ -40,19 +47,25 @@ export async function settleRolledBackPackage(store: Store, pctx: PackageContext
     // version (written before the exact one was kept) is satisfied by any package version of it.
     const exact = previous !== failed.from;
     const back = exact ? (now.version ?? "").replace(/^0:/, "") === previous.replace(/^0:/, "") : samePackageVersion(now.version, running);
-    if (now.installed && back) return;
+    if (now.installed && back) return "nothing";
     const outcome = await restorePackage(pctx, { name, installed: true, version: previous, status: "install ok installed", deb: null });
     if (outcome.outcome !== "approximate") {
       log.info({ name, version: previous, detail: outcome.detail }, "package upgrade rolled back: dpkg's record is the previous version again");
-      return;
+      return "settled";
     }
     note = outcome.detail;
   } catch (err) {
+    if (isTransientPackageError(err)) {
+      const reason = (err as Error).message;
+      log.warn({ name, reason }, "cannot put the previous package version back in dpkg's record yet; tried again at the next reconcile");
+      return { transient: `${name} ${failed.to} was rolled back, but dpkg's record is not yet back to ${previous} (tried again): ${reason}`.slice(0, 1024) };
+    }
     note = (err as Error).message;
   }
   note = `the previous binary runs, but dpkg still records ${name} ${failed.to} (\`dpkg -V ${name}\` says so): ${note}`.slice(0, 512);
   log.error({ name, note }, "cannot put the previous package version back in dpkg's record");
   await store.write(FAILED_KEY, JSON.stringify({ ...failed, note }));
+  return "noted";
 }
 
 /** How long a start waits for dpkg's record to be put back before it goes on without it (MESH_SETTLE_WAIT_MS). */

@@ -314,6 +314,51 @@ describe("after a rolled-back package upgrade", () => {
     expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
   });
 
+  it("a failure that passes (dpkg's lock held, the repository unreachable) is not kept as the failure's note: the next reconcile tries again", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
+    let aptCalls = 0;
+    const runner = new RecordingRunner([
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      {
+        match: (argv) => argv[0] === "apt-get" && argv.includes("install") && aptCalls++ === 0,
+        result: {
+          code: 100,
+          stderr: "E: Failed to fetch http://mesh.example/apt/pool/mesh-host_1.0.0_amd64.deb  Temporary failure resolving 'mesh.example'\n",
+        },
+      },
+      // The next reconcile: the mirror is back.
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      // apt-get puts the same version's binary in place as it reinstalls.
+      { match: (argv) => argv[0] === "apt-get" && argv.includes("install") && aptCalls++ === 1 && (installOver("binary 1.0.0, reinstalled\n"), true) },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.0.0\n" } },
+    ]);
+    const pctx = { runner, root: "/", lockHeld: async () => false };
+    const up = new SelfUpgrade({
+      store,
+      binary,
+      running: "1.0.0",
+      trialMs: 60_000,
+      publicKey: null,
+      log: silentLogger(),
+      startedAs: await binaryIdentity(binary),
+    });
+    expect(await up.settleHostPackage(pctx)).toMatch(
+      /mesh-host 1\.1\.0 was rolled back, but dpkg's record is not yet back to 1\.0\.0 \(tried again\): .*Temporary failure resolving/,
+    );
+    expect(FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY)))).note).toBeUndefined();
+    expect(await up.settleHostPackage(pctx)).toBeNull();
+    expect(runner.argvs.filter((a) => a[0] === "apt-get" && a.includes("mesh-host=1.0.0"))).toHaveLength(2);
+    expect(FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY)))).note).toBeUndefined();
+    // The binary the reinstall put in place is not a new host to start.
+    expect(await up.replacedOnDisk()).toBe(false);
+    // Done for this process: not asked of dpkg again.
+    const asked = runner.argvs.length;
+    expect(await up.settleHostPackage(pctx)).toBeNull();
+    expect(runner.argvs.length).toBe(asked);
+  });
+
   it("keeps what it could not put back in the failed record, to be reported with the failure", async () => {
     await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
     // A sandbox root with no apt sources and no .deb of 1.0.0: only the .prev binary stands.

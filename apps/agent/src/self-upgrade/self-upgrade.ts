@@ -11,7 +11,7 @@ import type { Store } from "../store/store";
 import { dpkgVersion, observePackage, type PackageContext } from "../resources/package";
 import { hostCommand, runningAsSea } from "./binary-path";
 import { binaryIdentity, sameBinary, type BinaryIdentity } from "./binary-watch";
-import { HOST_PACKAGE, samePackageVersion } from "./host-package";
+import { HOST_PACKAGE, samePackageVersion, settleRolledBackPackage } from "./host-package";
 import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
@@ -71,6 +71,8 @@ export class SelfUpgrade {
   staged: { from: string; to: string } | null = null;
 
   private replaced = false;
+  /** dpkg's record after a rolled-back package upgrade was put back, or needed nothing, in this process. */
+  private settledPackage = false;
   /** The binary as it was when the host's own package was about to be installed over it. */
   private beforePackage: BinaryIdentity | null = null;
 
@@ -129,6 +131,30 @@ export class SelfUpgrade {
     if (!sameBinary(before, await binaryIdentity(binary))) return;
     await store.remove(BREADCRUMB_KEY);
     log.debug({ binary }, "the host's package left its binary as it was: no upgrade on trial");
+  }
+
+  /**
+   * Before each reconcile of packages (the package provider's prepare): a rolled-back package upgrade
+   * whose dpkg record could not be put back for a reason that passes (a lock held, the repository
+   * unreachable) is tried again. The words for the report while it still cannot, else null.
+   */
+  async settleHostPackage(pctx: PackageContext): Promise<string | null> {
+    if (this.settledPackage) return null;
+    if (this.opts.settling) {
+      // The start's own settling still runs (settleAtStart): that one goes on, this one waits its turn.
+      const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
+      if (settled === PENDING) return null;
+      this.opts.settling = null;
+      if (settled && this.opts.startedAs) this.opts.startedAs = settled;
+    }
+    const { store, binary, running, log } = this.opts;
+    const before = await binaryIdentity(binary);
+    const outcome = await settleRolledBackPackage(store, pctx, running, log);
+    if (typeof outcome === "object") return outcome.transient;
+    this.settledPackage = true;
+    // Its reinstall put the same version's binary in place: not a new host to start.
+    if (outcome === "settled" && this.opts.startedAs && sameBinary(this.opts.startedAs, before)) this.opts.startedAs = await binaryIdentity(binary);
+    return null;
   }
 
   /**

@@ -24,13 +24,18 @@ if [ ! -e "$exited" ]; then
   exit 0
 fi
 
+# The old binary reads this at its start and reports the upgrade as failed (without
+# a reason field it knows this script did it), and does not try the same release again.
+# Written first (a copy renamed into place), before .prev is moved back: a crash between the
+# two never leaves the old binary back with no record of why (it would try the release again).
+cp -f "$crumb" "$state/.upgrade-failed.json.rollback"
+sync
+mv -f "$state/.upgrade-failed.json.rollback" "$state/upgrade-failed.json"
+sync
 if [ -f "$bin.prev" ]; then
   mv -f "$bin.prev" "$bin"
 fi
-# The old binary reads this at its start and reports the upgrade as failed (without
-# a reason field it knows this script did it), and does not try the same release again.
-mv -f "$crumb" "$state/upgrade-failed.json"
-rm -f "$exited"
+rm -f "$crumb" "$exited"
 sync
 echo "mesh-host-rollback: the upgraded mesh-host exited before it reached the control plane; put $bin.prev back" >&2
 exit 0

@@ -273,7 +273,7 @@ export class ChaosRig {
       stats.orphans += settled.orphans;
       stats.lostRecords += settled.lost;
       const again = await this.apply(file);
-      if (again.code !== 0 || !/: 0 created, 0 adopted, 0 updated, 0 removed, 0 restored, \d+ unchanged, 0 errors, 0 skipped;/.test(again.stdout)) {
+      if (again.code !== 0 || !/: 0 created, 0 adopted, 0 updated, 0 removed, 0 restored, 0 released, \d+ unchanged, 0 errors, 0 skipped;/.test(again.stdout)) {
         stats.problems.push(`a second apply changed something: ${again.stdout.trim().split("\n").slice(-3).join(" / ")}`);
       }
       if (stats.problems.length === problemsBefore) stats.recovered += stats.kills - killsBefore;

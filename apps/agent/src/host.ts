@@ -103,6 +103,11 @@ export class Host {
   readonly upgraded = new Promise<void>((resolve) => (this.onUpgradedDone = resolve));
   private ackWaiter: { seq: number; resolve: () => void } | null = null;
   /**
+   * Set once a run saw the binary replaced (or a `host` release staged): the report is the last, the
+   * exit happens once however many triggers see the replacement, and no run starts after it.
+   */
+  private exitingForUpgrade = false;
+  /**
    * The newest report sequence the control plane acknowledged in this run (an ack answers it and every
    * one before it): the ack of the report after an upgrade may come before the host knows it is leaving.
    */
@@ -230,6 +235,7 @@ export class Host {
    */
   requestReconcile(request: ReconcileRequest): Promise<RequestResult> {
     if (this.life.kind !== "running") return Promise.resolve({ ok: false, error: "the host is stopping" });
+    if (this.exitingForUpgrade) return Promise.resolve({ ok: false, error: "the host is exiting for an upgrade: the new binary reconciles once it starts" });
     this.log.info({ reason: request.reason, correct: request.correct?.length ?? 0, accept: request.accept?.length ?? 0 }, "reconcile asked for");
     const result = this.requests.add(request);
     this.loop.trigger("request");
@@ -359,6 +365,11 @@ export class Host {
    * and "errors" (some resources failed) have the loop try again by its backoff, not at the next interval.
    */
   private async reconcileNow(triggers: Trigger[], signal: AbortSignal): Promise<RunResult> {
+    // Leaving for the new binary: a trigger that came since (a timer, a drift, a reconnect) starts no run.
+    if (this.exitingForUpgrade) {
+      this.requests.abandon("the host is exiting for an upgrade: the new binary reconciles once it starts");
+      return "ok";
+    }
     const clearLost = this.lost.kind === "acked";
     // A declaration not kept yet (a full disk) is tried again first, in order with those arriving.
     if (this.pending) {
@@ -431,7 +442,12 @@ export class Host {
       // A `host` resource put a new binary in place, or a package did (its own `package` resource, an
       // operator's apt upgrade): this report is the last; the supervisor starts the new binary.
       const upgrade = this.opts.selfUpgrade;
-      if (upgrade && (upgrade.staged || (await upgrade.replacedOnDisk()))) void this.exitForUpgrade(sent ? item.sequence : null);
+      if (upgrade && !this.exitingForUpgrade && (upgrade.staged || (await upgrade.replacedOnDisk()))) {
+        this.exitingForUpgrade = true;
+        // No retry of this run's errors: the supervisor starts the new binary, which reconciles.
+        this.loop.holdRetries();
+        void this.exitForUpgrade(sent ? item.sequence : null);
+      }
     } catch (err) {
       this.lastResult = "failed";
       this.log.error({ triggers, reason: reasonOf(err) }, "reconcile failed");

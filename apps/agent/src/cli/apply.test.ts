@@ -105,7 +105,7 @@ describe("fail points", () => {
     ]);
     const again = apply(three);
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/1 created, 0 adopted, 0 updated, 0 removed, 0 restored, 2 unchanged, 0 errors, 0 skipped; 3 owned/);
+    expect(again.stdout).toMatch(/1 created, 0 adopted, 0 updated, 0 removed, 0 restored, 0 released, 2 unchanged, 0 errors, 0 skipped; 3 owned/);
   });
 
   it("an unknown fail point is said and ignored", () => {

@@ -139,7 +139,9 @@ describe("with a daemon", () => {
     const r = await host("reconcile");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^declaration v1: 0 created, 0 adopted, 0 updated, 0 removed, 0 restored, 1 unchanged, 0 errors, 0 skipped; 1 owned\n$/);
+    expect(r.stdout).toMatch(
+      /^declaration v1: 0 created, 0 adopted, 0 updated, 0 removed, 0 restored, 0 released, 1 unchanged, 0 errors, 0 skipped; 1 owned\n$/,
+    );
     // Reported to the control plane as after any reconcile.
     await waitFor("its report", () => cp.reports.length > before, 5_000);
     expect(d.log()).toMatch(/"msg":"reconcile asked for"/);

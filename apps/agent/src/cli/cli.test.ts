@@ -61,7 +61,7 @@ describe("mesh-host apply", () => {
     const r = await host("apply", "--file", f);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/declaration v1: 3 created, 0 adopted, 0 updated, 0 removed, 0 restored, 0 unchanged, 0 errors, 0 skipped; 3 owned/);
+    expect(r.stdout).toMatch(/declaration v1: 3 created, 0 adopted, 0 updated, 0 removed, 0 restored, 0 released, 0 unchanged, 0 errors, 0 skipped; 3 owned/);
     expect(readFileSync(join(root, "srv/site/index.html"), "utf8")).toBe("<h1>hello</h1>\n");
     const again = await host("apply", "--file", f, "--json");
     expect(again.code).toBe(0);

@@ -1,5 +1,6 @@
 // One reconcile's outcome as lines for a person: each change, each drift, each error, then a summary
-// line (shared by `apply` and `reconcile`).
+// line (shared by `apply` and `reconcile`). Every kind of change is counted: a `released` one (the
+// host's own package left installed, no longer owned) is neither removed nor restored.
 import type { Report } from "@mesh/protocol";
 
 export interface ChangeLine {
@@ -18,7 +19,7 @@ export function describeOutcome(report: Report, changes: readonly ChangeLine[], 
   const count = (k: string) => changes.filter((c) => c.kind === k).length;
   out.push(
     `declaration v${report.declarationVersion}: ${count("created")} created, ${count("adopted")} adopted, ${count("updated")} updated, ` +
-      `${count("removed")} removed, ${count("restored")} restored, ${unchanged} unchanged, ${report.errors.length} errors, ` +
+      `${count("removed")} removed, ${count("restored")} restored, ${count("released")} released, ${unchanged} unchanged, ${report.errors.length} errors, ` +
       `${report.skipped.length} skipped; ${report.owned.length} owned` +
       (report.storeLost ? " (store was lost)" : ""),
   );

@@ -31,6 +31,8 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
   setFlagsFromString("--optimize-for-size");
   // Loud at every start: a test build trusts a release key whose private half is public.
   if (TEST_BUILD) opts.log.warn({ testBuild: true }, TEST_BUILD_WARNING);
+  // The environment's settings, read before anything is done: a bad one stops the start, naming it.
+  const settings = { reconcileTiming: reconcileTimingFromEnv(), trialMs: trialMsFromEnv(), settleWaitMs: settleWaitMsFromEnv() };
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const unlock = await lockStateDir(opts.stateDir);
@@ -42,7 +44,7 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
     // Waited for only a little: a hung apt must not keep the host from linking (it goes on in the background).
     const packages = { runner: new ProcessRunner(), root: opts.root, chrootlessScripts: chrootlessScriptsFromEnv(opts.root) };
     const binary = runningBinaryPath();
-    const settling = await settleAtStart(store, packages, HOST_VERSION, binary, opts.log, settleWaitMsFromEnv());
+    const settling = await settleAtStart(store, packages, HOST_VERSION, binary, opts.log, settings.settleWaitMs);
     // Taken after that: from here on a changed binary means a new one to start (but for what the settling reinstalls).
     const startedAs = await binaryIdentity(binary);
     // `mesh-host reconcile` asks the host running now, through the state dir's control socket.
@@ -67,7 +69,7 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
         if (identity && running.startedAs) running.startedAs = identity;
         running.settling = null;
       });
-      return await daemon(store, opts, trial, (h) => (current = h), running);
+      return await daemon(store, opts, settings, trial, (h) => (current = h), running);
     } finally {
       await control.close();
       trial?.stop();
@@ -80,11 +82,12 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
 async function daemon(
   store: DiskStore,
   opts: CommonOptions & { log: Logger },
+  settings: { reconcileTiming: ReturnType<typeof reconcileTimingFromEnv>; trialMs: number },
   trial: UpgradeTrial | null,
   serving: (host: Host | null) => void,
   running: { binary: string; startedAs: BinaryIdentity | null; packages: PackageContext; settling: Promise<BinaryIdentity | null> | null },
 ): Promise<number> {
-  const reconcileTiming = reconcileTimingFromEnv();
+  const { reconcileTiming } = settings;
   let stopping = false;
   let wake: (() => void) | null = null;
   let host: Host | null = null;
@@ -124,7 +127,7 @@ async function daemon(
           store,
           binary: running.binary,
           running: HOST_VERSION,
-          trialMs: trialMsFromEnv(),
+          trialMs: settings.trialMs,
           publicKey: RELEASE_PUBLIC_KEY,
           log,
           startedAs: running.startedAs,

@@ -4,6 +4,7 @@
 // the interval; a run that goes past its deadline is aborted (decision 0050).
 import type { Logger } from "../log";
 import { HostError, reasonOf } from "../host-error";
+import { msFromEnv } from "../env-ms";
 import { systemClock, unref, type Clock } from "../clock";
 
 /**
@@ -34,16 +35,10 @@ export const DEFAULT_DEADLINE_MS = 60 * 60_000;
 /**
  * The retry and the deadline as the environment sets them (as MESH_LINK_TIMEOUT_MS and MESH_UPGRADE_TRIAL_MS
  * set theirs): MESH_RECONCILE_RETRY_BASE_MS, MESH_RECONCILE_RETRY_CAP_MS, MESH_RECONCILE_DEADLINE_MS, each
- * a whole number of milliseconds; unset or empty: the default. A value that is not one is refused, naming it.
+ * a whole number of milliseconds; unset or empty: the default. A value that is not one is refused, naming it (env-ms.ts).
  */
 export function reconcileTimingFromEnv(env: NodeJS.ProcessEnv = process.env): { reconcileRetry: RetryTiming; reconcileDeadlineMs: number } {
-  const read = (name: string, fallback: number): number => {
-    const raw = env[name]?.trim();
-    if (!raw) return fallback;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new HostError("usage", `${name}=${raw}: must be a whole number of milliseconds above 0`);
-    return n;
-  };
+  const read = (name: string, fallback: number): number => msFromEnv(env, name, fallback);
   const baseMs = read("MESH_RECONCILE_RETRY_BASE_MS", DEFAULT_RETRY.baseMs);
   const capMs = read("MESH_RECONCILE_RETRY_CAP_MS", Math.max(DEFAULT_RETRY.capMs, baseMs));
   if (capMs < baseMs) throw new HostError("usage", `MESH_RECONCILE_RETRY_CAP_MS=${capMs}: must be at least MESH_RECONCILE_RETRY_BASE_MS (${baseMs})`);

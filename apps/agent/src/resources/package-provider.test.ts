@@ -14,6 +14,7 @@ import { reconcile } from "../reconcile/reconcile";
 import { MemoryStore } from "../store/memory-store";
 import { sha256Hex } from "./observed";
 import { Root } from "./root";
+import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 
 let base: string;
 let server: Server;
@@ -210,5 +211,30 @@ describe("package provider through reconcile (real dpkg, sandbox root)", () => {
     const left = await run([], 2);
     expect(left.report.errors).toEqual([]);
     expect(shipped()).toBe("1.0");
+  });
+});
+
+describe("dpkg's record after a rolled-back upgrade of the host's own package", () => {
+  it("is tried again before each reconcile of packages; while it still cannot be (a lock, a mirror down) the report says so, as an error the loop retries", async () => {
+    let tries = 0;
+    const selfUpgrade = {
+      async settleHostPackage() {
+        tries++;
+        return tries === 1 ? "mesh-host 2.0 was rolled back, but dpkg's record is not yet back to 1.0 (tried again): dpkg is busy" : null;
+      },
+    } as unknown as SelfUpgrade;
+    const deps = {
+      store,
+      root: new Root(root),
+      log: silentLogger(),
+      enrolled: true,
+      controlPlane: { url, nodeId: "00000000-0000-4000-8000-000000000000", privateKey: generateKeyPairSync("ed25519").privateKey },
+      selfUpgrade,
+    };
+    const first = await reconcile(deps, { declaration: Declaration.parse({ version: 1, resources: [demo("1.0")] }) });
+    expect(first.report.errors).toEqual([{ id: null, message: expect.stringMatching(/dpkg's record is not yet back to 1\.0 \(tried again\)/) }]);
+    const second = await reconcile(deps, { declaration: Declaration.parse({ version: 1, resources: [demo("1.0")] }) });
+    expect(second.report.errors).toEqual([]);
+    expect(tries).toBe(2);
   });
 });

@@ -92,11 +92,19 @@ export const packageProvider: ResourceProvider<PackageResource> = {
   },
 
   async prepare(ctx) {
-    const repair = await repairDpkg(packageContext(ctx));
-    if (repair.found.clean) return [];
-    const what = repair.found.packages.join(", ") || "some package";
-    if (repair.after.clean) return [`dpkg had been interrupted (${what}); repaired with dpkg --configure -a`];
-    return [`dpkg had been interrupted (${what}); dpkg --configure -a left: ${repair.after.output.slice(0, 300)}`];
+    const pctx = packageContext(ctx);
+    const said: string[] = [];
+    const repair = await repairDpkg(pctx);
+    if (!repair.found.clean) {
+      const what = repair.found.packages.join(", ") || "some package";
+      if (repair.after.clean) said.push(`dpkg had been interrupted (${what}); repaired with dpkg --configure -a`);
+      else said.push(`dpkg had been interrupted (${what}); dpkg --configure -a left: ${repair.after.output.slice(0, 300)}`);
+    }
+    // dpkg's record after a rolled-back upgrade of the host's own package, not put back for a reason
+    // that passes: tried again here, and said in the report (an error, so the loop's backoff retries).
+    const settle = await ctx.selfUpgrade?.settleHostPackage(pctx);
+    if (settle) said.push(settle);
+    return said;
   },
 
   async observe(name, _resource, ctx) {
@@ -109,7 +117,7 @@ export const packageProvider: ResourceProvider<PackageResource> = {
     // Removing the host's own package would remove the host itself, mid-apply.
     if (resource.name === HOST_PACKAGE && resource.state === "absent") throw new Error(OWN_PACKAGE_ABSENT);
     const ownPackage = resource.name === HOST_PACKAGE && resource.state === "installed";
-    if (ownPackage) await ctx.selfUpgrade?.beforeHostPackage(resource.version);
+    if (ownPackage) await ctx.selfUpgrade?.beforeHostPackage(resource.version, pctx);
     const downloaded: string[] = [];
     const download = pctx.download!;
     pctx.download = async (source) => {

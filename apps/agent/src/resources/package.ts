@@ -4,7 +4,9 @@
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
 import { normalDebianVersion, sameDebianVersion, type PackageResource, type RemoteSource } from "@mesh/protocol";
-import { CommandFailedError, runOrThrow, type RunResult, type Runner } from "../runner/runner";
+import { CommandFailedError, runOrThrow, type RunOptions, type RunResult, type Runner } from "../runner/runner";
+import { systemClock, type Clock } from "../clock";
+import { sleep } from "../sleep";
 
 export interface PackageContext {
   runner: Runner;
@@ -24,7 +26,39 @@ export interface PackageContext {
    * that ignores DPKG_ROOT then changes the real machine, which --root promises not to do.
    */
   chrootlessScripts?: boolean;
+  /** The agent's clock, for the wait on dpkg's locks (the system's by default). */
+  clock?: Clock;
+  /** How long to wait for dpkg's locks to be free before a change (DPKG_LOCK_WAIT_MS by default). */
+  lockWaitMs?: number;
+  /** Whether another process holds the lock file at this path (/proc/locks by default). */
+  lockHeld?: (path: string) => Promise<boolean>;
 }
+
+/**
+ * A package change that failed for a reason that passes (dpkg's lock held by unattended-upgrades or an
+ * operator's apt, a repository unreachable, a name that does not resolve): the report says it, and the
+ * reconcile's backoff tries again; it is never kept as a lasting failure of the package.
+ */
+export class TransientPackageError extends CommandFailedError {
+  readonly transient = true;
+  constructor(argv: string[], result: RunResult, what?: string) {
+    super(argv, result, what);
+    this.name = "TransientPackageError";
+  }
+}
+
+/** Whether a package change failed for a reason that passes (see TransientPackageError). */
+export function isTransientPackageError(err: unknown): boolean {
+  return err instanceof TransientPackageError;
+}
+
+/** What apt and dpkg say when the cause is elsewhere and passes: a lock held, a mirror or DNS down. */
+const TRANSIENT_OUTPUT =
+  /Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock the administration directory|dpkg status database is locked|Temporary failure resolving|Could not resolve|Failed to fetch|Could not connect to|Unable to connect to|Connection timed out|Connection failed|Network is unreachable/i;
+
+/** How long a change waits for dpkg's locks, as apt's own DPkg::Lock::Timeout below. */
+export const DPKG_LOCK_WAIT_MS = 120_000;
+const LOCK_POLL_MS = 1_000;
 
 export interface ObservedPackage {
   name: string;
@@ -101,6 +135,24 @@ export async function observePackage(ctx: PackageContext, name: string): Promise
   if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot observe package ${name}`);
   return parseStatus(name, result.stdout, argv);
 }
+
+/**
+ * dpkg's own version string of `name` (epoch and revision as dpkg records them: "1:1.2.3-1"), or null
+ * when dpkg records none. What a rollback installs again, exactly: never rebuilt from another version.
+ */
+export async function dpkgVersion(ctx: PackageContext, name: string): Promise<string | null> {
+  const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "-f", "${Version}", name];
+  const result = await ctx.runner.run(argv);
+  if (result.code === 1 && /no packages found matching/.test(result.stderr)) return null;
+  if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot read dpkg's version of ${name}`);
+  const version = result.stdout.trim();
+  if (version === "") return null;
+  if (!DEBIAN_VERSION.test(version)) throw new Error(`unexpected output from \`${argv.join(" ")}\`: ${JSON.stringify(version.slice(0, 200))}`);
+  return version;
+}
+
+/** A version as dpkg writes one (a sanity check of dpkg-query's output, not a parser). */
+const DEBIAN_VERSION = /^[0-9][A-Za-z0-9.+~:-]{0,127}$/;
 
 /** Parses dpkg-query's `${Status}\t${Version}` lines; anything else is an error, never a guess. */
 export function parseStatus(name: string, stdout: string, argv: string[] = []): ObservedPackage {
@@ -260,6 +312,7 @@ export async function repairDpkg(ctx: PackageContext): Promise<DpkgRepair> {
   const found = await auditDpkg(ctx);
   if (found.clean) return { found, ran: false, after: found, output: "" };
   await prepareSandbox(ctx);
+  await waitForDpkgLocks(ctx, ["dpkg", "--configure", "-a"]);
   const result = await ctx.runner.run(["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, "--configure", "-a"], {
     env: UNATTENDED_ENV,
     timeoutMs: INSTALL_TIMEOUT_MS,
@@ -284,7 +337,73 @@ async function prepareSandbox(ctx: PackageContext): Promise<void> {
 
 async function runDpkg(ctx: PackageContext, args: string[], what: string): Promise<RunResult> {
   await prepareSandbox(ctx);
-  return runOrThrow(ctx.runner, ["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, ...args], { env: UNATTENDED_ENV, timeoutMs: INSTALL_TIMEOUT_MS }, what);
+  return runChange(ctx, ["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, ...args], { env: UNATTENDED_ENV, timeoutMs: INSTALL_TIMEOUT_MS }, what);
+}
+
+/** A dpkg or apt-get that changes the machine: run once dpkg's locks are free; a failure that passes is a TransientPackageError. */
+async function runChange(ctx: PackageContext, argv: string[], opts: RunOptions, what: string): Promise<RunResult> {
+  const result = await runWhenUnlocked(ctx, argv, opts);
+  if (result.code !== 0 || result.timedOut) throw packageFailure(argv, result, what);
+  return result;
+}
+
+async function runWhenUnlocked(ctx: PackageContext, argv: string[], opts: RunOptions): Promise<RunResult> {
+  await waitForDpkgLocks(ctx, argv);
+  return ctx.runner.run(argv, opts);
+}
+
+function packageFailure(argv: string[], result: RunResult, what: string): CommandFailedError {
+  return TRANSIENT_OUTPUT.test(`${result.stderr}\n${result.stdout}`)
+    ? new TransientPackageError(argv, result, what)
+    : new CommandFailedError(argv, result, what);
+}
+
+/**
+ * Before dpkg or apt-get changes anything: wait (bounded, on the agent's clock) while another process
+ * holds dpkg's locks (ROOT/var/lib/dpkg/lock-frontend, lock): unattended-upgrades or an operator's apt
+ * runs for minutes, and failing at once would only make a failure of what is merely busy. A lock still
+ * held at the end of the wait is a TransientPackageError: the reconcile's backoff tries again.
+ */
+export async function waitForDpkgLocks(ctx: PackageContext, argv: string[]): Promise<void> {
+  const clock = ctx.clock ?? systemClock;
+  const held = ctx.lockHeld ?? lockHeldInProcLocks;
+  const waitMs = ctx.lockWaitMs ?? DPKG_LOCK_WAIT_MS;
+  const dir = join(ctx.root, "var/lib/dpkg");
+  const locks = [join(dir, "lock-frontend"), join(dir, "lock")];
+  const since = clock.now();
+  for (;;) {
+    let busy: string | null = null;
+    for (const lock of locks) if (await held(lock)) busy = busy ?? lock;
+    if (busy === null) return;
+    const left = waitMs - (clock.now() - since);
+    if (left <= 0) {
+      const message = `${busy} is held by another process (unattended-upgrades, an operator's apt?) after waiting ${Math.round(waitMs / 1000)} s`;
+      throw new TransientPackageError(argv, { code: -1, stdout: "", stderr: message, signal: null, timedOut: false }, "dpkg is busy");
+    }
+    await sleep(Math.min(LOCK_POLL_MS, left), { clock });
+  }
+}
+
+/**
+ * Whether a process holds a POSIX lock on the file at `path` (dpkg and apt lock with fcntl), by
+ * /proc/locks: a line names the file by device and inode. A machine without /proc/locks cannot tell:
+ * not held, and dpkg speaks for itself.
+ */
+export async function lockHeldInProcLocks(path: string, procLocks = "/proc/locks"): Promise<boolean> {
+  const st = await fs.stat(path, { bigint: true }).catch(() => null);
+  if (!st) return false;
+  const text = await fs.readFile(procLocks, "utf8").catch(() => "");
+  return procLocksName(text, st.dev, st.ino);
+}
+
+/** Whether /proc/locks text has a lock on the file of device `dev` (glibc's dev_t) and inode `ino`. */
+export function procLocksName(text: string, dev: bigint, ino: bigint): boolean {
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  for (const m of text.matchAll(/^\d+: (?!->).*?\s([0-9a-f]+):([0-9a-f]+):(\d+)\s/gm)) {
+    if (BigInt(`0x${m[1]}`) === major && BigInt(`0x${m[2]}`) === minor && BigInt(m[3]!) === ino) return true;
+  }
+  return false;
 }
 
 async function installDeb(ctx: PackageContext, deb: string, name: string): Promise<void> {
@@ -348,12 +467,12 @@ async function aptInstall(ctx: PackageContext, name: string, version: string | u
     version ? `${name}=${version}` : name,
   ];
   const opts = { env: UNATTENDED_ENV, timeoutMs: INSTALL_TIMEOUT_MS };
-  const result = await ctx.runner.run(argv, opts);
+  const result = await runWhenUnlocked(ctx, argv, opts);
   if (result.code === 0 && !result.timedOut) return;
-  if (!versionUnavailable(result)) throw new CommandFailedError(argv, result, `cannot install package ${name}`);
+  if (!versionUnavailable(result)) throw packageFailure(argv, result, `cannot install package ${name}`);
   // Stale package lists are the usual reason apt does not know a name or version: refresh once.
-  await runOrThrow(ctx.runner, ["apt-get", ...aptRootArgs(ctx), "update", "-o", "DPkg::Lock::Timeout=120"], opts, "cannot refresh the apt package lists");
-  await runOrThrow(ctx.runner, argv, opts, `cannot install package ${name}`);
+  await runChange(ctx, ["apt-get", ...aptRootArgs(ctx), "update", "-o", "DPkg::Lock::Timeout=120"], opts, "cannot refresh the apt package lists");
+  await runChange(ctx, argv, opts, `cannot install package ${name}`);
 }
 
 function versionUnavailable(result: RunResult): boolean {

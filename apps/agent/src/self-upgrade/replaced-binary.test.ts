@@ -26,8 +26,12 @@ beforeEach(() => {
   store = new MemoryStore();
 });
 
-/** dpkg-query answering that mesh-host is installed at `version`. */
-const dpkgSays = (version: string) => new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true }]);
+/** dpkg-query answering that mesh-host is installed at `version` (and, asked for its bare version before an upgrade, at `before`). */
+const dpkgSays = (version: string, before = "1.0.0") =>
+  new RecordingRunner([
+    { match: (argv) => argv[0] === "dpkg-query" && argv.includes("${Version}"), result: { stdout: before }, repeat: true },
+    { match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true },
+  ]);
 
 async function host(runner: RecordingRunner) {
   return new SelfUpgrade({
@@ -69,6 +73,18 @@ describe("a binary replaced on disk", () => {
     expect(up.staged).toEqual({ from: "1.0.0", to: "1.1.0" });
     // Asked again (the next report), still leaving: no second breadcrumb, no second check.
     expect(await up.replacedOnDisk()).toBe(true);
+  });
+
+  it("by the host's own package: the version to go back to is dpkg's exact one, read before dpkg ran, and kept when the new binary is put on trial", async () => {
+    const runner = dpkgSays("1:1.1.0-1", "1:1.0.0-3");
+    const up = await host(runner);
+    await up.beforeHostPackage("1:1.1.0-1");
+    expect(runner.argvs[0]).toEqual(["dpkg-query", `--admindir=${join(dir, "var/lib/dpkg")}`, "-W", "-f", "${Version}", "mesh-host"]);
+    expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY)))).package).toEqual({ name: "mesh-host", previous: "1:1.0.0-3" });
+    installOver("binary 1.1.0\n");
+    expect(await up.replacedOnDisk()).toBe(true);
+    const crumb = Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))));
+    expect(crumb).toMatchObject({ from: "1.0.0", to: "1:1.1.0-1", package: { name: "mesh-host", previous: "1:1.0.0-3" } });
   });
 
   it("by a reinstall of the same version: the host leaves, with nothing on trial", async () => {
@@ -284,6 +300,65 @@ describe("after a rolled-back package upgrade", () => {
     expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
   });
 
+  it("reinstalls dpkg's exact previous version, as the breadcrumb recorded it, not one rebuilt from the running host's", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, to: "1:1.1.0-1", binary, package: { name: "mesh-host", previous: "1:1.0.0-3" } }));
+    const runner = new RecordingRunner([
+      // dpkg records the running host's version, but not the package revision that was installed.
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1:1.0.0-4\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1:1.0.0-4\n" } },
+      { match: (argv) => argv[0] === "apt-get" && argv.includes("install"), result: {} },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1:1.0.0-3\n" } },
+    ]);
+    await settleRolledBackPackage(store, { runner, root: "/" }, "1.0.0", silentLogger());
+    expect(runner.argvs.find((a) => a[0] === "apt-get")).toContain("mesh-host=1:1.0.0-3");
+    expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
+  });
+
+  it("a failure that passes (dpkg's lock held, the repository unreachable) is not kept as the failure's note: the next reconcile tries again", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
+    let aptCalls = 0;
+    const runner = new RecordingRunner([
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      {
+        match: (argv) => argv[0] === "apt-get" && argv.includes("install") && aptCalls++ === 0,
+        result: {
+          code: 100,
+          stderr: "E: Failed to fetch http://mesh.example/apt/pool/mesh-host_1.0.0_amd64.deb  Temporary failure resolving 'mesh.example'\n",
+        },
+      },
+      // The next reconcile: the mirror is back.
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" } },
+      // apt-get puts the same version's binary in place as it reinstalls.
+      { match: (argv) => argv[0] === "apt-get" && argv.includes("install") && aptCalls++ === 1 && (installOver("binary 1.0.0, reinstalled\n"), true) },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.0.0\n" } },
+    ]);
+    const pctx = { runner, root: "/", lockHeld: async () => false };
+    const up = new SelfUpgrade({
+      store,
+      binary,
+      running: "1.0.0",
+      trialMs: 60_000,
+      publicKey: null,
+      log: silentLogger(),
+      startedAs: await binaryIdentity(binary),
+    });
+    expect(await up.settleHostPackage(pctx)).toMatch(
+      /mesh-host 1\.1\.0 was rolled back, but dpkg's record is not yet back to 1\.0\.0 \(tried again\): .*Temporary failure resolving/,
+    );
+    expect(FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY)))).note).toBeUndefined();
+    expect(await up.settleHostPackage(pctx)).toBeNull();
+    expect(runner.argvs.filter((a) => a[0] === "apt-get" && a.includes("mesh-host=1.0.0"))).toHaveLength(2);
+    expect(FailedUpgrade.parse(JSON.parse(String(await store.read(FAILED_KEY)))).note).toBeUndefined();
+    // The binary the reinstall put in place is not a new host to start.
+    expect(await up.replacedOnDisk()).toBe(false);
+    // Done for this process: not asked of dpkg again.
+    const asked = runner.argvs.length;
+    expect(await up.settleHostPackage(pctx)).toBeNull();
+    expect(runner.argvs.length).toBe(asked);
+  });
+
   it("keeps what it could not put back in the failed record, to be reported with the failure", async () => {
     await store.write(FAILED_KEY, JSON.stringify({ ...failed, binary }));
     // A sandbox root with no apt sources and no .deb of 1.0.0: only the .prev binary stands.
@@ -298,5 +373,42 @@ describe("after a rolled-back package upgrade", () => {
     const runner = dpkgSays("1.0.0");
     await settleRolledBackPackage(store, { runner, root: "/" }, "1.0.0", silentLogger());
     expect(runner.argvs.map((a) => a[0])).toEqual(["dpkg-query"]);
+  });
+});
+
+describe("while an upgrade is on trial", () => {
+  it("a second upgrade of mesh-host, by package or host resource, is refused, not started; once kept, it goes ahead", async () => {
+    // 1.0.0 runs on trial (upgraded from 0.9.0): its breadcrumb and .prev are the way back.
+    writeFileSync(`${binary}.prev`, "binary 0.9.0\n", { mode: 0o755 });
+    const crumb = { from: "0.9.0", to: "1.0.0", sha256: "a".repeat(64), binary, deadline: new Date().toISOString(), trialMs: 60_000 };
+    await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
+    const trial = (await UpgradeTrial.begin(store, "1.0.0", silentLogger()))!;
+    try {
+      const up = new SelfUpgrade({
+        store,
+        binary,
+        running: "1.0.0",
+        trialMs: 60_000,
+        publicKey: null,
+        log: silentLogger(),
+        startedAs: await binaryIdentity(binary),
+        packages: { runner: dpkgSays("1.0.0"), root: dir },
+        trial,
+      });
+      await expect(up.beforeHostPackage("1.1.0")).rejects.toThrow(
+        /the mesh-host package 1\.1\.0: not started while mesh-host 1\.0\.0 \(upgraded from 0\.9\.0\) is on trial, its rollback pending/,
+      );
+      const host = { type: "host", id: "h", version: "1.1.0", sha256: "b".repeat(64), signature: "x", onDrift: "correct", allowDowngrade: false } as const;
+      await expect(up.upgrade(host, async () => "")).rejects.toThrow(/mesh-host 1\.1\.0: not started while mesh-host 1\.0\.0 .* is on trial/);
+      // The trial's way back is untouched.
+      expect(readFileSync(`${binary}.prev`, "utf8")).toBe("binary 0.9.0\n");
+      expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))))).toMatchObject({ from: "0.9.0", to: "1.0.0" });
+
+      await trial.commit();
+      await up.beforeHostPackage("1.1.0");
+      expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))))).toMatchObject({ from: "1.0.0", to: "1.1.0" });
+    } finally {
+      trial.stop();
+    }
   });
 });

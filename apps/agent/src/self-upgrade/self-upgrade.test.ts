@@ -18,6 +18,7 @@ import { SelfUpgrade } from "./self-upgrade";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY } from "./upgrade-files";
 import { UpgradeTrial } from "./upgrade-trial";
 import { tempDirs } from "../testing/temp-dirs";
+import { ManualClock } from "../manual-clock";
 
 const RELEASE = join(__dirname, "..", "..", "..", "..", "infra", "release");
 const privateKey = createPrivateKey(readFileSync(join(RELEASE, "TEST-ONLY-release-private-key.pem")));
@@ -179,6 +180,25 @@ describe("upgrade trial", () => {
     expect(existsSync(`${binary}.prev`)).toBe(false);
     expect(JSON.parse((await store.read(FAILED_KEY))!.toString()).reason).toMatch(/did not reach the control plane/);
     expect(await store.read(BREADCRUMB_KEY)).toBeNull();
+  });
+
+  it("records the failure before it puts .prev back: a crash between the two never leaves the old binary with no record of why", async () => {
+    writeFileSync(`${binary}.prev`, "old binary\n");
+    writeFileSync(binary, "new binary\n");
+    await store.write(BREADCRUMB_KEY, crumb("1.1.0", 60_000));
+    // What the binary's path held when the failed record was written.
+    let binaryAtRecord: string | null = null;
+    const write = store.write.bind(store);
+    store.write = async (key, data, options) => {
+      if (key === FAILED_KEY) binaryAtRecord = readFileSync(binary, "utf8");
+      return write(key, data, options);
+    };
+    const clock = new ManualClock();
+    const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger(), clock))!;
+    await trial.rollBack("did not reach the control plane");
+    expect(binaryAtRecord).toBe("new binary\n");
+    expect(readFileSync(binary, "utf8")).toBe("old binary\n");
+    expect(JSON.parse(String(await store.read(FAILED_KEY))).reason).toBe("did not reach the control plane");
   });
 
   it("clears a breadcrumb of an upgrade that never took place", async () => {

@@ -3,19 +3,21 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { HostVersion, type HostResource } from "@mesh/protocol";
+import { HostVersion, normalDebianVersion, type HostResource } from "@mesh/protocol";
 import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
 import { syncDir, writeTempFile } from "../fs/atomic-file";
 import type { Store } from "../store/store";
-import { observePackage, type PackageContext } from "../resources/package";
+import { dpkgVersion, observePackage, type PackageContext } from "../resources/package";
 import { hostCommand, runningAsSea } from "./binary-path";
 import { binaryIdentity, sameBinary, type BinaryIdentity } from "./binary-watch";
-import { HOST_PACKAGE, samePackageVersion } from "./host-package";
+import { HOST_PACKAGE, samePackageVersion, settleRolledBackPackage } from "./host-package";
 import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
 import { ProcessRunner } from "../runner/process-runner";
+import { msFromEnv } from "../env-ms";
+import { systemClock, type Clock } from "../clock";
 import { outputOf, type Runner } from "../runner/runner";
 
 export interface SelfUpgradeOptions {
@@ -37,10 +39,15 @@ export interface SelfUpgradeOptions {
    * while it runs, the binary its reinstall puts in place is not a new one; it resolves with that binary.
    */
   settling?: Promise<BinaryIdentity | null> | null;
-  /** This start's trial, if it is one: the previous binary its rollback puts back is no replacement. */
-  trial?: { readonly rollingBack: boolean } | null;
+  /**
+   * This start's trial, if it is one: the previous binary its rollback puts back is no replacement,
+   * and while it is active (a rollback still possible) no second upgrade is started.
+   */
+  trial?: { readonly rollingBack: boolean; readonly active?: boolean; readonly upgrade?: { from: string; to: string } } | null;
   /** Runs `mesh-host version` on the new binary; a ProcessRunner by default. */
   runner?: Runner;
+  /** The agent's one clock (decision 0050): the trial's deadline is taken from it. The system's by default. */
+  clock?: Clock;
 }
 
 const PENDING = Symbol("pending");
@@ -48,9 +55,9 @@ const PENDING = Symbol("pending");
 /** The default trial: long enough for a slow link's first backoff, short enough that a bad release does not linger. */
 export const DEFAULT_TRIAL_MS = 60_000;
 
+/** MESH_UPGRADE_TRIAL_MS, read once at start: a value that is not a whole number of ms above 0 is refused, naming it. */
 export function trialMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MESH_UPGRADE_TRIAL_MS);
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_TRIAL_MS;
+  return msFromEnv(env, "MESH_UPGRADE_TRIAL_MS", DEFAULT_TRIAL_MS);
 }
 
 /** The control plane's own artifact of a version, by the /download naming convention (uname -m arch). */
@@ -64,6 +71,8 @@ export class SelfUpgrade {
   staged: { from: string; to: string } | null = null;
 
   private replaced = false;
+  /** dpkg's record after a rolled-back package upgrade was put back, or needed nothing, in this process. */
+  private settledPackage = false;
   /** The binary as it was when the host's own package was about to be installed over it. */
   private beforePackage: BinaryIdentity | null = null;
 
@@ -76,9 +85,10 @@ export class SelfUpgrade {
    * but before it reported still puts the new one on trial at the next start (the installation's
    * rollback step and UpgradeTrial read it). afterHostPackage takes it back if nothing was replaced.
    */
-  async beforeHostPackage(version: string | undefined): Promise<void> {
+  async beforeHostPackage(version: string | undefined, pctx: PackageContext | null = this.opts.packages ?? null): Promise<void> {
     const { store, binary, running } = this.opts;
     if (this.staged) throw new Error(`mesh-host ${this.staged.to} is already in place and starts next; the package waits for it`);
+    this.refuseDuringTrial(`the mesh-host package${version ? ` ${version}` : ""}`);
     const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
     if (failed?.package && version !== undefined && samePackageVersion(failed.to, version)) {
       throw new Error(
@@ -88,6 +98,9 @@ export class SelfUpgrade {
     }
     const to = version === undefined ? PACKAGE_VERSION_PENDING : version;
     if (!Breadcrumb.shape.to.safeParse(to).success) throw new Error(`mesh-host ${version}: not a Debian version the host can record; refused`);
+    // dpkg's exact version before the upgrade (epoch, revision): what a rollback installs again. None
+    // recorded (a tarball host taking its first package): the running version is all there is to name.
+    const previous = (pctx ? await dpkgVersion(pctx, HOST_PACKAGE) : null) ?? running;
     await fs.rm(`${binary}.prev`, { force: true });
     await fs.link(binary, `${binary}.prev`).catch(() => fs.copyFile(binary, `${binary}.prev`));
     await syncDir(dirname(binary));
@@ -98,9 +111,9 @@ export class SelfUpgrade {
       from: running,
       to,
       binary,
-      deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+      deadline: this.trialDeadline(),
       trialMs: this.opts.trialMs,
-      package: { name: HOST_PACKAGE, previous: running },
+      package: { name: HOST_PACKAGE, previous },
     };
     await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
   }
@@ -118,6 +131,30 @@ export class SelfUpgrade {
     if (!sameBinary(before, await binaryIdentity(binary))) return;
     await store.remove(BREADCRUMB_KEY);
     log.debug({ binary }, "the host's package left its binary as it was: no upgrade on trial");
+  }
+
+  /**
+   * Before each reconcile of packages (the package provider's prepare): a rolled-back package upgrade
+   * whose dpkg record could not be put back for a reason that passes (a lock held, the repository
+   * unreachable) is tried again. The words for the report while it still cannot, else null.
+   */
+  async settleHostPackage(pctx: PackageContext): Promise<string | null> {
+    if (this.settledPackage) return null;
+    if (this.opts.settling) {
+      // The start's own settling still runs (settleAtStart): that one goes on, this one waits its turn.
+      const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
+      if (settled === PENDING) return null;
+      this.opts.settling = null;
+      if (settled && this.opts.startedAs) this.opts.startedAs = settled;
+    }
+    const { store, binary, running, log } = this.opts;
+    const before = await binaryIdentity(binary);
+    const outcome = await settleRolledBackPackage(store, pctx, running, log);
+    if (typeof outcome === "object") return outcome.transient;
+    this.settledPackage = true;
+    // Its reinstall put the same version's binary in place: not a new host to start.
+    if (outcome === "settled" && this.opts.startedAs && sameBinary(this.opts.startedAs, before)) this.opts.startedAs = await binaryIdentity(binary);
+    return null;
   }
 
   /**
@@ -159,15 +196,18 @@ export class SelfUpgrade {
         else log.warn({ binary }, "no copy of the previous host is kept (run as a script): a failed upgrade can go back only through the package");
         await syncDir(dirname(binary));
       }
+      // The breadcrumb beforeHostPackage wrote holds dpkg's exact previous version: kept, never rebuilt.
+      const before = await readJson(store, BREADCRUMB_KEY, Breadcrumb);
+      const pkg = next.package && before?.package && before.from === running ? { ...next.package, previous: before.package.previous } : next.package;
       await store.remove(EXITED_KEY);
       const crumb: Breadcrumb = {
         from: running,
         to: next.to,
         sha256: await sha256File(binary),
         binary,
-        deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+        deadline: this.trialDeadline(),
         trialMs: this.opts.trialMs,
-        ...(next.package ? { package: next.package } : {}),
+        ...(pkg ? { package: pkg } : {}),
       };
       await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
       this.staged = { from: running, to: next.to };
@@ -189,13 +229,31 @@ export class SelfUpgrade {
       if (pkg?.installed && pkg.version) {
         // The same version reinstalled (`apt-get install --reinstall`, dpkg's record put back after a rollback) is no upgrade.
         if (samePackageVersion(pkg.version, running)) return { to: running };
-        return { to: pkg.version.replace(/^0:/, ""), package: { name: HOST_PACKAGE, previous: running } };
+        return { to: normalDebianVersion(pkg.version), package: { name: HOST_PACKAGE, previous: running } };
       }
     }
     const [cmd, ...args] = hostCommand();
     const out = await outputOf(this.opts.runner ?? new ProcessRunner(), [cmd!, ...args, "version"], { timeoutMs: 10_000 });
     const v = HostVersion.safeParse(out?.trim());
     return v.success ? { to: v.data } : null;
+  }
+
+  /**
+   * While this start is on trial (its rollback to the previous binary still pending), a second upgrade
+   * is refused, not started: its breadcrumb and `.prev` would replace the trial's, and a rollback
+   * would then put back the binary on trial instead of the one known to work.
+   */
+  private refuseDuringTrial(what: string): void {
+    const trial = this.opts.trial;
+    if (!trial || !(trial.active || trial.rollingBack)) return;
+    const on = trial.upgrade ? `mesh-host ${trial.upgrade.to} (upgraded from ${trial.upgrade.from})` : `mesh-host ${this.opts.running}`;
+    throw new Error(`${what}: not started while ${on} is on trial, its rollback pending until it reaches the control plane; tried again once the trial ends`);
+  }
+
+  /** When a binary put in place now must have reached the control plane, on the injected clock. */
+  private trialDeadline(): string {
+    const clock = this.opts.clock ?? systemClock;
+    return new Date(clock.now() + this.opts.trialMs).toISOString();
   }
 
   get running(): string {
@@ -208,6 +266,7 @@ export class SelfUpgrade {
       if (this.staged.to === resource.version) return;
       throw new Error(`mesh-host ${this.staged.to} is already in place and starts next; ${resource.version} waits for it`);
     }
+    this.refuseDuringTrial(`mesh-host ${resource.version}`);
     const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
     if (failed && failed.to === resource.version && failed.sha256 === resource.sha256) {
       throw new Error(
@@ -247,7 +306,7 @@ export class SelfUpgrade {
         to: resource.version,
         sha256: resource.sha256,
         binary,
-        deadline: new Date(Date.now() + this.opts.trialMs).toISOString(),
+        deadline: this.trialDeadline(),
         trialMs: this.opts.trialMs,
       };
       await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));

@@ -1,7 +1,7 @@
 // The upgrade breadcrumb and its companions in the state dir, shared with the
 // installation's rollback script (infra/package/mesh-host-rollback.sh): names must not drift.
 import { z } from "zod";
-import { HostVersion, Sha256Hex } from "@mesh/protocol";
+import { DebianVersion, HostVersion, Sha256Hex } from "@mesh/protocol";
 import { KEYS } from "../state-dir/keys";
 
 /**
@@ -23,15 +23,7 @@ export const Breadcrumb = z.strictObject({
    * The release put in place: a host version; for a package, dpkg's version (epoch, revision), or
    * PACKAGE_VERSION_PENDING while the package is being installed with no version declared.
    */
-  to: z.union([
-    HostVersion,
-    z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(/^[0-9][A-Za-z0-9.+~:-]*$/, "a Debian version"),
-    z.literal(PACKAGE_VERSION_PENDING),
-  ]),
+  to: z.union([HostVersion, DebianVersion, z.literal(PACKAGE_VERSION_PENDING)]),
   /** The new binary's; absent while the host's own package is still being installed (not known before dpkg puts it there). */
   sha256: Sha256Hex.optional(),
   binary: z.string().min(1).max(4096),

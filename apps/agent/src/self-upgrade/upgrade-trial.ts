@@ -62,6 +62,16 @@ export class UpgradeTrial {
     return trial;
   }
 
+  /** Still on trial: neither kept (the control plane reached) nor rolled back. */
+  get active(): boolean {
+    return !this.done;
+  }
+
+  /** The upgrade on trial. */
+  get upgrade(): { from: string; to: string } {
+    return { from: this.crumb.from, to: this.crumb.to };
+  }
+
   /** Reached the control plane (or has none to reach): the upgrade stays. */
   async commit(): Promise<void> {
     if (this.done) return;
@@ -82,14 +92,17 @@ export class UpgradeTrial {
     this.done = true;
     this.rollingBack = true;
     const { binary } = this.crumb;
+    // Why, first (the store writes atomically), then the rename: a crash between the two leaves the
+    // record beside the new binary, never the previous binary back with no word of why (it would
+    // take the breadcrumb for an upgrade that did not happen, and try the same release again).
+    const failed: FailedUpgrade = { ...this.crumb, reason, at: isoNow(this.clock) };
+    await this.store.write(FAILED_KEY, JSON.stringify(failed));
     try {
       await fs.rename(`${binary}.prev`, binary);
       await syncDir(dirname(binary));
     } catch (err) {
       this.log.error({ binary, reason: (err as Error).message }, "cannot put the previous binary back; the installation's rollback step is the last resort");
     }
-    const failed: FailedUpgrade = { ...this.crumb, reason, at: isoNow(this.clock) };
-    await this.store.write(FAILED_KEY, JSON.stringify(failed));
     await this.store.remove(BREADCRUMB_KEY);
     await this.store.remove(EXITED_KEY);
     this.log.error(

@@ -1,0 +1,14 @@
+// The one reader of the host's millisecond settings (MESH_RECONCILE_*, MESH_UPGRADE_TRIAL_MS,
+// MESH_SETTLE_WAIT_MS): unset or empty is the default; anything else must be a whole number, or the
+// host refuses to start and names the variable (never NaN, never a default in its place).
+import { HostError } from "./host-error";
+
+/** `min`: 1 (the default) where 0 ms means nothing, 0 where "do not wait" is a setting. */
+export function msFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 1 }: { min?: 0 | 1 } = {}): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min)
+    throw new HostError("usage", `${name}=${raw}: must be a whole number of milliseconds ${min === 0 ? "(0 or more)" : "above 0"}`);
+  return n;
+}

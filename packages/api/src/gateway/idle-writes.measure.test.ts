@@ -20,8 +20,8 @@ import { createPostgresDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "../services/tokens";
-import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testKeyPair } from "../testing/host-facts";
+import { enrolWithToken } from "../testing/test-nodes";
 import { createGateway } from "./gateway";
 import { startAlertWorker } from "../alerts/alert-worker";
 import { startRolloutWorker } from "../rollouts/rollout-worker";
@@ -59,9 +59,8 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: HOSTS } });
     const hosts: Array<{ nodeId: string; privateKey: ReturnType<typeof testKeyPair>["privateKey"] }> = [];
     await inBatches([...Array(HOSTS).keys()], 20, async () => {
-      const keys = testKeyPair();
-      const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
-      hosts.push({ nodeId, privateKey: keys.privateKey });
+      const { nodeId, privateKey } = await enrolWithToken(deps, token);
+      hosts.push({ nodeId, privateKey });
     });
     const report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
     const read = async () => {

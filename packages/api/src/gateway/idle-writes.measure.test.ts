@@ -20,7 +20,7 @@ import { createPostgresDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "../services/tokens";
-import { testKeyPair } from "../testing/host-facts";
+import type { testKeyPair } from "../testing/host-facts";
 import { enrolWithToken } from "../testing/test-nodes";
 import { createGateway } from "./gateway";
 import { startAlertWorker } from "../alerts/alert-worker";

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api, ApiError } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
@@ -31,9 +32,7 @@ describe(`conflicts caught at save (${engine})`, () => {
       [web, "web"],
       [db, "db"],
     ] as const) {
-      const { token } = await api(cp.url).mutate("token.create", { labels: { tier } });
-      const r = host.enrol(cp.url, token);
-      expect(r.code, r.stderr).toBe(0);
+      await enrolHost(host, cp.url, { tier });
     }
     const nodeOf = async (host: Host) => {
       const id = host.status().nodeId as string;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { seriousViolations } from "../harness/axe";
@@ -24,12 +25,7 @@ describe(`fleet health and filters (${engine})`, () => {
   const idle = new Host("health-idle");
   const ids = { good: "", bad: "", idle: "" };
 
-  const enrol = async (host: Host, labels: Record<string, string>) => {
-    const { token } = await api(cp.url).mutate("token.create", { labels });
-    const r = host.enrol(cp.url, token);
-    expect(r.code, r.stderr + r.stdout).toBe(0);
-    return host.status().nodeId as string;
-  };
+  const enrol = (host: Host, labels: Record<string, string>) => enrolHost(host, cp.url, labels);
 
   beforeAll(async () => {
     cp = await ControlPlane.start({ engine });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
@@ -25,9 +26,7 @@ describe(`role versions in headless Chromium (${engine})`, () => {
 
   beforeAll(async () => {
     cp = await ControlPlane.start({ engine });
-    const { token } = await api(cp.url).mutate("token.create", { labels: { tier: "web" } });
-    const r = host.enrol(cp.url, token);
-    expect(r.code, r.stderr).toBe(0);
+    await enrolHost(host, cp.url, { tier: "web" });
     host.run(1);
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

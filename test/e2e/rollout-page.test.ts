@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
@@ -30,9 +31,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
     // A quick worker tick: waves follow each other within a second once their nodes reported.
     cp = await ControlPlane.start({ engine, env: { MESH_ROLLOUT_INTERVAL_MS: "300" } });
     for (const h of hosts) {
-      const { token } = await api(cp.url).mutate("token.create", { labels: { tier: "web" } });
-      const r = h.enrol(cp.url, token);
-      expect(r.code, r.stderr).toBe(0);
+      await enrolHost(h, cp.url, { tier: "web" });
       h.run(1);
     }
     browser = await launchBrowser();

@@ -21,6 +21,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
 import { Supervisor } from "../harness/supervisor";
@@ -64,10 +65,7 @@ async function enrolHosts(url: string, n: number, tag: string, labels: Record<st
   const out: Enrolled[] = [];
   for (let i = 0; i < n; i++) {
     const host = new Host(`${tag}-${i}`);
-    const { token } = await api(url).mutate("token.create", { labels });
-    const r = host.enrol(url, token);
-    expect(r.code, r.stderr).toBe(0);
-    out.push({ host, nodeId: host.status().nodeId as string });
+    out.push({ host, nodeId: await enrolHost(host, url, labels) });
     host.run(1);
   }
   await waitFor(

@@ -10,10 +10,7 @@ import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
-import { seriousViolations } from "../harness/axe";
-
-const axeFindings = async (page: import("playwright-core").Page) =>
-  (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+import { axeFindings } from "../harness/axe";
 
 const engine = engines()[0]!;
 

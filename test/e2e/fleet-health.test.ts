@@ -10,7 +10,7 @@ import { api } from "../harness/api";
 import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings } from "../harness/axe";
 import { waitFor } from "../harness/wait";
 
 const engine = engines()[0]!;
@@ -152,7 +152,7 @@ describe(`fleet health and filters (${engine})`, () => {
         await hydrated(page);
         await page.getByRole("heading", { level: 1 }).waitFor();
         await page.waitForLoadState("networkidle").catch(() => {});
-        results[`${width} ${path}`] = (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+        results[`${width} ${path}`] = await axeFindings(page);
       }
     }
     console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));

@@ -13,10 +13,9 @@ import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings } from "../harness/axe";
 
 const engine = engines()[0]!;
-const axeFindings = async (page: Page) => (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
 const motdFile = (content: string) => ({ type: "file", id: "motd", path: "/etc/motd", content, mode: "0644" });
 
 describe(`staged rollout on the role page in headless Chromium (${engine})`, () => {

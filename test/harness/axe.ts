@@ -32,3 +32,8 @@ export async function seriousViolations(page: Page): Promise<{ findings: AxeFind
   });
   return { findings: violations.filter((v) => v.impact === "serious" || v.impact === "critical"), all: violations.length };
 }
+
+/** seriousViolations' findings, one line each ("impact id: help (targets)"), as the tests print and compare them. */
+export async function axeFindings(page: Page): Promise<string[]> {
+  return (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+}

@@ -17,7 +17,7 @@ import { OWNERSHIP_KEY, parseOwnership } from "../store/ownership";
 import { Backoff } from "./backoff";
 import { startControlPlane } from "./fake-control-plane";
 import { waitFor } from "../testing/wait-for";
-import { testHost } from "../testing/test-host";
+import { linkedHost } from "../testing/linked-host";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,21 +30,11 @@ const index = { type: "file", id: "index", path: "/srv/index.html", content: "he
 const motd = { type: "file", id: "motd", path: "/srv/motd", content: "welcome\n", mode: "0644" };
 
 async function setup(resources: unknown[]) {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  const cp = await startControlPlane(publicKey, (ws) => ws.send(declaration(1, resources)));
-  cleanups.push(() => cp.close());
-  const base = mkdtempSync(join(tmpdir(), "mesh-now-"));
-  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
-  const rootDir = join(base, "root");
-  mkdirSync(rootDir);
-  const store = new DiskStore(join(base, "state"));
-  await store.init();
-  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey });
-  cleanups.push(() => host.stop());
+  const { cp, host, rootDir, stateDir } = await linkedHost(cleanups, { prefix: "mesh-now-", onConnect: (ws) => ws.send(declaration(1, resources)) });
   await host.start();
   await waitFor("v1 applied", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === resources.length));
   await host.idle();
-  return { cp, host, rootDir, stateDir: join(base, "state") };
+  return { cp, host, rootDir, stateDir };
 }
 
 const driftOf = (r: Report | undefined, id: string) => r?.drift.find((d) => d.id === id);

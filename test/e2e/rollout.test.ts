@@ -13,8 +13,6 @@
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
@@ -26,6 +24,7 @@ import { Host } from "../harness/host";
 import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
 import { Supervisor } from "../harness/supervisor";
 import { waitFor } from "../harness/wait";
+import { webhookReceiver, type WebhookReceiver } from "../harness/webhook-receiver";
 
 /** A short tick and lease, so a takeover is quick; the engine's defaults are 2 s and 15 s. */
 const ROLLOUT_ENV = { MESH_ROLLOUT_INTERVAL_MS: "300", MESH_ROLLOUT_LEASE_MS: "3000", MESH_ALERT_INTERVAL_MS: "200" };
@@ -34,26 +33,6 @@ const MISSING_PARENT = "/srv/missing/extra.conf";
 const LABELS = { fleet: "rollout" };
 /** Generous: a loaded 2-core machine runs this alongside other suites. */
 const SLOW = 90_000;
-
-interface Delivery {
-  body: string;
-  signature: string;
-  event: string;
-}
-
-async function receiver() {
-  const got: Delivery[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      got.push({ body: Buffer.concat(chunks).toString(), signature: String(req.headers["x-mesh-signature"]), event: String(req.headers["x-mesh-event"]) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mesh`, got, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 interface Enrolled {
   host: Host;
@@ -140,7 +119,7 @@ const postgresOnly = process.env.DATABASE_URL ? describe : describe.skip;
 postgresOnly("staged rollouts with real hosts (postgres)", () => {
   let cp: ControlPlane;
   let sql: postgres.Sql;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: WebhookReceiver;
   let hosts: Enrolled[] = [];
   const client = () => api(cp.url);
   const rolloutNodes = (id: string) =>
@@ -159,7 +138,7 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
   const byNode = (id: string) => hosts.find((h) => h.nodeId === id)!;
 
   beforeAll(async () => {
-    hook = await receiver();
+    hook = await webhookReceiver();
     cp = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
     sql = postgres(cp.databaseUrl!, { max: 1, onnotice: () => {} });
     hosts = await enrolHosts(cp.url, 6, "rollout");

@@ -23,7 +23,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
   let browser: Browser;
   let page: Page;
   const hosts = [new Host("rollout-page-a"), new Host("rollout-page-b"), new Host("rollout-page-c")];
-  const motd = (h: Host) => (fs.existsSync(h.file("/etc/motd")) ? fs.readFileSync(h.file("/etc/motd"), "utf8") : null);
+  const motd = (h: Host) => h.readFile("/etc/motd");
   const motds = () => hosts.map(motd);
 
   beforeAll(async () => {

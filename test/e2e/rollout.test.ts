@@ -55,7 +55,7 @@ async function enrolHosts(url: string, n: number, tag: string, labels: Record<st
   return out;
 }
 
-const conf = (h: Enrolled) => (fs.existsSync(h.host.file(CONF)) ? fs.readFileSync(h.host.file(CONF), "utf8") : null);
+const conf = (h: Enrolled) => h.host.readFile(CONF);
 const mtime = (h: Enrolled) => fs.statSync(h.host.file(CONF)).mtimeMs;
 const appRole = (content: string, extra: unknown[] = []) => ({
   name: "app",

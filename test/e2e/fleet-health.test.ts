@@ -10,7 +10,7 @@ import { api } from "../harness/api";
 import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
-import { axeFindings } from "../harness/axe";
+import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 import { waitFor } from "../harness/wait";
 
 const engine = engines()[0]!;
@@ -142,10 +142,7 @@ describe(`fleet health and filters (${engine})`, () => {
 
   it("has no serious or critical axe-core violations on the Fleet and node pages, desktop and phone", async () => {
     const results: Record<string, string[]> = {};
-    for (const [width, height] of [
-      [1280, 900],
-      [390, 844],
-    ] as const) {
+    for (const { width, height } of DESKTOP_AND_PHONE) {
       await page.setViewportSize({ width, height });
       for (const path of ["/", "/?health=failing&labels=tier%3Dweb", "/?labels=%3Dbad", `/nodes/${ids.bad}`, `/nodes/${ids.idle}`]) {
         await page.goto(`${cp.url}${path}`);
@@ -155,7 +152,6 @@ describe(`fleet health and filters (${engine})`, () => {
         results[`${width} ${path}`] = await axeFindings(page);
       }
     }
-    console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));
-    expect(Object.values(results).flat()).toEqual([]);
+    expectNoAxeFindings(results);
   });
 });

@@ -13,7 +13,7 @@ import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
-import { axeFindings } from "../harness/axe";
+import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 
 const engine = engines()[0]!;
 const motdFile = (content: string) => ({ type: "file", id: "motd", path: "/etc/motd", content, mode: "0644" });
@@ -132,10 +132,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
 
   it("has no serious or critical axe-core violations on the role page with a halted rollout, desktop and phone", async () => {
     const results: Record<string, string[]> = {};
-    for (const [width, height] of [
-      [1280, 900],
-      [390, 844],
-    ] as const) {
+    for (const { width, height } of DESKTOP_AND_PHONE) {
       await page.setViewportSize({ width, height });
       await openEditor("/roles/edit?name=motd");
       await page.getByTestId("rollout-halt").waitFor();
@@ -143,8 +140,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
       results[`${width} role page, halted rollout`] = await axeFindings(page);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
-    console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));
-    expect(Object.values(results).flat()).toEqual([]);
+    expectNoAxeFindings(results);
   });
 
   it("rolls back after a confirmation: the canary gets v2's content back, the versions list the rollback", async () => {

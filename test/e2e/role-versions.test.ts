@@ -4,7 +4,7 @@ import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
-import { launchBrowser, logIn } from "../harness/browser";
+import { desktopPage, launchBrowser } from "../harness/browser";
 import { waitFor } from "../harness/wait";
 import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 
@@ -22,9 +22,7 @@ describe(`role versions in headless Chromium (${engine})`, () => {
     await enrolHost(host, cp.url, { tier: "web" });
     host.run(1);
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await logIn(page, cp.url);
+    page = await desktopPage(browser, cp.url);
   });
   afterAll(async () => {
     await browser?.close();

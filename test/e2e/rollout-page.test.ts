@@ -11,7 +11,7 @@ import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
-import { launchBrowser, logIn } from "../harness/browser";
+import { desktopPage, launchBrowser } from "../harness/browser";
 import { waitFor } from "../harness/wait";
 import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 
@@ -34,9 +34,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
       h.run(1);
     }
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await logIn(page, cp.url);
+    page = await desktopPage(browser, cp.url);
   });
   afterAll(async () => {
     await browser?.close();

@@ -173,15 +173,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("stores batches while fleet recompiles, presence batches and the checked flush run, many times, without a deadlock", async () => {
     const ids = await enrolNodesOneByOne(deps, 40, { tier: "reporting" });
     const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
-    const report = (round: number, i: number): Report => ({
-      declarationVersion: round,
-      owned: [],
-      drift: drift(i % 3, `r${round}`),
-      errors: [],
-      skipped: [],
-      storeLost: i % 4 === round % 4,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (round: number, i: number): Report => testReport(round, { drift: drift(i % 3, `r${round}`), storeLost: i % 4 === round % 4 });
     for (let round = 1; round <= 12; round++) {
       const recompile = upsertRole(deps, {
         actor: "test",
@@ -341,15 +333,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("reads no stored hashes first for reports known changed; a wrong hint still writes nothing twice", async () => {
     const ids = await enrol(20);
     const batcher = new ReportBatcher(deps, { windowMs: 20 });
-    const report = (v: number): Report => ({
-      declarationVersion: v,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (v: number): Report => testReport(v);
     // Unknown (a link's first report): read first, as before.
     expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => true));
     expect([batcher.reads, batcher.batches]).toEqual([1, 1]);

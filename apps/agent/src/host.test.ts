@@ -1,13 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "./testing/wait-for";
 import { linkedHost } from "./testing/linked-host";
+import { cleanupsAfterEach } from "./testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const frame = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
 const motd = { type: "file", id: "motd", path: "/motd", content: "hello\n" };

@@ -1,16 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import type { AuthFrame } from "@mesh/protocol";
 import { waitFor } from "../testing/wait-for";
 import { linkedHost } from "../testing/linked-host";
 import { ManualClock } from "../manual-clock";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string, clock?: ManualClock) {
   return linkedHost(cleanups, {

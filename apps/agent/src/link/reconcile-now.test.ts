@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HOST_FEATURE, type Report } from "@mesh/protocol";
 import { Host } from "../host";
 import { Root } from "../resources/root";
@@ -18,11 +18,9 @@ import { Backoff } from "./backoff";
 import { startControlPlane } from "./fake-control-plane";
 import { waitFor } from "../testing/wait-for";
 import { linkedHost } from "../testing/linked-host";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const declaration = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
 const site = { type: "directory", id: "site", path: "/srv", mode: "0755" };

@@ -9,6 +9,7 @@ import type { WebSocket } from "ws";
 import type { AuthFrame } from "@mesh/protocol";
 import { startControlPlane } from "../link/fake-control-plane";
 import { DiskStore } from "../store/disk-store";
+import type { Cleanup } from "./cleanups";
 import { testHost, type TestHostOptions } from "./test-host";
 
 export interface LinkedHostOptions {
@@ -22,7 +23,7 @@ export interface LinkedHostOptions {
 }
 
 /** `cleanups` is run last first after each test: the host stops, then the directory goes, then the control plane. */
-export async function linkedHost(cleanups: (() => Promise<void> | void)[], o: LinkedHostOptions) {
+export async function linkedHost(cleanups: Cleanup[], o: LinkedHostOptions) {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const cp = await startControlPlane(publicKey, o.onConnect, { features: o.features });
   cleanups.push(() => cp.close());

@@ -1,3 +1,8 @@
+// Roles are versioned (issue 14) in a real browser against a real control plane and a real host:
+// two saves with messages make two versions on the role page, the diff between them shows the
+// content change, and rolling back (after a confirmation showing the diff and the plan) makes a
+// third version whose old content reaches the host's file. axe-core finds nothing serious on the
+// role page at desktop and phone width.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";

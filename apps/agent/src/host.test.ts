@@ -1,3 +1,5 @@
+// The daemon side of bad input: a pushed declaration whose path leaves the root is
+// refused as a whole, reported, and the held declaration stays in force (on disk too).
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

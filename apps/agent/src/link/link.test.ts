@@ -1,3 +1,6 @@
+// The link against a tiny in-test control plane (node:http + ws on 127.0.0.1):
+// the challenge is signed, a pushed declaration is applied and reported, and
+// garbage from the server, a refusal or a silent link never crash the host.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

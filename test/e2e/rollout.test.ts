@@ -10,7 +10,6 @@
 // killed, the other takes over at the lease's expiry and finishes it, and every wave happened once.
 // Last (6): a host upgrade through a staged rollout; a release that crashes at start is rolled back by
 // the canary itself (the unit's rollback step), which reports it, and the rollout halts there.
-import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -22,7 +21,7 @@ import { api } from "../harness/api";
 import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
-import { Supervisor } from "../harness/supervisor";
+import { supervisedHost, type SupervisedHost } from "../harness/supervised-host";
 import { waitFor } from "../harness/wait";
 import { webhookReceiver, type WebhookReceiver } from "../harness/webhook-receiver";
 
@@ -403,7 +402,7 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
   let cp: ControlPlane;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-rollout-upgrade-"));
   const bundles: Record<string, Buffer> = {};
-  const hosts: { host: Host; sup: Supervisor; nodeId: string }[] = [];
+  const hosts: SupervisedHost[] = [];
   const client = () => api(cp.url);
   const nodes = () => Promise.all(hosts.map((h) => client().query("node.get", { id: h.nodeId })));
   const fleetHost = (resource: unknown) => ({ name: "fleet-host", selector: {}, resources: [resource] });
@@ -414,17 +413,14 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
     bundles[GOOD] = buildHost(tmp, GOOD);
     cp = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
     for (let i = 0; i < 3; i++) {
-      const host = new Host(`rollout-upgrade-${i}`);
-      const binary = path.join(path.dirname(host.root), "bin", "mesh-host.js");
-      fs.mkdirSync(path.dirname(binary), { recursive: true });
-      fs.writeFileSync(binary, bundles[N]!, { mode: 0o755 });
-      const flags = ["--state-dir", host.stateDir, "--root", host.root, "--interval", "2"];
       const { token } = await client().mutate("token.create", {});
-      execFileSync(process.execPath, [binary, "enrol", cp.url, "--token", token, "--insecure", ...flags], { stdio: "pipe" });
-      const nodeId = JSON.parse(fs.readFileSync(path.join(host.stateDir, "identity.json"), "utf8")).nodeId as string;
-      const sup = new Supervisor(binary, host.stateDir, flags, { MESH_LOG_LEVEL: "info", MESH_LINK_TIMEOUT_MS: "5000", MESH_UPGRADE_TRIAL_MS: "6000" });
-      hosts.push({ host, sup, nodeId });
-      sup.start();
+      const h = supervisedHost(`rollout-upgrade-${i}`, bundles[N]!, cp.url, token, {
+        MESH_LOG_LEVEL: "info",
+        MESH_LINK_TIMEOUT_MS: "5000",
+        MESH_UPGRADE_TRIAL_MS: "6000",
+      });
+      hosts.push(h);
+      h.sup.start();
     }
     await waitFor("three hosts on N", async () => (await nodes()).every((n) => n.state === "enrolled" && n.hostVersion === N), SLOW);
     // N declared all at once: what they run already.

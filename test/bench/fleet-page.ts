@@ -7,6 +7,7 @@ import { createPostgresDatabase } from "@mesh/db/testing";
 import { ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { launchBrowser, logIn } from "../harness/browser";
+import { emptyInventory, testProfile } from "../../packages/api/src/testing/host-facts";
 
 const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const RUNS = 7;
@@ -36,22 +37,8 @@ const SEARCH_TIMING = `(async () => {
 
 async function seed(url: string) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const profile = {
-    hostname: "x",
-    os: "debian",
-    osRelease: "Debian 12",
-    osVersionId: "12",
-    kernel: "6.1",
-    arch: "x86_64",
-    cpus: 2,
-    memoryBytes: 1,
-    diskBytes: 1,
-    initSystem: "systemd",
-    packageManager: "dpkg",
-    machineId: "0",
-    hostVersion: "0.1.0",
-  };
-  const inventory = { packages: [], units: [], ports: [], mounts: [], truncated: false };
+  const profile = testProfile("0", { hostname: "x" });
+  const inventory = emptyInventory();
   const t0 = performance.now();
   // One statement: states, labels, drift and last-seen spread the way a real fleet's are.
   await sql`

@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings } from "../harness/axe";
 import { troubledFleet, type TroubledFleet } from "../harness/troubled-fleet";
 import { waitFor } from "../harness/wait";
 
@@ -61,7 +61,7 @@ describe(`axe-core on every page (${engine})`, () => {
   /** Waits for an element in the DOM (a table row is hidden at phone width, where cards show). */
   const present = (selector: string) => (page: Page) => page.locator(selector).first().waitFor({ state: "attached" });
   const findings = async (page: Page) => {
-    const found = (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+    const found = await axeFindings(page);
     if (found.length) console.log(`${page.viewportSize()?.width} ${new URL(page.url()).pathname}:`, found);
     return found;
   };

@@ -6,13 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api, ApiError } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { waitFor } from "../harness/wait";
-import { seriousViolations } from "../harness/axe";
-
-const axeFindings = async (page: import("playwright-core").Page) =>
-  (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+import { axeFindings } from "../harness/axe";
 
 const engine = engines()[0]!;
 
@@ -31,9 +29,7 @@ describe(`conflicts caught at save (${engine})`, () => {
       [web, "web"],
       [db, "db"],
     ] as const) {
-      const { token } = await api(cp.url).mutate("token.create", { labels: { tier } });
-      const r = host.enrol(cp.url, token);
-      expect(r.code, r.stderr).toBe(0);
+      await enrolHost(host, cp.url, { tier });
     }
     const nodeOf = async (host: Host) => {
       const id = host.status().nodeId as string;

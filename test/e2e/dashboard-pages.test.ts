@@ -8,7 +8,7 @@ import { ADMIN_PASSWORD, ControlPlane, engines } from "../harness/control-plane"
 import { api } from "../harness/api";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings } from "../harness/axe";
 import { sessionCookieFor } from "../harness/session";
 import { waitFor } from "../harness/wait";
 
@@ -205,14 +205,14 @@ describe(`dashboard pages (${engine})`, () => {
       if (path === "/login") {
         const anon = await browser.newPage();
         await anon.goto(`${cp.url}/login`);
-        results[path] = (await seriousViolations(anon)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+        results[path] = await axeFindings(anon);
         await anon.close();
         continue;
       }
       await page.goto(`${cp.url}${path}`);
       await page.getByRole("heading", { level: 1 }).waitFor();
       await page.waitForLoadState("networkidle").catch(() => {});
-      results[path] = (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+      results[path] = await axeFindings(page);
     }
     console.log("axe-core serious/critical violations per page:", JSON.stringify(results, null, 2));
     expect(results).toEqual(Object.fromEntries(pages.map((p) => [p, []])));

@@ -6,17 +6,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import postgres from "postgres";
-import { ADMIN_API_KEY, ADMIN_PASSWORD, ControlPlane } from "../harness/control-plane";
+import { ADMIN_API_KEY, ADMIN_PASSWORD, type ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { launchBrowser, logIn } from "../harness/browser";
 import { connectFake, enrolFake, inventory, keyPair, profile, type FakeHost } from "../harness/link";
-import { PrivatePostgres } from "../harness/private-postgres";
-import { TcpProxy } from "../harness/tcp-proxy";
+import type { PrivatePostgres } from "../harness/private-postgres";
+import type { TcpProxy } from "../harness/tcp-proxy";
+import { startProxiedControlPlane, type ProxiedControlPlane } from "../harness/proxied-postgres";
 import { waitFor } from "../harness/wait";
 
 const SQL_TEXT = /\b(select|insert|update|delete)\b|Failed query|params:|"nodes"|"sessions"/i;
 
 describe("the database unreachable", () => {
+  let db: ProxiedControlPlane;
   let pg: PrivatePostgres;
   let proxy: TcpProxy;
   let cp: ControlPlane;
@@ -62,14 +64,8 @@ describe("the database unreachable", () => {
   }
 
   beforeAll(async () => {
-    pg = await PrivatePostgres.start();
-    proxy = await TcpProxy.forUrl(pg.url).listen();
-    // Short deadlines so the test is quick; what is asserted does not depend on them.
-    cp = await ControlPlane.start({
-      engine: "postgres",
-      databaseUrl: proxy.rewrite(pg.url),
-      env: { MESH_DB_CONNECT_TIMEOUT_MS: "2000", MESH_DB_STATEMENT_TIMEOUT_MS: "2000" },
-    });
+    db = await startProxiedControlPlane();
+    ({ pg, proxy, cp } = db);
     const { token } = await api(cp.url).mutate("token.create", {});
     host = await enrolFake(cp.url, token);
     browser = await launchBrowser();
@@ -77,11 +73,8 @@ describe("the database unreachable", () => {
     await logIn(page, cp.url);
   });
   afterAll(async () => {
-    proxy?.setMode("pass");
     await browser?.close();
-    await cp?.dispose();
-    await proxy?.close();
-    await pg?.dispose();
+    await db?.dispose();
   });
 
   it("packets dropped: tRPC, enrolment, links and the dashboard answer that the database is unreachable; then serve again", async () => {

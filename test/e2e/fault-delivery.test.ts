@@ -34,7 +34,7 @@ describe("a change committed while the gateway's LISTEN is down (Postgres restar
   const hosts: Host[] = [];
   const nodeIds: string[] = [];
 
-  const motdOf = (h: Host) => (fs.existsSync(h.file("/etc/motd")) ? fs.readFileSync(h.file("/etc/motd"), "utf8") : null);
+  const motdOf = (h: Host) => h.readFile("/etc/motd");
   const pids = () => hosts.map((h) => h.pid);
 
   /** Every host has `content` in /etc/motd and every node's report of its declared version is recorded. */

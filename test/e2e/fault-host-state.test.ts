@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { waitFor } from "../harness/wait";
 
@@ -28,10 +29,7 @@ describe(`a host's own state under faults (${engine})`, () => {
     hosts.push(host);
     fs.writeFileSync(path.join(host.root, "etc/machine-id"), `${randomBytes(16).toString("hex")}\n`);
     before?.(host);
-    const { token } = await client().mutate("token.create", { labels: { scenario } });
-    const r = host.enrol(cp.url, token);
-    expect(r.code, r.stderr).toBe(0);
-    const nodeId = host.status().nodeId as string;
+    const nodeId = await enrolHost(host, cp.url, { scenario });
     host.run(1);
     await waitFor("enrolled", async () => (await node(nodeId)).state === "enrolled");
     return { host, nodeId };

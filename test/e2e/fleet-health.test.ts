@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 import { waitFor } from "../harness/wait";
 
 const engine = engines()[0]!;
@@ -24,12 +25,7 @@ describe(`fleet health and filters (${engine})`, () => {
   const idle = new Host("health-idle");
   const ids = { good: "", bad: "", idle: "" };
 
-  const enrol = async (host: Host, labels: Record<string, string>) => {
-    const { token } = await api(cp.url).mutate("token.create", { labels });
-    const r = host.enrol(cp.url, token);
-    expect(r.code, r.stderr + r.stdout).toBe(0);
-    return host.status().nodeId as string;
-  };
+  const enrol = (host: Host, labels: Record<string, string>) => enrolHost(host, cp.url, labels);
 
   beforeAll(async () => {
     cp = await ControlPlane.start({ engine });
@@ -146,20 +142,16 @@ describe(`fleet health and filters (${engine})`, () => {
 
   it("has no serious or critical axe-core violations on the Fleet and node pages, desktop and phone", async () => {
     const results: Record<string, string[]> = {};
-    for (const [width, height] of [
-      [1280, 900],
-      [390, 844],
-    ] as const) {
+    for (const { width, height } of DESKTOP_AND_PHONE) {
       await page.setViewportSize({ width, height });
       for (const path of ["/", "/?health=failing&labels=tier%3Dweb", "/?labels=%3Dbad", `/nodes/${ids.bad}`, `/nodes/${ids.idle}`]) {
         await page.goto(`${cp.url}${path}`);
         await hydrated(page);
         await page.getByRole("heading", { level: 1 }).waitFor();
         await page.waitForLoadState("networkidle").catch(() => {});
-        results[`${width} ${path}`] = (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+        results[`${width} ${path}`] = await axeFindings(page);
       }
     }
-    console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));
-    expect(Object.values(results).flat()).toEqual([]);
+    expectNoAxeFindings(results);
   });
 });

@@ -57,7 +57,7 @@ describe.skipIf(!process.env.DATABASE_URL).each(buses)("a gateway killed with -9
 
   /** Every host has `content` in /etc/motd, and every node's report of its declared version is recorded. */
   async function everyHostApplied(content: string, which: Host[] = hosts) {
-    const motdOf = (h: Host) => (fs.existsSync(h.file("/etc/motd")) ? fs.readFileSync(h.file("/etc/motd"), "utf8") : null);
+    const motdOf = (h: Host) => h.readFile("/etc/motd");
     await waitFor(
       `/etc/motd = ${JSON.stringify(content)} on ${which.length} hosts`,
       async () => {

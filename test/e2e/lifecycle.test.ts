@@ -6,6 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { waitFor } from "../harness/wait";
 
@@ -29,10 +30,7 @@ describe(`node lifecycle (${engine})`, () => {
     const host = new Host(`life-${tag}`);
     hosts.push(host);
     if (machineId) fs.writeFileSync(path.join(host.root, "etc/machine-id"), `${machineId}\n`);
-    const { token } = await client().mutate("token.create", { labels: { life: tag } });
-    const r = host.enrol(cp.url, token);
-    expect(r.code, r.stderr).toBe(0);
-    const nodeId = host.status().nodeId as string;
+    const nodeId = await enrolHost(host, cp.url, { life: tag });
     host.run(1);
     await waitFor("enrolled", async () => (await client().query("node.get", { id: nodeId })).state === "enrolled");
     return { host, nodeId };

@@ -10,7 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings, seriousViolations } from "../harness/axe";
 import { enrolRaw, inventory, keyPair, profile } from "../harness/link";
 
 const MEMORY = 16_747_003_904; // 15.6 GiB
@@ -167,7 +167,7 @@ describe("the node page and keyboard focus in headless Chromium", () => {
       if (path.startsWith("/nodes")) await dark.getByTestId("declared-resource").first().waitFor();
       const background = await bodyBackground(dark);
       expect(luminance(background), `${path} background rgb(${background.join(", ")})`).toBeLessThan(0.05);
-      results[path] = (await seriousViolations(dark)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+      results[path] = await axeFindings(dark);
     }
     expect(results).toEqual({ "/": [], [`/nodes/${nodeId}`]: [], "/machines": [], "/roles": [] });
     // Light is still light.

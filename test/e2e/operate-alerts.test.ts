@@ -2,8 +2,6 @@
 // Alerts page and copies its secret (shown once); a host enrols; a local receiver gets one delivery whose
 // signature checks out with that secret, and the page's delivery log shows it delivered. A receiver that
 // answers 500 is retried (with backoff), and its log shows each failed attempt.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -13,37 +11,18 @@ import { enrolFake } from "../harness/link";
 import { hydrated, launchBrowser, logIn } from "../harness/browser";
 import { seriousViolations } from "../harness/axe";
 import { waitFor } from "../harness/wait";
-
-interface Delivery {
-  body: string;
-  signature: string;
-  event: string;
-}
-
-async function receiver(status: number) {
-  const got: Delivery[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      got.push({ body: Buffer.concat(chunks).toString(), signature: String(req.headers["x-mesh-signature"]), event: String(req.headers["x-mesh-event"]) });
-      res.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mesh`, got, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
+import { webhookReceiver, type WebhookReceiver } from "../harness/webhook-receiver";
 
 describe("alerts in the dashboard", () => {
   let cp: ControlPlane;
   let browser: Browser;
   let page: Page;
-  let ok: Awaited<ReturnType<typeof receiver>>;
-  let broken: Awaited<ReturnType<typeof receiver>>;
+  let ok: WebhookReceiver;
+  let broken: WebhookReceiver;
 
   beforeAll(async () => {
-    ok = await receiver(204);
-    broken = await receiver(500);
+    ok = await webhookReceiver(204);
+    broken = await webhookReceiver(500);
     cp = await ControlPlane.start({
       engine: process.env.DATABASE_URL ? "postgres" : "pglite",
       env: { MESH_ALERT_INTERVAL_MS: "200", MESH_ALERT_RETRY_BASE_MS: "300" },

@@ -2,13 +2,13 @@
 // test controls: ready while the database answers; with packets dropped /readyz says 503 and why,
 // while /healthz (no database call) stays 200; ready again once the database answers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlane } from "../harness/control-plane";
-import { PrivatePostgres } from "../harness/private-postgres";
-import { TcpProxy } from "../harness/tcp-proxy";
+import type { ControlPlane } from "../harness/control-plane";
+import { startProxiedControlPlane, type ProxiedControlPlane } from "../harness/proxied-postgres";
+import type { TcpProxy } from "../harness/tcp-proxy";
 import { waitFor } from "../harness/wait";
 
 describe("health endpoints", () => {
-  let pg: PrivatePostgres;
+  let db: ProxiedControlPlane;
   let proxy: TcpProxy;
   let cp: ControlPlane;
 
@@ -18,19 +18,11 @@ describe("health endpoints", () => {
   };
 
   beforeAll(async () => {
-    pg = await PrivatePostgres.start();
-    proxy = await TcpProxy.forUrl(pg.url).listen();
-    cp = await ControlPlane.start({
-      engine: "postgres",
-      databaseUrl: proxy.rewrite(pg.url),
-      env: { MESH_DB_CONNECT_TIMEOUT_MS: "2000", MESH_DB_STATEMENT_TIMEOUT_MS: "2000" },
-    });
+    db = await startProxiedControlPlane();
+    ({ proxy, cp } = db);
   });
   afterAll(async () => {
-    proxy?.setMode("pass");
-    await cp?.dispose();
-    await proxy?.close();
-    await pg?.dispose();
+    await db?.dispose();
   });
 
   it("answers ready with every check named", async () => {

@@ -3,36 +3,31 @@
 // content change, and rolling back (after a confirmation showing the diff and the plan) makes a
 // third version whose old content reaches the host's file. axe-core finds nothing serious on the
 // role page at desktop and phone width.
-import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
-import { launchBrowser, logIn } from "../harness/browser";
+import { desktopPage, launchBrowser } from "../harness/browser";
 import { waitFor } from "../harness/wait";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 
 const engine = engines()[0]!;
-const axeFindings = async (page: Page) => (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
 
 describe(`role versions in headless Chromium (${engine})`, () => {
   let cp: ControlPlane;
   let browser: Browser;
   let page: Page;
   const host = new Host("role-versions");
-  const motd = () => (fs.existsSync(host.file("/etc/motd")) ? fs.readFileSync(host.file("/etc/motd"), "utf8") : null);
+  const motd = () => host.readFile("/etc/motd");
 
   beforeAll(async () => {
     cp = await ControlPlane.start({ engine });
-    const { token } = await api(cp.url).mutate("token.create", { labels: { tier: "web" } });
-    const r = host.enrol(cp.url, token);
-    expect(r.code, r.stderr).toBe(0);
+    await enrolHost(host, cp.url, { tier: "web" });
     host.run(1);
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await logIn(page, cp.url);
+    page = await desktopPage(browser, cp.url);
   });
   afterAll(async () => {
     await browser?.close();
@@ -92,10 +87,7 @@ describe(`role versions in headless Chromium (${engine})`, () => {
 
   it("has no serious or critical axe-core violations on the role page with its versions, desktop and phone", async () => {
     const results: Record<string, string[]> = {};
-    for (const [width, height] of [
-      [1280, 900],
-      [390, 844],
-    ] as const) {
+    for (const { width, height } of DESKTOP_AND_PHONE) {
       await page.setViewportSize({ width, height });
       await page.goto(`${cp.url}/roles/edit?name=motd`);
       await page.locator('[data-testid="role-form"][data-ready="true"]').waitFor();
@@ -104,8 +96,7 @@ describe(`role versions in headless Chromium (${engine})`, () => {
       results[`${width} role page`] = await axeFindings(page);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
-    console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));
-    expect(Object.values(results).flat()).toEqual([]);
+    expectNoAxeFindings(results);
   });
 
   it("rolls back after a confirmation showing the diff and the plan: a third version, and the host gets the old content back", async () => {

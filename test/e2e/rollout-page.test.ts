@@ -9,13 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
-import { launchBrowser, logIn } from "../harness/browser";
+import { desktopPage, launchBrowser } from "../harness/browser";
 import { waitFor } from "../harness/wait";
-import { seriousViolations } from "../harness/axe";
+import { axeFindings, DESKTOP_AND_PHONE, expectNoAxeFindings } from "../harness/axe";
 
 const engine = engines()[0]!;
-const axeFindings = async (page: Page) => (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
 const motdFile = (content: string) => ({ type: "file", id: "motd", path: "/etc/motd", content, mode: "0644" });
 
 describe(`staged rollout on the role page in headless Chromium (${engine})`, () => {
@@ -23,22 +23,18 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
   let browser: Browser;
   let page: Page;
   const hosts = [new Host("rollout-page-a"), new Host("rollout-page-b"), new Host("rollout-page-c")];
-  const motd = (h: Host) => (fs.existsSync(h.file("/etc/motd")) ? fs.readFileSync(h.file("/etc/motd"), "utf8") : null);
+  const motd = (h: Host) => h.readFile("/etc/motd");
   const motds = () => hosts.map(motd);
 
   beforeAll(async () => {
     // A quick worker tick: waves follow each other within a second once their nodes reported.
     cp = await ControlPlane.start({ engine, env: { MESH_ROLLOUT_INTERVAL_MS: "300" } });
     for (const h of hosts) {
-      const { token } = await api(cp.url).mutate("token.create", { labels: { tier: "web" } });
-      const r = h.enrol(cp.url, token);
-      expect(r.code, r.stderr).toBe(0);
+      await enrolHost(h, cp.url, { tier: "web" });
       h.run(1);
     }
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await logIn(page, cp.url);
+    page = await desktopPage(browser, cp.url);
   });
   afterAll(async () => {
     await browser?.close();
@@ -134,10 +130,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
 
   it("has no serious or critical axe-core violations on the role page with a halted rollout, desktop and phone", async () => {
     const results: Record<string, string[]> = {};
-    for (const [width, height] of [
-      [1280, 900],
-      [390, 844],
-    ] as const) {
+    for (const { width, height } of DESKTOP_AND_PHONE) {
       await page.setViewportSize({ width, height });
       await openEditor("/roles/edit?name=motd");
       await page.getByTestId("rollout-halt").waitFor();
@@ -145,8 +138,7 @@ describe(`staged rollout on the role page in headless Chromium (${engine})`, () 
       results[`${width} role page, halted rollout`] = await axeFindings(page);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
-    console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));
-    expect(Object.values(results).flat()).toEqual([]);
+    expectNoAxeFindings(results);
   });
 
   it("rolls back after a confirmation: the canary gets v2's content back, the versions list the rollback", async () => {

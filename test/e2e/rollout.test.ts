@@ -10,21 +10,20 @@
 // killed, the other takes over at the lease's expiry and finishes it, and every wave happened once.
 // Last (6): a host upgrade through a staged rollout; a release that crashes at start is rolled back by
 // the canary itself (the unit's rollback step), which reports it, and the rollout halts there.
-import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlane } from "../harness/control-plane";
 import { api } from "../harness/api";
+import { enrolHost } from "../harness/enrol";
 import { Host } from "../harness/host";
 import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
-import { Supervisor } from "../harness/supervisor";
+import { supervisedHost, type SupervisedHost } from "../harness/supervised-host";
 import { waitFor } from "../harness/wait";
+import { webhookReceiver, type WebhookReceiver } from "../harness/webhook-receiver";
 
 /** A short tick and lease, so a takeover is quick; the engine's defaults are 2 s and 15 s. */
 const ROLLOUT_ENV = { MESH_ROLLOUT_INTERVAL_MS: "300", MESH_ROLLOUT_LEASE_MS: "3000", MESH_ALERT_INTERVAL_MS: "200" };
@@ -33,26 +32,6 @@ const MISSING_PARENT = "/srv/missing/extra.conf";
 const LABELS = { fleet: "rollout" };
 /** Generous: a loaded 2-core machine runs this alongside other suites. */
 const SLOW = 90_000;
-
-interface Delivery {
-  body: string;
-  signature: string;
-  event: string;
-}
-
-async function receiver() {
-  const got: Delivery[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      got.push({ body: Buffer.concat(chunks).toString(), signature: String(req.headers["x-mesh-signature"]), event: String(req.headers["x-mesh-event"]) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mesh`, got, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 interface Enrolled {
   host: Host;
@@ -64,10 +43,7 @@ async function enrolHosts(url: string, n: number, tag: string, labels: Record<st
   const out: Enrolled[] = [];
   for (let i = 0; i < n; i++) {
     const host = new Host(`${tag}-${i}`);
-    const { token } = await api(url).mutate("token.create", { labels });
-    const r = host.enrol(url, token);
-    expect(r.code, r.stderr).toBe(0);
-    out.push({ host, nodeId: host.status().nodeId as string });
+    out.push({ host, nodeId: await enrolHost(host, url, labels) });
     host.run(1);
   }
   await waitFor(
@@ -78,7 +54,7 @@ async function enrolHosts(url: string, n: number, tag: string, labels: Record<st
   return out;
 }
 
-const conf = (h: Enrolled) => (fs.existsSync(h.host.file(CONF)) ? fs.readFileSync(h.host.file(CONF), "utf8") : null);
+const conf = (h: Enrolled) => h.host.readFile(CONF);
 const mtime = (h: Enrolled) => fs.statSync(h.host.file(CONF)).mtimeMs;
 const appRole = (content: string, extra: unknown[] = []) => ({
   name: "app",
@@ -142,7 +118,7 @@ const postgresOnly = process.env.DATABASE_URL ? describe : describe.skip;
 postgresOnly("staged rollouts with real hosts (postgres)", () => {
   let cp: ControlPlane;
   let sql: postgres.Sql;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: WebhookReceiver;
   let hosts: Enrolled[] = [];
   const client = () => api(cp.url);
   const rolloutNodes = (id: string) =>
@@ -161,7 +137,7 @@ postgresOnly("staged rollouts with real hosts (postgres)", () => {
   const byNode = (id: string) => hosts.find((h) => h.nodeId === id)!;
 
   beforeAll(async () => {
-    hook = await receiver();
+    hook = await webhookReceiver();
     cp = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
     sql = postgres(cp.databaseUrl!, { max: 1, onnotice: () => {} });
     hosts = await enrolHosts(cp.url, 6, "rollout");
@@ -426,7 +402,7 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
   let cp: ControlPlane;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-rollout-upgrade-"));
   const bundles: Record<string, Buffer> = {};
-  const hosts: { host: Host; sup: Supervisor; nodeId: string }[] = [];
+  const hosts: SupervisedHost[] = [];
   const client = () => api(cp.url);
   const nodes = () => Promise.all(hosts.map((h) => client().query("node.get", { id: h.nodeId })));
   const fleetHost = (resource: unknown) => ({ name: "fleet-host", selector: {}, resources: [resource] });
@@ -437,17 +413,14 @@ postgresOnly("a host upgrade through a staged rollout stops at the canary when t
     bundles[GOOD] = buildHost(tmp, GOOD);
     cp = await ControlPlane.start({ engine: "postgres", env: ROLLOUT_ENV });
     for (let i = 0; i < 3; i++) {
-      const host = new Host(`rollout-upgrade-${i}`);
-      const binary = path.join(path.dirname(host.root), "bin", "mesh-host.js");
-      fs.mkdirSync(path.dirname(binary), { recursive: true });
-      fs.writeFileSync(binary, bundles[N]!, { mode: 0o755 });
-      const flags = ["--state-dir", host.stateDir, "--root", host.root, "--interval", "2"];
       const { token } = await client().mutate("token.create", {});
-      execFileSync(process.execPath, [binary, "enrol", cp.url, "--token", token, "--insecure", ...flags], { stdio: "pipe" });
-      const nodeId = JSON.parse(fs.readFileSync(path.join(host.stateDir, "identity.json"), "utf8")).nodeId as string;
-      const sup = new Supervisor(binary, host.stateDir, flags, { MESH_LOG_LEVEL: "info", MESH_LINK_TIMEOUT_MS: "5000", MESH_UPGRADE_TRIAL_MS: "6000" });
-      hosts.push({ host, sup, nodeId });
-      sup.start();
+      const h = supervisedHost(`rollout-upgrade-${i}`, bundles[N]!, cp.url, token, {
+        MESH_LOG_LEVEL: "info",
+        MESH_LINK_TIMEOUT_MS: "5000",
+        MESH_UPGRADE_TRIAL_MS: "6000",
+      });
+      hosts.push(h);
+      h.sup.start();
     }
     await waitFor("three hosts on N", async () => (await nodes()).every((n) => n.state === "enrolled" && n.hostVersion === N), SLOW);
     // N declared all at once: what they run already.

@@ -2,7 +2,6 @@
 // supervisor loop (Restart=always plus the unit's rollback step) go from N to N+1 on one
 // role change, and come back to N+1 from a build that crashes at start and from one that
 // cannot reach the control plane, reporting the failed upgrade.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -10,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlane, engines } from "../harness/control-plane";
 import { buildHost, CRASH_AT_START, hostRelease } from "../harness/host-release";
 import { api } from "../harness/api";
-import { Host } from "../harness/host";
+import { supervisedHost, type SupervisedHost } from "../harness/supervised-host";
 import { Supervisor } from "../harness/supervisor";
 import { waitFor } from "../harness/wait";
 
@@ -38,7 +37,7 @@ function argvLoggingPath(log: string): string {
 
 describe("self-upgrade", () => {
   let cp: ControlPlane;
-  const hosts: { host: Host; sup: Supervisor; nodeId: string }[] = [];
+  const hosts: SupervisedHost[] = [];
   const client = () => api(cp.url);
   const argvLog = path.join(tmp, "argv.log");
   const bundles: Record<string, Buffer> = {};
@@ -60,24 +59,18 @@ describe("self-upgrade", () => {
     cp = await ControlPlane.start({ engine: engines()[0]! });
     const PATH = argvLoggingPath(argvLog);
     for (let i = 0; i < 3; i++) {
-      const host = new Host(`upgrade-${i}`);
-      const binary = path.join(path.dirname(host.root), "bin", "mesh-host.js");
-      fs.mkdirSync(path.dirname(binary), { recursive: true });
-      fs.writeFileSync(binary, bundles[N]!, { mode: 0o755 });
-      const flags = ["--state-dir", host.stateDir, "--root", host.root, "--interval", "2"];
       const token = await client().mutate("token.create", { labels: { fleet: "upgrade" } });
-      execFileSync(process.execPath, [binary, "enrol", cp.url, "--token", token.token, "--insecure", ...flags], { stdio: "pipe" });
-      const sup = new Supervisor(binary, host.stateDir, flags, {
-        PATH,
-        MESH_LOG_LEVEL: "info",
-        MESH_LINK_TIMEOUT_MS: "5000",
-        MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS),
-      });
-      hosts.push({ host, sup, nodeId: "" });
+      hosts.push(
+        supervisedHost(`upgrade-${i}`, bundles[N]!, cp.url, token.token, {
+          PATH,
+          MESH_LOG_LEVEL: "info",
+          MESH_LINK_TIMEOUT_MS: "5000",
+          MESH_UPGRADE_TRIAL_MS: String(TRIAL_MS),
+        }),
+      );
     }
+    // Each host's node id is its state dir's identity (node.list is sorted by name).
     const { items } = await client().query("node.list");
-    // node.list is sorted by name; match nodes to hosts by their state dir's identity.
-    for (const h of hosts) h.nodeId = JSON.parse(fs.readFileSync(path.join(h.host.stateDir, "identity.json"), "utf8")).nodeId;
     expect(items).toHaveLength(3);
     for (const h of hosts) h.sup.start();
     await waitFor("three hosts on N", async () => (await nodes()).every((n) => n.state === "enrolled" && n.hostVersion === N), 60_000);

@@ -1,32 +1,15 @@
 // A control plane serving an apt repository of given .debs (copied into its data directory's
 // apt/pool), with the key fetched from /apt/mesh.gpg and the sources line a machine would use;
 // and apt-get/apt-cache run in a sandbox directory that never touches this machine's apt state.
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ControlPlane, type Engine } from "./control-plane";
 import { waitFor } from "./wait";
 
-/** A real (tiny) .deb with one file: for repository tests that need no mesh-host build. */
-export function makeDeb(dir: string, name: string, version: string, arch: string): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-debroot-"));
-  try {
-    fs.mkdirSync(path.join(root, "DEBIAN"));
-    fs.mkdirSync(path.join(root, "usr/share/doc", name), { recursive: true });
-    fs.writeFileSync(path.join(root, "usr/share/doc", name, "note"), `${name} ${version}\n`);
-    fs.writeFileSync(
-      path.join(root, "DEBIAN/control"),
-      `Package: ${name}\nVersion: ${version}\nArchitecture: ${arch}\nMaintainer: Mesh <packages@mesh.invalid>\nDescription: test package\n for the apt repository tests\n`,
-    );
-    fs.mkdirSync(dir, { recursive: true });
-    const deb = path.join(dir, `${name}_${version}_${arch}.deb`);
-    execFileSync("dpkg-deb", ["--root-owner-group", "--build", root, deb], { stdio: "ignore" });
-    return deb;
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-}
+// The tiny .deb the api package's apt tests build too.
+export { makeDeb } from "../../packages/api/src/testing/test-deb";
 
 export interface AptRepositoryServer {
   cp: ControlPlane;

@@ -3,6 +3,7 @@
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import type { Page } from "playwright-core";
+import { expect } from "vitest";
 
 const require = createRequire(import.meta.url);
 const AXE_SOURCE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
@@ -31,4 +32,21 @@ export async function seriousViolations(page: Page): Promise<{ findings: AxeFind
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n) => n.target.join(" ")) }));
   });
   return { findings: violations.filter((v) => v.impact === "serious" || v.impact === "critical"), all: violations.length };
+}
+
+/** seriousViolations' findings, one line each ("impact id: help (targets)"), as the tests print and compare them. */
+export async function axeFindings(page: Page): Promise<string[]> {
+  return (await seriousViolations(page)).findings.map((f) => `${f.impact} ${f.id}: ${f.help} (${f.targets.join(", ")})`);
+}
+
+/** The desktop and phone viewports a page is checked at. */
+export const DESKTOP_AND_PHONE = [
+  { width: 1280, height: 900 },
+  { width: 390, height: 844 },
+] as const;
+
+/** Prints the findings of every view checked, then expects none in any. */
+export function expectNoAxeFindings(results: Record<string, string[]>) {
+  console.log("axe-core serious/critical violations:", JSON.stringify(results, null, 2));
+  expect(Object.values(results).flat()).toEqual([]);
 }

@@ -1,5 +1,5 @@
 // Debian's Chromium driven by playwright-core: never a downloaded browser.
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { CHROMIUM } from "./paths";
 import { ADMIN_PASSWORD } from "./control-plane";
 
@@ -26,6 +26,14 @@ export async function logIn(page: import("playwright-core").Page, baseUrl: strin
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Log in" }).click();
   await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+/** A page of its own context at the desktop viewport (1280 x 900), logged in at `baseUrl`. */
+export async function desktopPage(browser: Browser, baseUrl: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await logIn(page, baseUrl);
+  return page;
 }
 
 /** Waits until React has hydrated the page, so clicks and typing reach its handlers. */

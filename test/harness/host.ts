@@ -100,6 +100,11 @@ export class Host {
     return path.join(this.root, p);
   }
 
+  /** The text of the file at `p` under the root, or null when there is none. */
+  readFile(p: string): string | null {
+    return fs.existsSync(this.file(p)) ? fs.readFileSync(this.file(p), "utf8") : null;
+  }
+
   async stop() {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode) return;

@@ -4,7 +4,7 @@ import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Host } from "./host";
 import { testHost } from "./testing/test-host";
 import { startControlPlane, type FakeControlPlane } from "./link/fake-control-plane";
@@ -15,11 +15,9 @@ import type { Store } from "./store/store";
 import type { Declaration } from "@mesh/protocol";
 import { saveHeldDeclaration } from "./state-dir/held-declaration";
 import { OWNERSHIP_KEY, emptyOwnership, saveOwnership } from "./store/ownership";
+import { cleanupsAfterEach } from "./testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const frame = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
 const file = (id: string) => ({ type: "file", id, path: `/${id}`, content: `${id}\n` });

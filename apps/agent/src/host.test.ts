@@ -1,39 +1,23 @@
 // The daemon side of bad input: a pushed declaration whose path leaves the root is
 // refused as a whole, reported, and the held declaration stays in force (on disk too).
-import { generateKeyPairSync } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { startControlPlane } from "./link/fake-control-plane";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "./testing/wait-for";
-import { testHost } from "./testing/test-host";
-import { DiskStore } from "./store/disk-store";
+import { linkedHost } from "./testing/linked-host";
+import { cleanupsAfterEach } from "./testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const frame = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
 const motd = { type: "file", id: "motd", path: "/motd", content: "hello\n" };
 
 describe("host: a pushed declaration refused as a whole", () => {
   it("keeps the last good declaration when a path escapes the root through a symlink", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const cp = await startControlPlane(publicKey, (ws) => ws.send(frame(1, [motd])));
-    cleanups.push(() => cp.close());
-    const base = mkdtempSync(join(tmpdir(), "mesh-host-"));
-    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
-    const rootDir = join(base, "root");
-    mkdirSync(rootDir);
+    const { cp, host, base, rootDir } = await linkedHost(cleanups, { prefix: "mesh-host-", onConnect: (ws) => ws.send(frame(1, [motd])) });
     const outside = join(base, "outside");
     mkdirSync(outside);
     symlinkSync(outside, join(rootDir, "escape"));
-    const store = new DiskStore(join(base, "state"));
-    await store.init();
-    const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey });
-    cleanups.push(() => host.stop());
     await host.start();
     await waitFor("v1 applied", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === 1));
 

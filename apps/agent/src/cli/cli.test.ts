@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPublicKey, verify } from "node:crypto";
 import { replacementProofMessage } from "@mesh/protocol";
-import { startControlPlane, type FakeControlPlane } from "../link/fake-control-plane";
+import type { FakeControlPlane } from "../link/fake-control-plane";
+import { startMotdControlPlane } from "../testing/motd-control-plane";
 import { waitFor } from "../testing/wait-for";
 import { sandbox, tempDirs } from "../testing/temp-dirs";
 
@@ -127,16 +128,7 @@ describe("mesh-host enrol and run", () => {
   let cp: FakeControlPlane;
   let daemon: ChildProcess | null = null;
   beforeEach(async () => {
-    cp = await startControlPlane(null, (ws, auth) => {
-      if (auth.declarationVersion < 1) {
-        ws.send(
-          JSON.stringify({
-            type: "declaration",
-            declaration: { version: 1, resources: [{ type: "file", id: "motd", path: "/motd", content: "hi\n", mode: "0600" }] },
-          }),
-        );
-      }
-    });
+    cp = await startMotdControlPlane();
   });
   afterEach(async () => {
     if (daemon && daemon.exitCode === null) daemon.kill("SIGKILL");

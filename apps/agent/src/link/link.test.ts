@@ -1,37 +1,25 @@
 // The link against a tiny in-test control plane (node:http + ws on 127.0.0.1):
 // the challenge is signed, a pushed declaration is applied and reported, and
 // garbage from the server, a refusal or a silent link never crash the host.
-import { generateKeyPairSync } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import type { AuthFrame } from "@mesh/protocol";
-import { DiskStore } from "../store/disk-store";
-import { startControlPlane } from "./fake-control-plane";
 import { waitFor } from "../testing/wait-for";
-import { testHost } from "../testing/test-host";
+import { linkedHost } from "../testing/linked-host";
 import { ManualClock } from "../manual-clock";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(onConnect: (ws: WebSocket, auth: AuthFrame) => void, linkTimeoutMs = 45_000, features?: string, clock?: ManualClock) {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  const cp = await startControlPlane(publicKey, onConnect, { features });
-  cleanups.push(() => cp.close());
-  const base = mkdtempSync(join(tmpdir(), "mesh-link-"));
-  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
-  const rootDir = join(base, "root");
-  mkdirSync(rootDir);
-  const store = new DiskStore(join(base, "state"));
-  await store.init();
-  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey, linkTimeoutMs, clock, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" });
-  cleanups.push(() => host.stop());
-  return { cp, host, rootDir, stateDir: join(base, "state") };
+  return linkedHost(cleanups, {
+    prefix: "mesh-link-",
+    onConnect,
+    features,
+    host: { linkTimeoutMs, clock, nodeId: "6a1f0d2e-7c2b-4b8e-9f3a-1d2c3b4a5f60" },
+  });
 }
 
 const declaration = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });

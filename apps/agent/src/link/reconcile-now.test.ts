@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HOST_FEATURE, type Report } from "@mesh/protocol";
 import { Host } from "../host";
 import { Root } from "../resources/root";
@@ -17,12 +17,10 @@ import { OWNERSHIP_KEY, parseOwnership } from "../store/ownership";
 import { Backoff } from "./backoff";
 import { startControlPlane } from "./fake-control-plane";
 import { waitFor } from "../testing/wait-for";
-import { testHost } from "../testing/test-host";
+import { linkedHost } from "../testing/linked-host";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const declaration = (version: number, resources: unknown[]) => JSON.stringify({ type: "declaration", declaration: { version, resources } });
 const site = { type: "directory", id: "site", path: "/srv", mode: "0755" };
@@ -30,21 +28,11 @@ const index = { type: "file", id: "index", path: "/srv/index.html", content: "he
 const motd = { type: "file", id: "motd", path: "/srv/motd", content: "welcome\n", mode: "0644" };
 
 async function setup(resources: unknown[]) {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  const cp = await startControlPlane(publicKey, (ws) => ws.send(declaration(1, resources)));
-  cleanups.push(() => cp.close());
-  const base = mkdtempSync(join(tmpdir(), "mesh-now-"));
-  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
-  const rootDir = join(base, "root");
-  mkdirSync(rootDir);
-  const store = new DiskStore(join(base, "state"));
-  await store.init();
-  const host = testHost({ controlPlaneUrl: cp.url, store, rootDir, privateKey });
-  cleanups.push(() => host.stop());
+  const { cp, host, rootDir, stateDir } = await linkedHost(cleanups, { prefix: "mesh-now-", onConnect: (ws) => ws.send(declaration(1, resources)) });
   await host.start();
   await waitFor("v1 applied", () => cp.reports.find((r) => r.declarationVersion === 1 && r.owned.length === resources.length));
   await host.idle();
-  return { cp, host, rootDir, stateDir: join(base, "state") };
+  return { cp, host, rootDir, stateDir };
 }
 
 const driftOf = (r: Report | undefined, id: string) => r?.drift.find((d) => d.id === id);

@@ -5,17 +5,15 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AGENT_PATH, CHALLENGE_PATH, LINK_REFUSALS, linkRefusal, refusalResponseText, type RefusalCode } from "@mesh/protocol";
 import { startControlPlane } from "./fake-control-plane";
 import { waitFor } from "../testing/wait-for";
 import { testLink } from "./test-link";
 import { Backoff } from "./backoff";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 /** The whole raw answer of a control plane at `url` to an upgrade. */
 function rawUpgrade(url: string): Promise<string> {

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startControlPlane } from "../link/fake-control-plane";
 import { waitFor } from "../testing/wait-for";
 import { testHost } from "../testing/test-host";
@@ -15,11 +15,9 @@ import type { RunResult, Runner } from "../runner/runner";
 import { DiskStore } from "../store/disk-store";
 import { binaryIdentity } from "./binary-watch";
 import { SelfUpgrade } from "./self-upgrade";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,13 +1,11 @@
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LIMITS, RESOURCE_TYPES, ResourceId, Sha256Hex } from "@mesh/protocol";
 import { ACCEPTED_KEY } from "./accepted-drift";
-import { DiskStore } from "./disk-store";
-import { MemoryStore } from "./memory-store";
 import { OWNERSHIP_KEY, loadOwnership, saveOwnership, type Ownership } from "./ownership";
 import type { Store } from "./store";
 import { tempDirs } from "../testing/temp-dirs";
+import { storeKinds } from "../testing/store-kinds";
 
 // ---- The previous release's store.json schema (fixture: do not update with ownership.ts) ----
 const OldId = z
@@ -52,18 +50,7 @@ const OldOwnership = z.strictObject({
 
 const freshDir = tempDirs("mesh-compat-");
 
-const kinds: [string, () => Promise<Store>][] = [
-  ["memory", async () => new MemoryStore()],
-  [
-    "disk",
-    async () => {
-      const dir = freshDir();
-      const store = new DiskStore(join(dir, "state"));
-      await store.init();
-      return store;
-    },
-  ],
-];
+const kinds = storeKinds(freshDir);
 
 const applied = "a".repeat(64);
 const withAccepted = (): Ownership => ({

@@ -4,25 +4,13 @@ import { promises as fs, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DiskStore } from "./disk-store";
-import { MemoryStore } from "./memory-store";
 import { OWNERSHIP_KEY, loadOwnership, saveOwnership, type Ownership } from "./ownership";
-import type { Store } from "./store";
 import { tempDirs } from "../testing/temp-dirs";
+import { storeKinds } from "../testing/store-kinds";
 
 const freshDir = tempDirs("mesh-store-");
 
-const kinds: [string, () => Promise<Store>][] = [
-  ["memory", async () => new MemoryStore()],
-  [
-    "disk",
-    async () => {
-      const dir = freshDir();
-      const store = new DiskStore(join(dir, "state"));
-      await store.init();
-      return store;
-    },
-  ],
-];
+const kinds = storeKinds(freshDir);
 
 const sample: Ownership = {
   format: 2,

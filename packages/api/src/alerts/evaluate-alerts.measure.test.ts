@@ -5,11 +5,8 @@
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_ALERTS=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/alerts/evaluate-alerts.measure.test.ts
 import { describe, it } from "vitest";
-import postgres from "postgres";
 import pino from "pino";
-import { createDb } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase } from "@mesh/db/testing";
+import { measureDatabase } from "../testing/measure-fleet";
 import { countingDb } from "../testing/counting-db";
 import { createAlertEvaluator } from "./evaluate-alerts";
 
@@ -17,10 +14,7 @@ const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
 
 describe.skipIf(!process.env.MESH_MEASURE_ALERTS || !process.env.DATABASE_URL)("alert evaluation at scale", () => {
   it(`one run after a burst at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {
-    const pg = await createPostgresDatabase("mesh_measure");
-    const database = await createDb({ url: pg.url, maxConnections: 2 });
-    await migrate(database);
-    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const { database, sql, close } = await measureDatabase();
     await sql`
       insert into nodes (id, name, state, public_key, machine_id, profile, inventory, error_count, last_changed_at, last_seen_at)
       select gen_random_uuid(), 'node-' || i, case when i % 10 = 0 then 'disconnected' else 'enrolled' end, 'key-' || i, md5(i::text), '{}'::jsonb, '{}'::jsonb,
@@ -50,8 +44,6 @@ describe.skipIf(!process.env.MESH_MEASURE_ALERTS || !process.env.DATABASE_URL)("
       const r = await evaluate();
       console.log(`ALERTS ${NODES} nodes: ${label} ${(performance.now() - t1).toFixed(0)} ms, ${r?.deliveries} deliveries`);
     }
-    await sql.end();
-    await database.close();
-    await pg.drop();
+    await close();
   });
 });

@@ -10,25 +10,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { handleApt } from "../http/apt-handler";
 import { createAptRepository, type AptRepository } from "./apt-repository";
 import { stopGpgAgent } from "./apt-signing-key";
+import { makeDeb } from "../testing/test-deb";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mesh-apt-"));
 const quiet = { info() {}, warn() {}, error() {} };
-
-/** A real (tiny) .deb: a control file and one file. */
-function makeDeb(dir: string, name: string, version: string, arch: string): string {
-  const root = fs.mkdtempSync(path.join(tmp, "debroot-"));
-  fs.mkdirSync(path.join(root, "DEBIAN"));
-  fs.mkdirSync(path.join(root, "usr/share/doc", name), { recursive: true });
-  fs.writeFileSync(path.join(root, "usr/share/doc", name, "note"), `${name} ${version}\n`);
-  fs.writeFileSync(
-    path.join(root, "DEBIAN/control"),
-    `Package: ${name}\nVersion: ${version}\nArchitecture: ${arch}\nMaintainer: Mesh <packages@mesh.invalid>\nDescription: test package\n for the apt repository tests\n`,
-  );
-  fs.mkdirSync(dir, { recursive: true });
-  const deb = path.join(dir, `${name}_${version}_${arch}.deb`);
-  execFileSync("dpkg-deb", ["--root-owner-group", "--build", root, deb], { stdio: "ignore" });
-  return deb;
-}
 
 /** The file answering rel, or null when there is none (unavailable throws). */
 async function fileOf(repo: AptRepository, rel: string): Promise<string | null> {

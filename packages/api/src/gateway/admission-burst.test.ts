@@ -10,8 +10,7 @@ import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/tes
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "../services/tokens";
-import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { enrolWithToken } from "../testing/test-nodes";
 import { createGateway, type Gateway } from "./gateway";
 import { serveGateway } from "../testing/raw-hosts";
 
@@ -56,9 +55,8 @@ describe.each(testEngines())("link admission on %s", (engine) => {
     });
 
   it("answers a burst above the rate at once: a few admitted, the rest 503 with Retry-After spread by place in line", async () => {
-    const keys = testKeyPair();
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: {} });
-    const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+    const { nodeId, ...keys } = await enrolWithToken(deps, token);
     const { nonce } = (await (await fetch(base + CHALLENGE_PATH)).json()) as { nonce: string };
     const signature = sign(null, Buffer.from(challengeMessage(nodeId, nonce)), keys.privateKey).toString("base64");
     const good = Buffer.from(JSON.stringify({ type: "auth", nodeId, nonce, signature, declarationVersion: 0, hostVersion: "0.1.0" })).toString("base64url");

@@ -14,7 +14,7 @@ import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/tes
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { upsertRole } from "../services/roles";
-import { emptyInventory, testProfile } from "../testing/host-facts";
+import { emptyInventory, testProfile, testReport } from "../testing/host-facts";
 import { createGateway, type Gateway } from "./gateway";
 import { enrolTestNode } from "../testing/test-nodes";
 
@@ -71,7 +71,7 @@ describe.each(testEngines())("a host flooding the control plane's writes on %s",
         const frame = JSON.parse(String(data));
         if (frame.type === "ack" && frame.seq === seq) resolve();
       });
-      const report = { declarationVersion: 0, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+      const report = testReport(0);
       ws.send(JSON.stringify({ type: "report", seq, report }));
     });
   const eventsOf = async (nodeId: string, action: string) =>

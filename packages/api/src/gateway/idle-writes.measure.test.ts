@@ -20,8 +20,8 @@ import { createPostgresDatabase } from "@mesh/db/testing";
 import { AGENT_PATH, AUTH_HEADER, CHALLENGE_PATH, challengeMessage } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "../services/tokens";
-import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
+import { testReport, type testKeyPair } from "../testing/host-facts";
+import { enrolWithToken } from "../testing/test-nodes";
 import { createGateway } from "./gateway";
 import { startAlertWorker } from "../alerts/alert-worker";
 import { startRolloutWorker } from "../rollouts/rollout-worker";
@@ -59,11 +59,10 @@ describe.skipIf(!process.env.MESH_MEASURE_IDLE || !process.env.DATABASE_URL)("id
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: HOSTS } });
     const hosts: Array<{ nodeId: string; privateKey: ReturnType<typeof testKeyPair>["privateKey"] }> = [];
     await inBatches([...Array(HOSTS).keys()], 20, async () => {
-      const keys = testKeyPair();
-      const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
-      hosts.push({ nodeId, privateKey: keys.privateKey });
+      const { nodeId, privateKey } = await enrolWithToken(deps, token);
+      hosts.push({ nodeId, privateKey });
     });
-    const report = { declarationVersion: 1, owned: [], drift: [], errors: [], skipped: [], storeLost: false, reconciledAt: new Date().toISOString() };
+    const report = testReport(1);
     const read = async () => {
       const [tables] = await stats`select coalesce(sum(n_tup_upd + n_tup_ins + n_tup_del), 0)::bigint as rows,
         coalesce(sum(case when relname = 'nodes' then n_tup_upd end), 0)::bigint as nodes from pg_stat_user_tables`;

@@ -1,7 +1,7 @@
 // Grants against real Postgres: the node's credential connects; it is issued once
 // (an unrelated change keeps it), kept sealed in the grants table only, set at the
 // provider only after commit; after revoke it does not connect and its session is gone.
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import postgres from "postgres";
@@ -10,8 +10,7 @@ import { declarationBodies, events, grants, roles } from "@mesh/db";
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from "@mesh/db/testing";
 import type { Resource } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "../services/tokens";
-import { enrolNode } from "../services/enrol-node";
+import { enrolTestNode } from "../testing/test-nodes";
 import { upsertRole } from "../services/roles";
 import { getNode } from "../services/get-node";
 import { revokeNode } from "../services/lifecycle";
@@ -61,24 +60,7 @@ withPostgres("postgres grants", () => {
     await admin.end();
     provider = createPostgresGrantProvider(target.url);
     deps = { db: t.database.db, log: pino({ level: "silent" }), grants: { providers: { postgres: provider }, secrets: createSecretBox(randomBytes(32)) } };
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "shop" } } });
-    const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
-    const profile = {
-      hostname: "g",
-      os: "debian",
-      osRelease: "12",
-      osVersionId: "12",
-      kernel: "6",
-      arch: "x86_64",
-      cpus: 1,
-      memoryBytes: 1,
-      diskBytes: 1,
-      initSystem: "systemd",
-      packageManager: "dpkg",
-      machineId: crypto.randomUUID(),
-      hostVersion: "0",
-    };
-    ({ nodeId } = await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } }));
+    ({ nodeId } = await enrolTestNode(deps, { labels: { app: "shop" } }));
   });
   afterAll(async () => {
     for (const s of sessions) await s.end({ timeout: 1 }).catch(() => {});

@@ -1,14 +1,13 @@
 // The provider is made to match the grants table only after commit, and a provider
 // that fails is retried: with an in-memory provider, on PGlite and Postgres.
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { eq, isNull } from "drizzle-orm";
 import { grants } from "@mesh/db";
 import { createTestDatabase, testEngines, type TestDatabase } from "@mesh/db/testing";
 import type { Deps } from "../deps";
-import { createToken } from "../services/tokens";
-import { enrolNode } from "../services/enrol-node";
+import { enrolTestNode } from "../testing/test-nodes";
 import { upsertRole } from "../services/roles";
 import { revokeNode } from "../services/lifecycle";
 import { createSecretBox } from "../secrets/secret-box";
@@ -27,24 +26,7 @@ describe.each(testEngines())("settling grants (%s)", (engine) => {
   afterAll(() => t?.drop());
 
   it("issues after commit, retries a failed provider, and a committed revocation is finished later", async () => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { app: "a" } } });
-    const publicKey = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "der" }).toString("base64");
-    const profile = {
-      hostname: "h",
-      os: "debian",
-      osRelease: "12",
-      osVersionId: "12",
-      kernel: "6",
-      arch: "x86_64",
-      cpus: 1,
-      memoryBytes: 1,
-      diskBytes: 1,
-      initSystem: "systemd",
-      packageManager: "dpkg",
-      machineId: crypto.randomUUID(),
-      hostVersion: "0",
-    };
-    const { nodeId } = await enrolNode(deps, { token, publicKey, profile, inventory: { packages: [], units: [], ports: [], mounts: [], truncated: false } });
+    const { nodeId } = await enrolTestNode(deps, { labels: { app: "a" } });
 
     mem.setDown(true);
     await upsertRole(deps, {

@@ -6,11 +6,8 @@
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_ROLLOUT=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/rollouts/rollout.measure.test.ts
 import { describe, it } from "vitest";
-import postgres from "postgres";
 import pino from "pino";
-import { createDb } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase } from "@mesh/db/testing";
+import { measureDatabase } from "../testing/measure-fleet";
 import type { Deps } from "../deps";
 import { upsertRole } from "../services/roles";
 import { recompileFleet } from "../services/recompile-fleet";
@@ -20,10 +17,7 @@ const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
 
 describe.skipIf(!process.env.MESH_MEASURE_ROLLOUT || !process.env.DATABASE_URL)("staged rollout at scale", () => {
   it(`start and waves at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {
-    const pg = await createPostgresDatabase("mesh_measure");
-    const database = await createDb({ url: pg.url, maxConnections: 4 });
-    await migrate(database);
-    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const { database, sql, close } = await measureDatabase("mesh_measure", 4);
     await sql`
       insert into nodes (id, name, state, labels, public_key, machine_id, profile, inventory, gateway_id)
       select gen_random_uuid(), 'node-' || lpad(i::text, 5, '0'), 'enrolled',
@@ -64,8 +58,6 @@ describe.skipIf(!process.env.MESH_MEASURE_ROLLOUT || !process.env.DATABASE_URL)(
     t0 = performance.now();
     await database.db.transaction((tx) => recompileFleet(tx, { actor: "user:measure" }));
     console.log(`ROLLOUT ${NODES} nodes: reference, a whole-fleet compile with nothing to change: ${ms(t0)}`);
-    await sql.end();
-    await database.close();
-    await pg.drop();
+    await close();
   });
 });

@@ -4,10 +4,8 @@
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_CONFLICTS=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/services/check-conflicts.measure.test.ts
 import { describe, it } from "vitest";
-import postgres from "postgres";
-import { createDb, nodes } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase } from "@mesh/db/testing";
+import { nodes } from "@mesh/db";
+import { insertTieredNodes, measureDatabase, timeRuns } from "../testing/measure-fleet";
 import { Role } from "@mesh/protocol";
 import { checkConflicts } from "./check-conflicts";
 import { planRole } from "./plan-role";
@@ -17,16 +15,8 @@ const RUNS = 5;
 
 describe.skipIf(!process.env.MESH_MEASURE_CONFLICTS || !process.env.DATABASE_URL)("conflict check at scale", () => {
   it(`role save and bulk label check at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {
-    const pg = await createPostgresDatabase("mesh_measure");
-    const database = await createDb({ url: pg.url, maxConnections: 2 });
-    await migrate(database);
-    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-    await sql`
-      insert into nodes (id, name, state, labels, public_key, machine_id, profile, inventory)
-      select gen_random_uuid(), 'node-' || lpad(i::text, 5, '0'), 'enrolled',
-        jsonb_build_object('tier', (array['web','db','cache','batch'])[1 + i % 4], 'zone', (array['a','b','c'])[1 + i % 3]),
-        'key-' || i, md5(i::text), jsonb_build_object('arch', 'x86_64', 'cpus', 1 + i % 8), '{}'::jsonb
-      from generate_series(1, ${NODES}) as i`;
+    const { database, sql, close } = await measureDatabase();
+    await insertTieredNodes(sql, NODES);
     const file = (id: string, content: string) => ({ type: "file", id, path: `/etc/${id}`, content });
     const roles = [
       { name: "base", selector: {}, resources: [file("motd", "hi\n")] },
@@ -37,18 +27,8 @@ describe.skipIf(!process.env.MESH_MEASURE_CONFLICTS || !process.env.DATABASE_URL
     await sql`analyze`;
     const deps = { db: database.db };
     const time = async (label: string, fn: () => Promise<unknown>) => {
-      const xs: number[] = [];
-      let out: unknown;
-      for (let i = 0; i < RUNS; i++) {
-        const t0 = performance.now();
-        out = await fn();
-        xs.push(performance.now() - t0);
-      }
-      xs.sort((a, b) => a - b);
-      console.log(
-        `CONFLICTS ${NODES} nodes, ${label}: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)})`,
-        JSON.stringify(out).slice(0, 160),
-      );
+      const { out, figures } = await timeRuns(RUNS, fn);
+      console.log(`CONFLICTS ${NODES} nodes, ${label}: ${figures}`, JSON.stringify(out).slice(0, 160));
     };
     const clash = Role.parse({ name: "web", selector: { labels: { tier: "web" } }, resources: [file("motd", "web\n")] });
     await time("checkConflicts, a role that conflicts on a quarter of the fleet", () => checkConflicts(deps.db, { role: clash }));
@@ -59,8 +39,6 @@ describe.skipIf(!process.env.MESH_MEASURE_CONFLICTS || !process.env.DATABASE_URL
       checkConflicts(deps.db, { labels: ids.map((id, i) => ({ id, labels: { tier: "web", zone: ["a", "b"][i % 2]! } })) }),
     );
     await time("role.plan of the no-conflict role (reference)", () => planRole(deps, { input: calm }));
-    await sql.end();
-    await database.close();
-    await pg.drop();
+    await close();
   });
 });

@@ -5,11 +5,9 @@
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_LIST=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/services/list-nodes.measure.test.ts
 import { describe, it } from "vitest";
-import postgres from "postgres";
 import { desc, asc } from "drizzle-orm";
-import { createDb, nodes } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase } from "@mesh/db/testing";
+import { nodes } from "@mesh/db";
+import { measureDatabase, timeRuns } from "../testing/measure-fleet";
 import { listNodes } from "./list-nodes";
 import { countNodes } from "./count-nodes";
 
@@ -18,10 +16,7 @@ const RUNS = 15;
 
 describe.skipIf(!process.env.MESH_MEASURE_LIST || !process.env.DATABASE_URL)("node.list at scale", () => {
   it(`first page sorted by last seen at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {
-    const pg = await createPostgresDatabase("mesh_measure");
-    const database = await createDb({ url: pg.url, maxConnections: 2 });
-    await migrate(database);
-    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const { database, sql, close } = await measureDatabase();
     await sql`insert into gateways (id, heartbeat_at) values ('gw-1', now()), ('gw-2', now() - interval '2 seconds')`;
     await sql`
       insert into nodes (id, name, state, labels, public_key, machine_id, profile, inventory, declared_version, applied_version, host_version, last_seen_at, gateway_id, link_id)
@@ -37,14 +32,8 @@ describe.skipIf(!process.env.MESH_MEASURE_LIST || !process.env.DATABASE_URL)("no
     await sql`analyze`;
     const deps = { db: database.db };
     const time = async (label: string, fn: () => Promise<unknown>) => {
-      const xs: number[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const t0 = performance.now();
-        await fn();
-        xs.push(performance.now() - t0);
-      }
-      xs.sort((a, b) => a - b);
-      console.log(`LIST ${NODES} nodes, ${label}: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)})`);
+      const { figures } = await timeRuns(RUNS, fn);
+      console.log(`LIST ${NODES} nodes, ${label}: ${figures}`);
     };
     await time("node.list sort lastSeenAt desc (derived)", () => listNodes(deps, { sort: "lastSeenAt", order: "desc", limit: 50 }));
     await time("node.list sort lastSeenAt asc (derived)", () => listNodes(deps, { sort: "lastSeenAt", order: "asc", limit: 50 }));
@@ -60,8 +49,6 @@ describe.skipIf(!process.env.MESH_MEASURE_LIST || !process.env.DATABASE_URL)("no
     await time("page query on stored last_seen_at (old sort)", () =>
       database.db.select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt }).from(nodes).orderBy(desc(nodes.lastSeenAt), asc(nodes.id)).limit(50),
     );
-    await sql.end();
-    await database.close();
-    await pg.drop();
+    await close();
   });
 });

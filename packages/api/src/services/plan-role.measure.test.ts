@@ -5,10 +5,7 @@
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_PLAN=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/services/plan-role.measure.test.ts
 import { describe, expect, it } from "vitest";
-import postgres from "postgres";
-import { createDb } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase } from "@mesh/db/testing";
+import { insertTieredNodes, measureDatabase, timeRuns } from "../testing/measure-fleet";
 import { Resource, Role } from "@mesh/protocol";
 import { planRole } from "./plan-role";
 import { declaredState, stateDigest } from "./declared-state";
@@ -20,16 +17,8 @@ const RUNS = 5;
 
 describe.skipIf(!process.env.MESH_MEASURE_PLAN || !process.env.DATABASE_URL)("role.plan at scale", () => {
   it(`role.plan at ${NODES} nodes with reports`, { timeout: 10 * 60_000 }, async () => {
-    const pg = await createPostgresDatabase("mesh_measure_plan");
-    const database = await createDb({ url: pg.url, maxConnections: 2 });
-    await migrate(database);
-    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-    await sql`
-      insert into nodes (id, name, state, labels, public_key, machine_id, profile, inventory)
-      select gen_random_uuid(), 'node-' || lpad(i::text, 5, '0'), 'enrolled',
-        jsonb_build_object('tier', (array['web','db','cache','batch'])[1 + i % 4], 'zone', (array['a','b','c'])[1 + i % 3]),
-        'key-' || i, md5(i::text), jsonb_build_object('arch', 'x86_64', 'cpus', 1 + i % 8), '{}'::jsonb
-      from generate_series(1, ${NODES}) as i`;
+    const { database, sql, close } = await measureDatabase("mesh_measure_plan");
+    await insertTieredNodes(sql, NODES);
     const file = (id: string, content: string) => Resource.parse({ type: "file", id, path: `/etc/${id}`, content });
     const roles = [
       { name: "base", selector: {}, resources: [file("motd", "hi\n")] },
@@ -61,20 +50,9 @@ describe.skipIf(!process.env.MESH_MEASURE_PLAN || !process.env.DATABASE_URL)("ro
     await sql`analyze`;
     const deps = { db: database.db };
     const change = Role.parse({ name: "web", selector: { labels: { tier: "web" } }, resources: [file("web.conf", "web\nmore\n")] });
-    const xs: number[] = [];
-    let plan: Awaited<ReturnType<typeof planRole>> | undefined;
-    for (let i = 0; i < RUNS; i++) {
-      const t0 = performance.now();
-      plan = await planRole(deps, { input: change });
-      xs.push(performance.now() - t0);
-    }
-    xs.sort((a, b) => a - b);
-    console.log(
-      `PLAN ${NODES} nodes, role.plan of a file change on a quarter of the fleet: median ${xs[Math.floor(RUNS / 2)]!.toFixed(1)} ms (min ${xs[0]!.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}); ${plan!.summary}; ${JSON.stringify(plan).length} bytes`,
-    );
-    expect(plan!.groups.reduce((n, g) => n + g.count, 0)).toBe(NODES);
-    await sql.end();
-    await database.close();
-    await pg.drop();
+    const { out: plan, figures } = await timeRuns(RUNS, () => planRole(deps, { input: change }));
+    console.log(`PLAN ${NODES} nodes, role.plan of a file change on a quarter of the fleet: ${figures}; ${plan.summary}; ${JSON.stringify(plan).length} bytes`);
+    expect(plan.groups.reduce((n, g) => n + g.count, 0)).toBe(NODES);
+    await close();
   });
 });

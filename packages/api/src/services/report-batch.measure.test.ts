@@ -15,12 +15,12 @@ import { createPostgresDatabase } from "@mesh/db/testing";
 import type { Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
 import { createToken } from "./tokens";
-import { enrolNode } from "./enrol-node";
 import { ReportBatcher } from "./report-batch";
 import { takeStatementTimes } from "../batching/statement-times";
 import { countReportBodies, pruneReportBodies } from "./report-store";
 import { recordReportOneByOne } from "../testing/report-oracle";
-import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
+import { testReport } from "../testing/host-facts";
+import { enrolWithToken } from "../testing/test-nodes";
 
 const N = Number(process.env.MEASURE_REPORTS ?? 2000);
 const run = process.env.MESH_MEASURE_REPORTS === "1" && !!process.env.DATABASE_URL;
@@ -49,11 +49,7 @@ describe.runIf(run)("report write throughput", () => {
       const { token } = await createToken(deps, { actor: "measure", publicUrl: "http://cp", input: { maxUses: N } });
       const ids: string[] = [];
       for (let i = 0; i < N; i += 20) {
-        const chunk = await Promise.all(
-          Array.from({ length: Math.min(20, N - i) }, () =>
-            enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }),
-          ),
-        );
+        const chunk = await Promise.all(Array.from({ length: Math.min(20, N - i) }, () => enrolWithToken(deps, token)));
         ids.push(...chunk.map((c) => c.nodeId));
       }
       const figures: Array<{ how: string; seconds: number; perSecond: number }> = [];

@@ -8,17 +8,16 @@ import { events, latestReports, nodes } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Drift, Report } from "@mesh/protocol";
 import type { Deps } from "../deps";
-import { createToken } from "./tokens";
 import { upsertRole } from "./roles";
 import { touchLastChecked } from "./presence";
 import { writeTransitions } from "./presence-batch";
 import { recordReport } from "./record-report";
-import { enrolNode } from "./enrol-node";
 import { REPORT_HISTORY_PER_NODE, ReportBatcher, writeReports, type RecordReportOptions, type ReportItem } from "./report-batch";
 import { recordReportOneByOne } from "../testing/report-oracle";
 import { latestReport, reportHistoryOf } from "./report-store";
-import { emptyInventory, testKeyPair, testProfile, testReport } from "../testing/host-facts";
+import { testReport } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolNodesOneByOne } from "../testing/test-nodes";
 
 /** A small seeded generator, so a failing case can be replayed. */
 function random(seed: number) {
@@ -86,16 +85,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   let deps: Deps;
   useServiceDeps(engine, (d) => (deps = d));
 
-  const enrol = async (count: number) => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      ids.push(
-        (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId,
-      );
-    }
-    return ids;
-  };
+  const enrol = (count: number) => enrolNodesOneByOne(deps, count);
 
   /** Everything a report write leaves about these nodes, with node ids replaced by their index. */
   const rowsOf = async (ids: string[]) => {
@@ -181,22 +171,9 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   }
 
   it("stores batches while fleet recompiles, presence batches and the checked flush run, many times, without a deadlock", async () => {
-    const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: 40, labels: { tier: "reporting" } } });
-    const ids: string[] = [];
-    for (let i = 0; i < 40; i++)
-      ids.push(
-        (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId,
-      );
+    const ids = await enrolNodesOneByOne(deps, 40, { tier: "reporting" });
     const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
-    const report = (round: number, i: number): Report => ({
-      declarationVersion: round,
-      owned: [],
-      drift: drift(i % 3, `r${round}`),
-      errors: [],
-      skipped: [],
-      storeLost: i % 4 === round % 4,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (round: number, i: number): Report => testReport(round, { drift: drift(i % 3, `r${round}`), storeLost: i % 4 === round % 4 });
     for (let round = 1; round <= 12; round++) {
       const recompile = upsertRole(deps, {
         actor: "test",
@@ -356,15 +333,7 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
   it("reads no stored hashes first for reports known changed; a wrong hint still writes nothing twice", async () => {
     const ids = await enrol(20);
     const batcher = new ReportBatcher(deps, { windowMs: 20 });
-    const report = (v: number): Report => ({
-      declarationVersion: v,
-      owned: [],
-      drift: [],
-      errors: [],
-      skipped: [],
-      storeLost: false,
-      reconciledAt: new Date().toISOString(),
-    });
+    const report = (v: number): Report => testReport(v);
     // Unknown (a link's first report): read first, as before.
     expect(await Promise.all(ids.map((nodeId) => batcher.write({ nodeId, report: report(1) })))).toEqual(ids.map(() => true));
     expect([batcher.reads, batcher.batches]).toEqual([1, 1]);

@@ -4,11 +4,8 @@
 // Run: cd packages/api && MESH_MEASURE=1 MESH_MEASURE_REVOKE=1 DATABASE_URL=postgres://root@127.0.0.1:5432/postgres \
 //        npx vitest run src/services/revoke-offline.measure.test.ts
 import { describe, it } from "vitest";
-import postgres from "postgres";
 import pino from "pino";
-import { createDb } from "@mesh/db";
-import { migrate } from "@mesh/db/migrate";
-import { createPostgresDatabase } from "@mesh/db/testing";
+import { measureDatabase } from "../testing/measure-fleet";
 import { countingDb } from "../testing/counting-db";
 import { revokeOfflineNodes } from "./revoke-offline";
 
@@ -16,10 +13,7 @@ const NODES = Number(process.env.MEASURE_NODES ?? 10_000);
 
 describe.skipIf(!process.env.MESH_MEASURE_REVOKE || !process.env.DATABASE_URL)("revoke-offline sweep at scale", () => {
   it(`one sweep at ${NODES} nodes`, { timeout: 10 * 60_000 }, async () => {
-    const pg = await createPostgresDatabase("mesh_measure");
-    const database = await createDb({ url: pg.url, maxConnections: 2 });
-    await migrate(database);
-    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const { database, sql, close } = await measureDatabase();
     await sql`
       insert into nodes (id, name, state, public_key, machine_id, profile, inventory, labels, last_seen_at)
       select gen_random_uuid(), 'node-' || i, case when i % 2 = 0 then 'disconnected' else 'enrolled' end, 'key-' || i, md5(i::text),
@@ -41,8 +35,6 @@ describe.skipIf(!process.env.MESH_MEASURE_REVOKE || !process.env.DATABASE_URL)("
     await sweep("second sweep");
     await sweep("third sweep");
     await sweep("nothing left");
-    await sql.end();
-    await database.close();
-    await pg.drop();
+    await close();
   });
 });

@@ -5,10 +5,9 @@ import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { useServiceDeps } from "../testing/service-deps";
+import { enrolWithToken } from "../testing/test-nodes";
 import { createToken } from "./tokens";
-import { enrolNode } from "./enrol-node";
 import { currentDeclaration } from "./declaration-store";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { testCaller } from "../testing/test-caller";
 
 describe.each(testEngines())("role history on %s", (engine) => {
@@ -25,8 +24,7 @@ describe.each(testEngines())("role history on %s", (engine) => {
     ((await currentDeclaration(deps.db, nodeId))!.resources as Array<{ id: string; content?: string }>).find((r) => r.id === name)?.content;
   const enrolled = async () => {
     const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { labels: { tier: name } } });
-    return (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() }))
-      .nodeId;
+    return (await enrolWithToken(deps, token)).nodeId;
   };
 
   it("lists versions newest first, a page at a time, naming who saved each and marking the current one", async () => {

@@ -4,9 +4,8 @@ import { describe, expect, it } from "vitest";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "../deps";
 import { countingDb } from "../testing/counting-db";
-import { emptyInventory, testKeyPair, testProfile } from "../testing/host-facts";
 import { useServiceDeps } from "../testing/service-deps";
-import { enrolNode } from "./enrol-node";
+import { enrolWithToken } from "../testing/test-nodes";
 import { createToken, listTokens, NODES_PER_TOKEN, revokeToken } from "./tokens";
 
 describe.each(testEngines())("token list on %s", (engine) => {
@@ -14,8 +13,7 @@ describe.each(testEngines())("token list on %s", (engine) => {
   useServiceDeps(engine, (d) => (deps = d));
 
   const issue = (maxUses = 1, ttlSeconds = 3600) => createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses, ttlSeconds } });
-  const enrolWith = async (token: string) =>
-    (await enrolNode(deps, { token, publicKey: testKeyPair().publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() })).nodeId;
+  const enrolWith = async (token: string) => (await enrolWithToken(deps, token)).nodeId;
 
   it("lists each token with its own nodes and status, newest first", async () => {
     const many = await issue(NODES_PER_TOKEN + 5);

@@ -13,8 +13,7 @@ import type { ChangeBus } from "@mesh/db";
 import { createTestDatabase, type TestDatabase } from "@mesh/db/testing";
 import { createGateway, type Gateway, type GatewayOptions } from "../gateway/gateway";
 import { createToken } from "../services/tokens";
-import { enrolNode } from "../services/enrol-node";
-import { emptyInventory, testKeyPair, testProfile } from "./host-facts";
+import { enrolWithToken } from "./test-nodes";
 
 export interface RawHost {
   nodeId: string;
@@ -88,11 +87,7 @@ export async function startTestGateway(deps: Deps, bus: ChangeBus, options: Part
 export async function enrolRawHosts(deps: Deps, count: number): Promise<RawHost[]> {
   const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count } });
   const hosts: RawHost[] = [];
-  for (let i = 0; i < count; i++) {
-    const keys = testKeyPair();
-    const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
-    hosts.push({ nodeId, ...keys });
-  }
+  for (let i = 0; i < count; i++) hosts.push(await enrolWithToken(deps, token));
   return hosts;
 }
 

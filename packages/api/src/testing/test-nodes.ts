@@ -22,3 +22,18 @@ export async function enrolTestNode(deps: Deps, opts: TestNodeOptions = {}) {
   const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(machineId, opts.profile), inventory: emptyInventory() });
   return { nodeId, machineId, ...keys };
 }
+
+/** Enrols one node with a token the test already holds (a test profile, a fresh key); its id and key pair. */
+export async function enrolWithToken(deps: Deps, token: string) {
+  const keys = testKeyPair();
+  const { nodeId } = await enrolNode(deps, { token, publicKey: keys.publicKey, profile: testProfile(crypto.randomUUID()), inventory: emptyInventory() });
+  return { nodeId, ...keys };
+}
+
+/** `count` nodes enrolled one after another with one token made for them all (its labels theirs); their ids in enrolment order. */
+export async function enrolNodesOneByOne(deps: Deps, count: number, labels: Record<string, string> = {}): Promise<string[]> {
+  const { token } = await createToken(deps, { actor: "test", publicUrl: "http://cp", input: { maxUses: count, labels } });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push((await enrolWithToken(deps, token)).nodeId);
+  return ids;
+}

@@ -21,6 +21,7 @@ import { UpgradeTrial } from "../self-upgrade/upgrade-trial";
 import { binaryIdentity, sameBinary, type BinaryIdentity } from "../self-upgrade/binary-watch";
 import { settleAtStart, settleWaitMsFromEnv } from "../self-upgrade/host-package";
 import { chrootlessScriptsFromEnv, type PackageContext } from "../resources/package";
+import { maxSourceBytes } from "../resources/file-source";
 import { ProcessRunner } from "../runner/process-runner";
 import { serveControlSocket, type ControlAnswer } from "../state-dir/control-socket";
 import { sleep, wakeableSleep } from "../sleep";
@@ -32,7 +33,14 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
   // Loud at every start: a test build trusts a release key whose private half is public.
   if (TEST_BUILD) opts.log.warn({ testBuild: true }, TEST_BUILD_WARNING);
   // The environment's settings, read before anything is done: a bad one stops the start, naming it.
-  const settings = { reconcileTiming: reconcileTimingFromEnv(), trialMs: trialMsFromEnv(), settleWaitMs: settleWaitMsFromEnv() };
+  const settings = {
+    reconcileTiming: reconcileTimingFromEnv(),
+    trialMs: trialMsFromEnv(),
+    settleWaitMs: settleWaitMsFromEnv(),
+    linkTimeoutMs: linkTimeoutMs(),
+  };
+  // Read again where sources are fetched; here so that a bad value stops the start, not the first download.
+  maxSourceBytes();
   const store = new DiskStore(opts.stateDir);
   await store.init();
   const unlock = await lockStateDir(opts.stateDir);
@@ -82,7 +90,7 @@ export async function runCommand(opts: CommonOptions & { log: Logger }): Promise
 async function daemon(
   store: DiskStore,
   opts: CommonOptions & { log: Logger },
-  settings: { reconcileTiming: ReturnType<typeof reconcileTimingFromEnv>; trialMs: number },
+  settings: { reconcileTiming: ReturnType<typeof reconcileTimingFromEnv>; trialMs: number; linkTimeoutMs: number },
   trial: UpgradeTrial | null,
   serving: (host: Host | null) => void,
   running: { binary: string; startedAs: BinaryIdentity | null; packages: PackageContext; settling: Promise<BinaryIdentity | null> | null },
@@ -119,7 +127,7 @@ async function daemon(
         privateKey: loaded.kind === "ok" ? loaded.privateKey : null,
         ...(damaged ? { damaged: damaged.reason } : {}),
         intervalMs: opts.intervalMs,
-        linkTimeoutMs: linkTimeoutMs(),
+        linkTimeoutMs: settings.linkTimeoutMs,
         ...reconcileTiming,
         hostVersion: HOST_VERSION,
         log,

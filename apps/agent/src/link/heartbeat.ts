@@ -1,6 +1,7 @@
 // Link liveness on the host side: the server pings every ~15 s; hearing nothing
 // (no ping, no message) for 3x that means the link is dead even if TCP says otherwise.
 import type { Clock } from "../clock";
+import { msFromEnv } from "../env-number";
 
 export class Heartbeat {
   private timer: unknown = null;
@@ -23,7 +24,7 @@ export class Heartbeat {
 
 export const DEFAULT_LINK_TIMEOUT_MS = 45_000;
 
+/** MESH_LINK_TIMEOUT_MS; a value that is no whole number of ms above 0 stops the start, naming it. */
 export function linkTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MESH_LINK_TIMEOUT_MS);
-  return Number.isFinite(n) && n > 0 ? n : DEFAULT_LINK_TIMEOUT_MS;
+  return msFromEnv(env, "MESH_LINK_TIMEOUT_MS", DEFAULT_LINK_TIMEOUT_MS);
 }

@@ -4,7 +4,7 @@
 // the interval; a run that goes past its deadline is aborted (decision 0050).
 import type { Logger } from "../log";
 import { HostError, reasonOf } from "../host-error";
-import { msFromEnv } from "../env-ms";
+import { msFromEnv } from "../env-number";
 import { systemClock, unref, type Clock } from "../clock";
 
 /**

@@ -7,15 +7,15 @@ import { endpoint } from "../link/auth";
 import { controlPlaneGet } from "../link/control-plane-http";
 import type { Trust } from "../link/trust";
 import { isoNow, systemClock } from "../clock";
+import { wholeFromEnv } from "../env-number";
 
 /** Larger than any file a declaration may carry inline, with room: a cap, not a format. */
 const DEFAULT_MAX_SOURCE_BYTES = 512 * 1024 * 1024;
 const EMPTY_SHA256 = createHash("sha256").digest("hex");
 
-/** MESH_SOURCE_MAX_BYTES lowers (or raises) the cap; anything but a positive integer keeps the default. */
+/** MESH_SOURCE_MAX_BYTES lowers (or raises) the cap; a value that is no whole number of bytes above 0 stops the start, naming it. */
 export function maxSourceBytes(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MESH_SOURCE_MAX_BYTES);
-  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_MAX_SOURCE_BYTES;
+  return wholeFromEnv(env, "MESH_SOURCE_MAX_BYTES", DEFAULT_MAX_SOURCE_BYTES, { unit: "bytes" });
 }
 
 /** What an enrolled host needs to fetch from its control plane. */

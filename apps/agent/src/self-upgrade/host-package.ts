@@ -4,7 +4,7 @@
 // version (apt from the mesh's repository, or a kept .deb) so dpkg's record is true again.
 import { hostRunsPackageVersion, sameDebianVersion } from "@mesh/protocol";
 import type { Logger } from "../log";
-import { msFromEnv } from "../env-ms";
+import { msFromEnv } from "../env-number";
 import { systemClock, type Clock } from "../clock";
 import { wakeableSleep } from "../sleep";
 import { isTransientPackageError, observePackage, restorePackage, type PackageContext } from "../resources/package";

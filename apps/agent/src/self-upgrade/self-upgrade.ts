@@ -16,7 +16,7 @@ import { compareVersions, refuseRelease } from "./release";
 import { NO_RELEASE_KEY } from "./release-key";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade, PACKAGE_VERSION_PENDING, SCRIPT_ROLLBACK_REASON, readJson } from "./upgrade-files";
 import { ProcessRunner } from "../runner/process-runner";
-import { msFromEnv } from "../env-ms";
+import { msFromEnv } from "../env-number";
 import { systemClock, type Clock } from "../clock";
 import { outputOf, type Runner } from "../runner/runner";
 

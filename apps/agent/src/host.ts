@@ -393,6 +393,7 @@ export class Host {
           controlPlane: this.controlPlane,
           selfUpgrade: this.opts.selfUpgrade ?? null,
           now: () => new Date(this.clock.now()),
+          clock: this.clock,
           signal,
         },
         {

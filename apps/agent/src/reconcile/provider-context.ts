@@ -18,6 +18,7 @@ import type { Runner } from "../runner/runner";
 import type { SelfUpgrade } from "../self-upgrade/self-upgrade";
 import type { OwnedRecord } from "../store/ownership";
 import type { Store } from "../store/store";
+import { systemClock, type Clock } from "../clock";
 
 export function providerContext(opts: {
   root: Root;
@@ -32,6 +33,8 @@ export function providerContext(opts: {
   selfUpgrade?: SelfUpgrade | null;
   /** A folder for sources downloaded ahead of the apply (resumable); without one each is fetched as it is applied. */
   downloadsDir?: string | null;
+  /** The host's clock (the system's by default). */
+  clock?: Clock;
 }): ProviderContext {
   const paths = new SafePaths(opts.root.dir);
   let manager: Promise<ServiceManager> | null = null;
@@ -47,6 +50,7 @@ export function providerContext(opts: {
     sources,
     managedPaths: managedPaths([...opts.resources.map(resourceSubject), ...opts.records.map((r) => r.subject)]),
     runner: opts.runner,
+    clock: opts.clock ?? systemClock,
     selfUpgrade: opts.selfUpgrade ?? null,
     syncLater: (dir) => void unsynced.add(dir),
     async syncPending() {

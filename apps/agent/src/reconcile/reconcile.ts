@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { providerContext } from "./provider-context";
 import { Run, type Change } from "./run";
 import { STATE_DIR_NAMES } from "../state-dir/keys";
+import type { Clock } from "../clock";
 
 export type { Change, ChangeKind } from "./run";
 
@@ -32,6 +33,8 @@ export interface ReconcileDeps {
   /** argv that runs mesh-host, for the host's own service supervisor; this process's own by default. */
   hostCommand?: string[];
   now?: () => Date;
+  /** The host's clock, for the waits inside a step (dpkg's locks); the system's by default. */
+  clock?: Clock;
   /** How a `host` resource is applied; without it one fails with a clear error. */
   selfUpgrade?: SelfUpgrade | null;
   /** Where sources are downloaded ahead of the apply; `downloads/` in a disk store's state dir by default. */
@@ -113,6 +116,7 @@ export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Pro
     systemdIsPid1: deps.systemdIsPid1,
     hostCommand: deps.hostCommand,
     selfUpgrade: deps.selfUpgrade ?? null,
+    ...(deps.clock ? { clock: deps.clock } : {}),
     downloadsDir:
       deps.downloadsDir !== undefined ? deps.downloadsDir : deps.store instanceof DiskStore ? join(deps.store.dir, STATE_DIR_NAMES.downloads) : null,
   });

@@ -36,6 +36,7 @@ const PackageSnapshot = z.strictObject({
 function packageContext(ctx: ProviderContext): PackageContext {
   return {
     runner: ctx.runner,
+    clock: ctx.clock,
     root: ctx.root.dir,
     // A sandbox root without a shell of its own (tests, dry runs) runs maintainer scripts outside it.
     chrootlessScripts: chrootlessScriptsFromEnv(ctx.root.dir),

@@ -12,6 +12,7 @@ import type { State } from "./observed";
 import type { Root } from "./root";
 import type { SafePaths } from "./safe-path";
 import type { ServiceManager } from "./service-manager";
+import type { Clock } from "../clock";
 
 /** How a removal or a restore ended; `kept` is not a failure of the host but is reported. */
 export type RemoveOutcome =
@@ -42,6 +43,8 @@ export interface ProviderContext {
   managedPaths: ReadonlySet<string>;
   /** Every program the providers run goes through this (argv, no shell, timeout). */
   runner: Runner;
+  /** The host's clock, for waits inside a step (dpkg's locks). */
+  clock: Clock;
   /** Puts a verified release over the running binary; null where the host cannot upgrade itself (tests, a source run without a state dir). */
   selfUpgrade: SelfUpgrade | null;
   /** What runs services here, chosen once: systemd where it is PID 1, else the host's own supervisor. */

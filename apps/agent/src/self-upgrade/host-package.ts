@@ -38,6 +38,10 @@ export type SettleOutcome = "nothing" | "settled" | "noted" | { transient: strin
 export async function settleRolledBackPackage(store: Store, pctx: PackageContext, running: string, log: Logger): Promise<SettleOutcome> {
   const failed = await readJson(store, FAILED_KEY, FailedUpgrade);
   if (!failed?.package || failed.note) return "nothing";
+  // Only the binary the rollback put back settles dpkg's record. The record stays after it is settled
+  // (until a later trial commits): a later version running now, or the failed one restarted after a
+  // crash between the record's write and the rename back, must not downgrade the package under itself.
+  if (!samePackageVersion(failed.from, running)) return "nothing";
   const { name, previous } = failed.package;
   let note: string;
   try {

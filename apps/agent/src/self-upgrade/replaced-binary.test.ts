@@ -300,6 +300,16 @@ describe("after a rolled-back package upgrade", () => {
     expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
   });
 
+  it("leaves dpkg alone when the binary running is not the one the rollback put back (a later version, or the failed one after a crash)", async () => {
+    await store.write(FAILED_KEY, JSON.stringify({ ...failed, to: "2.0.0-1", binary, package: { name: "mesh-host", previous: "1.0.0-3" } }));
+    for (const running of ["2.0.1", "2.0.0"]) {
+      const runner = new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: `install ok installed\t${running}-1\n` } }]);
+      expect(await settleRolledBackPackage(store, { runner, root: "/" }, running, silentLogger())).toBe("nothing");
+      expect(runner.argvs.filter((a) => a[0] === "apt-get" || a[0] === "dpkg")).toEqual([]);
+    }
+    expect(JSON.parse(String(await store.read(FAILED_KEY))).note).toBeUndefined();
+  });
+
   it("reinstalls dpkg's exact previous version, as the breadcrumb recorded it, not one rebuilt from the running host's", async () => {
     await store.write(FAILED_KEY, JSON.stringify({ ...failed, to: "1:1.1.0-1", binary, package: { name: "mesh-host", previous: "1:1.0.0-3" } }));
     const runner = new RecordingRunner([

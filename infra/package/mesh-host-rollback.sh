@@ -28,10 +28,15 @@ fi
 # a reason field it knows this script did it), and does not try the same release again.
 # Written first (a copy renamed into place), before .prev is moved back: a crash between the
 # two never leaves the old binary back with no record of why (it would try the release again).
-cp -f "$crumb" "$state/.upgrade-failed.json.rollback"
-sync
-mv -f "$state/.upgrade-failed.json.rollback" "$state/upgrade-failed.json"
-sync
+# A record that cannot be written (a full disk) never keeps .prev from coming back (the move
+# needs no space): the copy's failure is said and passed over.
+if cp -f "$crumb" "$state/.upgrade-failed.json.rollback" && sync &&
+  mv -f "$state/.upgrade-failed.json.rollback" "$state/upgrade-failed.json"; then
+  sync
+else
+  rm -f "$state/.upgrade-failed.json.rollback" 2>/dev/null || :
+  echo "mesh-host-rollback: cannot record why the upgrade failed; putting $bin.prev back anyway" >&2
+fi
 if [ -f "$bin.prev" ]; then
   mv -f "$bin.prev" "$bin"
 fi

@@ -38,4 +38,24 @@ describe("mesh-host-rollback", () => {
     expect(existsSync(join(state, "upgrade.exited"))).toBe(false);
     expect(existsSync(join(state, ".upgrade-failed.json.rollback"))).toBe(false);
   });
+
+  it("still moves BINARY.prev back when the failed record cannot be written (a full disk)", () => {
+    const dir = freshDir();
+    const state = join(dir, "state");
+    const shims = join(dir, "bin");
+    mkdirSync(state);
+    mkdirSync(shims);
+    const binary = join(dir, "mesh-host");
+    writeFileSync(binary, "new binary\n", { mode: 0o755 });
+    writeFileSync(`${binary}.prev`, "old binary\n", { mode: 0o755 });
+    writeFileSync(join(state, "upgrade.json"), JSON.stringify({ from: "1.0.0", to: "1.1.0" }));
+    writeFileSync(join(state, "upgrade.exited"), "");
+    // cp fails as it does on a full disk.
+    writeFileSync(join(shims, "cp"), "#!/bin/sh\necho 'cp: error writing: No space left on device' >&2\nexit 1\n", { mode: 0o755 });
+    const r = spawnSync("sh", [SCRIPT, state, binary], { encoding: "utf8", env: { ...process.env, PATH: `${shims}:${process.env.PATH}` } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(binary, "utf8")).toBe("old binary\n");
+    expect(r.stderr).toMatch(/cannot record why the upgrade failed; putting .* back anyway/);
+    expect(existsSync(join(state, "upgrade.json"))).toBe(false);
+  });
 });

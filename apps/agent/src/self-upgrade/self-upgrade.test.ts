@@ -201,6 +201,21 @@ describe("upgrade trial", () => {
     expect(JSON.parse(String(await store.read(FAILED_KEY))).reason).toBe("did not reach the control plane");
   });
 
+  it("puts .prev back even when the failed record cannot be written (a full disk)", async () => {
+    writeFileSync(`${binary}.prev`, "old binary\n");
+    writeFileSync(binary, "new binary\n");
+    await store.write(BREADCRUMB_KEY, crumb("1.1.0", 60_000));
+    const write = store.write.bind(store);
+    store.write = async (key, data, options) => {
+      if (key === FAILED_KEY) throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+      return write(key, data, options);
+    };
+    const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger(), new ManualClock()))!;
+    await trial.rollBack("did not reach the control plane");
+    expect(readFileSync(binary, "utf8")).toBe("old binary\n");
+    expect(await store.read(BREADCRUMB_KEY)).toBeNull();
+  });
+
   it("clears a breadcrumb of an upgrade that never took place", async () => {
     await store.write(BREADCRUMB_KEY, crumb("1.1.0"));
     expect(await UpgradeTrial.begin(store, "1.0.0", silentLogger())).toBeNull();

@@ -95,8 +95,14 @@ export class UpgradeTrial {
     // Why, first (the store writes atomically), then the rename: a crash between the two leaves the
     // record beside the new binary, never the previous binary back with no word of why (it would
     // take the breadcrumb for an upgrade that did not happen, and try the same release again).
+    // A record that cannot be written (a full disk) never keeps the previous binary from coming back:
+    // the rename needs no space, and a failed binary left in place would fail at every start.
     const failed: FailedUpgrade = { ...this.crumb, reason, at: isoNow(this.clock) };
-    await this.store.write(FAILED_KEY, JSON.stringify(failed));
+    await this.store
+      .write(FAILED_KEY, JSON.stringify(failed))
+      .catch((err: unknown) =>
+        this.log.error({ reason: (err as Error).message }, "cannot record why the upgrade failed; putting the previous binary back anyway"),
+      );
     try {
       await fs.rename(`${binary}.prev`, binary);
       await syncDir(dirname(binary));

@@ -315,7 +315,14 @@ describe("package on the real root, through the argv it would run", () => {
     const applied = await applyPackage({ runner, root: "/" }, nginx({ version: "1.2-1" }), await observePackage({ runner, root: "/" }, "nginx"));
     expect(applied).toMatchObject({ action: "installed", via: "apt-get" });
     expect(runner.argvs[1]).toEqual([...APT, "--allow-downgrades", ...APT_OPTIONS, "nginx=1.2-1"]);
-    expect(runner.calls[1]!.opts.env).toEqual({ DEBIAN_FRONTEND: "noninteractive" });
+    expect(runner.calls[1]!.opts.env).toEqual({ DEBIAN_FRONTEND: "noninteractive", LC_ALL: "C" });
+  });
+
+  it("runs every dpkg, dpkg-query and apt-get in the C locale: their words are read, whatever LANG the host has", async () => {
+    const runner = new RecordingRunner([missing, { match: ["apt-get"] }, installed]);
+    await applyPackage({ runner, root: "/" }, nginx({ version: "1.2-1" }), await observePackage({ runner, root: "/" }, "nginx"));
+    expect(runner.calls.length).toBeGreaterThan(2);
+    for (const call of runner.calls) expect(call.opts.env?.LC_ALL, call.argv.join(" ")).toBe("C");
   });
 
   it("refreshes the package lists once when apt does not know the package, then retries", async () => {

@@ -120,7 +120,12 @@ export const APT_NEEDS_REAL_ROOT = "installing from an apt repository needs --ro
 /** Installs can download and run maintainer scripts: far longer than the runner's default. */
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 /** debconf must never wait for an answer: nobody is there to give it. */
-const UNATTENDED_ENV = { DEBIAN_FRONTEND: "noninteractive" };
+/**
+ * dpkg's and apt's words are read (a lock held, a name resolution that failed, "no packages found"):
+ * in the C locale, whatever LANG systemd hands the host, or a German machine's passing failure would read as lasting.
+ */
+const C_LOCALE = { LC_ALL: "C" };
+const UNATTENDED_ENV = { DEBIAN_FRONTEND: "noninteractive", ...C_LOCALE };
 /** A changed conffile keeps the admin's version instead of prompting. */
 const CONFFILE_FLAGS = ["--force-confdef", "--force-confold"];
 const STATUS_LINE =
@@ -128,7 +133,7 @@ const STATUS_LINE =
 
 export async function observePackage(ctx: PackageContext, name: string): Promise<ObservedPackage> {
   const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "--showformat=${Status}\\t${Version}\\n", name];
-  const result = await ctx.runner.run(argv);
+  const result = await ctx.runner.run(argv, { env: C_LOCALE });
   if (result.code === 1 && /no packages found matching/.test(result.stderr)) {
     return { name, installed: false, version: null, status: "not-installed" };
   }
@@ -142,7 +147,7 @@ export async function observePackage(ctx: PackageContext, name: string): Promise
  */
 export async function dpkgVersion(ctx: PackageContext, name: string): Promise<string | null> {
   const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "-f", "${Version}", name];
-  const result = await ctx.runner.run(argv);
+  const result = await ctx.runner.run(argv, { env: C_LOCALE });
   if (result.code === 1 && /no packages found matching/.test(result.stderr)) return null;
   if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot read dpkg's version of ${name}`);
   const version = result.stdout.trim();
@@ -299,7 +304,7 @@ export async function restorePackage(ctx: PackageContext, snapshot: PackageSnaps
 /** `dpkg --audit`: any output means a package was left half-way (an interrupted configure, say). */
 export async function auditDpkg(ctx: PackageContext): Promise<DpkgAudit> {
   const argv = ["dpkg", ...adminDirArgs(ctx), "--audit"];
-  const result = await ctx.runner.run(argv);
+  const result = await ctx.runner.run(argv, { env: C_LOCALE });
   // Some dpkg versions exit 1 when they find something; the output is what tells.
   if (result.code !== 0 && result.code !== 1) throw new CommandFailedError(argv, result, "cannot audit dpkg");
   const output = result.stdout.trim();

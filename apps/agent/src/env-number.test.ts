@@ -1,6 +1,7 @@
 // The host's numeric settings from the environment, through the one reader (env-number.ts): a bad
 // value is refused at start, naming the variable, never read as NaN nor quietly replaced by the default.
 import { describe, expect, it } from "vitest";
+import { MAX_TIMER_MS } from "./env-number";
 import { HostError } from "./host-error";
 import { DEFAULT_LINK_TIMEOUT_MS, linkTimeoutMs } from "./link/heartbeat";
 import { maxSourceBytes } from "./resources/file-source";
@@ -16,6 +17,13 @@ describe("MESH_LINK_TIMEOUT_MS", () => {
     const read = () => linkTimeoutMs({ MESH_LINK_TIMEOUT_MS: value });
     expect(read).toThrow(HostError);
     expect(read).toThrow(`MESH_LINK_TIMEOUT_MS=${value}: must be a whole number of milliseconds above 0`);
+  });
+});
+
+describe("a duration longer than Node's timers", () => {
+  it("is refused, naming the variable (Node would fire it after 1 ms)", () => {
+    expect(linkTimeoutMs({ MESH_LINK_TIMEOUT_MS: String(MAX_TIMER_MS) })).toBe(MAX_TIMER_MS);
+    expect(() => linkTimeoutMs({ MESH_LINK_TIMEOUT_MS: "2592000000" })).toThrow(`MESH_LINK_TIMEOUT_MS=2592000000: at most ${MAX_TIMER_MS} milliseconds`);
   });
 });
 

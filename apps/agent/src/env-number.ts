@@ -20,7 +20,12 @@ export function wholeFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: num
   return n;
 }
 
-/** A duration in milliseconds. */
+/** The longest timer Node keeps (2^31 - 1 ms, ~24.8 days): a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A duration in milliseconds, at most MAX_TIMER_MS (a 30-day trial must not end at once). */
 export function msFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 1 }: { min?: 0 | 1 } = {}): number {
-  return wholeFromEnv(env, name, fallback, { min, unit: "milliseconds" });
+  const ms = wholeFromEnv(env, name, fallback, { min, unit: "milliseconds" });
+  if (ms > MAX_TIMER_MS) throw new HostError("usage", `${name}=${ms}: at most ${MAX_TIMER_MS} milliseconds (about 24.8 days)`);
+  return ms;
 }

@@ -3,7 +3,7 @@
 // status: ready for wiring
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
-import { normalDebianVersion, sameDebianVersion, type PackageResource, type RemoteSource } from "@mesh/protocol";
+import { normalDebianVersion, parseDebianVersion, sameDebianVersion, type PackageResource, type RemoteSource } from "@mesh/protocol";
 import { CommandFailedError, runOrThrow, type RunOptions, type RunResult, type Runner } from "../runner/runner";
 import { systemClock, type Clock } from "../clock";
 import { sleep } from "../sleep";
@@ -142,22 +142,20 @@ export async function observePackage(ctx: PackageContext, name: string): Promise
 }
 
 /**
- * dpkg's own version string of `name` (epoch and revision as dpkg records them: "1:1.2.3-1"), or null
- * when dpkg records none. What a rollback installs again, exactly: never rebuilt from another version.
+ * dpkg's own version string of `name` (epoch and revision as dpkg records them: "1:1.2.3-1") when it is
+ * installed, or null when dpkg records none or only a removed package's (config-files: its version
+ * is no release to go back to). What a rollback installs again, exactly: never rebuilt from another version.
  */
 export async function dpkgVersion(ctx: PackageContext, name: string): Promise<string | null> {
-  const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "-f", "${Version}", name];
+  const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "-f", "${db:Status-Status}\\t${Version}", name];
   const result = await ctx.runner.run(argv, { env: C_LOCALE });
   if (result.code === 1 && /no packages found matching/.test(result.stderr)) return null;
   if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot read dpkg's version of ${name}`);
-  const version = result.stdout.trim();
-  if (version === "") return null;
-  if (!DEBIAN_VERSION.test(version)) throw new Error(`unexpected output from \`${argv.join(" ")}\`: ${JSON.stringify(version.slice(0, 200))}`);
+  const [status = "", version = ""] = result.stdout.trim().split("\t");
+  if (status !== "installed" || version === "") return null;
+  if (!parseDebianVersion(version)) throw new Error(`unexpected output from \`${argv.join(" ")}\`: ${JSON.stringify(result.stdout.slice(0, 200))}`);
   return version;
 }
-
-/** A version as dpkg writes one (a sanity check of dpkg-query's output, not a parser). */
-const DEBIAN_VERSION = /^[0-9][A-Za-z0-9.+~:-]{0,127}$/;
 
 /** Parses dpkg-query's `${Status}\t${Version}` lines; anything else is an error, never a guess. */
 export function parseStatus(name: string, stdout: string, argv: string[] = []): ObservedPackage {

@@ -29,7 +29,11 @@ beforeEach(() => {
 /** dpkg-query answering that mesh-host is installed at `version` (and, asked for its bare version before an upgrade, at `before`). */
 const dpkgSays = (version: string, before = "1.0.0") =>
   new RecordingRunner([
-    { match: (argv) => argv[0] === "dpkg-query" && argv.includes("${Version}"), result: { stdout: before }, repeat: true },
+    {
+      match: (argv) => argv[0] === "dpkg-query" && argv.includes("${db:Status-Status}\\t${Version}"),
+      result: { stdout: `installed\t${before}` },
+      repeat: true,
+    },
     { match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true },
   ]);
 
@@ -79,12 +83,22 @@ describe("a binary replaced on disk", () => {
     const runner = dpkgSays("1:1.1.0-1", "1:1.0.0-3");
     const up = await host(runner);
     await up.beforeHostPackage("1:1.1.0-1");
-    expect(runner.argvs[0]).toEqual(["dpkg-query", `--admindir=${join(dir, "var/lib/dpkg")}`, "-W", "-f", "${Version}", "mesh-host"]);
+    expect(runner.argvs[0]).toEqual(["dpkg-query", `--admindir=${join(dir, "var/lib/dpkg")}`, "-W", "-f", "${db:Status-Status}\\t${Version}", "mesh-host"]);
     expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY)))).package).toEqual({ name: "mesh-host", previous: "1:1.0.0-3" });
     installOver("binary 1.1.0\n");
     expect(await up.replacedOnDisk()).toBe(true);
     const crumb = Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))));
     expect(crumb).toMatchObject({ from: "1.0.0", to: "1:1.1.0-1", package: { name: "mesh-host", previous: "1:1.0.0-3" } });
+  });
+
+  it("by the host's own package on a host where dpkg knows only a removed mesh-host (config-files): the version to go back to is the running one", async () => {
+    const runner = new RecordingRunner([
+      { match: (argv) => argv[0] === "dpkg-query" && argv.includes("${db:Status-Status}\\t${Version}"), result: { stdout: "config-files\t0.9.0-1" } },
+      { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" }, repeat: true },
+    ]);
+    const up = await host(runner);
+    await up.beforeHostPackage("1.1.0");
+    expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY)))).package).toEqual({ name: "mesh-host", previous: "1.0.0" });
   });
 
   it("by a reinstall of the same version: the host leaves, with nothing on trial", async () => {

@@ -98,6 +98,32 @@ describe("apt's failures", () => {
     expect(err).toBeInstanceOf(CommandFailedError);
   });
 
+  it.each([
+    "E: Failed to fetch http://mesh.example/apt/pool/main/m/mesh-host/mesh-host_1.0.0_amd64.deb  404  Not Found [IP: 127.0.0.1 80]\n",
+    "E: Failed to fetch http://mesh.example/apt/pool/mesh-host_1.0.0_amd64.deb  Hash Sum mismatch\n",
+    "E: The repository 'http://mesh.example/apt stable Release' does not have a Release file.\n",
+  ])('that say the repository lacks the file for good are not, even inside a "Failed to fetch": %s', async (stderr) => {
+    const runner = new RecordingRunner([{ match: ["apt-get", "install"], result: { code: 100, stderr } }]);
+    const err = await applyPackage({ runner, root: "/", ...noLocks }, nginx, absent).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CommandFailedError);
+    expect(isTransientPackageError(err)).toBe(false);
+  });
+
+  it("are read from stderr only: a maintainer script's words on stdout are not apt's", async () => {
+    const runner = new RecordingRunner([
+      {
+        match: ["apt-get", "install"],
+        result: {
+          code: 100,
+          stdout: "postinst: Could not connect to the license server\n",
+          stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)\n",
+        },
+      },
+    ]);
+    const err = await applyPackage({ runner, root: "/", ...noLocks }, nginx, absent).catch((e: unknown) => e);
+    expect(isTransientPackageError(err)).toBe(false);
+  });
+
   it("that do not pass (no such package) are not", async () => {
     const runner = new RecordingRunner([
       { match: ["apt-get", "install"], result: { code: 100, stderr: "E: Unable to locate package nginx\n" } },

@@ -355,8 +355,15 @@ async function runWhenUnlocked(ctx: PackageContext, argv: string[], opts: RunOpt
   return ctx.runner.run(argv, opts);
 }
 
+/**
+ * What the repository says for good, even inside a "Failed to fetch": the file is not there (a .deb pruned
+ * from the pool while the index still names it), or not what the index says. Trying again changes nothing.
+ */
+const LASTING_OUTPUT = /\b404\s+Not Found|\b410\s+Gone|Hash Sum mismatch|does not have a Release file|File has unexpected size/i;
+
 function packageFailure(argv: string[], result: RunResult, what: string): CommandFailedError {
-  return TRANSIENT_OUTPUT.test(`${result.stderr}\n${result.stdout}`)
+  // stderr only: apt's errors go there, and stdout carries maintainer scripts' words, which are not apt's.
+  return TRANSIENT_OUTPUT.test(result.stderr) && !LASTING_OUTPUT.test(result.stderr)
     ? new TransientPackageError(argv, result, what)
     : new CommandFailedError(argv, result, what);
 }

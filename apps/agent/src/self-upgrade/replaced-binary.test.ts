@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../log";
 import { RecordingRunner } from "../runner/recording-runner";
 import { MemoryStore } from "../store/memory-store";
+import { ManualClock } from "../manual-clock";
 import { binaryIdentity } from "./binary-watch";
 import { settleRolledBackPackage } from "./host-package";
 import { SelfUpgrade } from "./self-upgrade";
@@ -276,6 +277,32 @@ describe("the breadcrumb of the host's own package, written before dpkg runs", (
       // The old binary, started again, refuses the same package version.
       const again = await host(dpkgSays("1.1.0"));
       await expect(again.beforeHostPackage("1.1.0")).rejects.toThrow(/upgrade to mesh-host 1\.1\.0 failed .*not tried again/);
+    });
+
+    it("replaced again while on trial (an operator's apt upgrade): the trial is disarmed, never rolling back over the newer binary", async () => {
+      await killedAfterDpkg("1.1.0");
+      const clock = new ManualClock();
+      const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger(), clock))!;
+      const up = new SelfUpgrade({
+        store,
+        binary,
+        running: "1.1.0",
+        trialMs: 60_000,
+        publicKey: null,
+        log: silentLogger(),
+        startedAs: await binaryIdentity(binary),
+        packages: { runner: dpkgSays("1.2.0"), root: dir },
+        trial,
+        clock,
+      });
+      installOver("binary 1.2.0\n");
+      expect(await up.replacedOnDisk()).toBe(true);
+      expect(trial.active).toBe(false);
+      clock.advance(10 * 60_000);
+      await new Promise((r) => setImmediate(r));
+      expect(readFileSync(binary, "utf8")).toBe("binary 1.2.0\n");
+      expect(await crumbNow()).toMatchObject({ from: "1.1.0", to: "1.2.0" });
+      expect(await store.read(FAILED_KEY)).toBeNull();
     });
 
     it("puts nothing on trial when the old binary starts again (killed before dpkg replaced it)", async () => {

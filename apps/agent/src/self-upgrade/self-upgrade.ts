@@ -43,7 +43,7 @@ export interface SelfUpgradeOptions {
    * This start's trial, if it is one: the previous binary its rollback puts back is no replacement,
    * and while it is active (a rollback still possible) no second upgrade is started.
    */
-  trial?: { readonly rollingBack: boolean; readonly active?: boolean; readonly upgrade?: { from: string; to: string } } | null;
+  trial?: { readonly rollingBack: boolean; readonly active?: boolean; readonly upgrade?: { from: string; to: string }; supersede?(): void } | null;
   /** Runs `mesh-host version` on the new binary; a ProcessRunner by default. */
   runner?: Runner;
   /** The agent's one clock (decision 0050): the trial's deadline is taken from it. The system's by default. */
@@ -175,6 +175,9 @@ export class SelfUpgrade {
     if (sameBinary(startedAs, await binaryIdentity(binary))) return false;
     // Read after the identity: set before the rename, so a file seen renamed back is known to be the old one.
     if (this.opts.trial?.rollingBack) return false;
+    // Replaced while this start was still on trial (an operator's apt upgrade): that trial ends here,
+    // its deadline disarmed, so it can never roll back over the newer binary or remove its breadcrumb.
+    if (this.opts.trial?.active) this.opts.trial.supersede?.();
     this.replaced = true;
     try {
       const next = await this.replacement();

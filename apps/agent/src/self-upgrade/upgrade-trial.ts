@@ -72,6 +72,17 @@ export class UpgradeTrial {
     return { from: this.crumb.from, to: this.crumb.to };
   }
 
+  /**
+   * A newer binary replaced the one on trial (an operator's apt upgrade during the trial): this trial
+   * ends with neither a commit nor a rollback; the newer binary's breadcrumb, written next, takes over.
+   */
+  supersede(): void {
+    if (this.done) return;
+    this.done = true;
+    this.clock.clearTimeout(this.timer);
+    this.log.info({ from: this.crumb.from, to: this.crumb.to }, "the binary on trial was replaced by a newer one; its trial ends, the newer one's begins");
+  }
+
   /** Reached the control plane (or has none to reach): the upgrade stays. */
   async commit(): Promise<void> {
     if (this.done) return;

@@ -11,7 +11,7 @@ import { MemoryStore } from "../store/memory-store";
 import { ManualClock } from "../manual-clock";
 import { binaryIdentity } from "./binary-watch";
 import { settleRolledBackPackage } from "./host-package";
-import { SelfUpgrade } from "./self-upgrade";
+import { SelfUpgrade, type SelfUpgradeOptions } from "./self-upgrade";
 import { BREADCRUMB_KEY, Breadcrumb, EXITED_KEY, FAILED_KEY, FailedUpgrade } from "./upgrade-files";
 import { UpgradeTrial } from "./upgrade-trial";
 import { tempDirs } from "../testing/temp-dirs";
@@ -38,7 +38,8 @@ const dpkgSays = (version: string, before = "1.0.0") =>
     { match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true },
   ]);
 
-async function host(runner: RecordingRunner) {
+/** The self-upgrade of a host running 1.0.0 from `binary` (as started), dpkg answered by `runner`; `more` for the rest. */
+async function host(runner: RecordingRunner, more: Partial<SelfUpgradeOptions> = {}) {
   return new SelfUpgrade({
     store,
     binary,
@@ -48,6 +49,7 @@ async function host(runner: RecordingRunner) {
     log: silentLogger(),
     startedAs: await binaryIdentity(binary),
     packages: { runner, root: dir },
+    ...more,
   });
 }
 
@@ -113,17 +115,7 @@ describe("a binary replaced on disk", () => {
   it("while dpkg's record is put back in the background, the binary its reinstall leaves is the one started as", async () => {
     let settled!: (identity: Awaited<ReturnType<typeof binaryIdentity>>) => void;
     const settling = new Promise<Awaited<ReturnType<typeof binaryIdentity>>>((resolve) => (settled = resolve));
-    const up = new SelfUpgrade({
-      store,
-      binary,
-      running: "1.0.0",
-      trialMs: 60_000,
-      publicKey: null,
-      log: silentLogger(),
-      startedAs: await binaryIdentity(binary),
-      packages: { runner: dpkgSays("1.0.0"), root: dir },
-      settling,
-    });
+    const up = await host(dpkgSays("1.0.0"), { settling });
     installOver("binary 1.0.0, reinstalled\n");
     expect(await up.replacedOnDisk()).toBe(false);
     settled(await binaryIdentity(binary));
@@ -143,17 +135,7 @@ describe("a binary replaced on disk", () => {
     );
     const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger()))!;
     trial.stop();
-    const up = new SelfUpgrade({
-      store,
-      binary,
-      running: "1.1.0",
-      trialMs: 60_000,
-      publicKey: null,
-      log: silentLogger(),
-      startedAs: await binaryIdentity(binary),
-      packages: { runner: dpkgSays("1.0.0"), root: dir },
-      trial,
-    });
+    const up = await host(dpkgSays("1.0.0"), { running: "1.1.0", trial });
     await trial.rollBack("did not reach the control plane");
     expect(readFileSync(binary, "utf8")).toBe("binary 1.0.0\n");
     // The reconcile that ends after the rollback: no new trial of 1.0.0 (which would clear the failure when it links).
@@ -283,18 +265,7 @@ describe("the breadcrumb of the host's own package, written before dpkg runs", (
       await killedAfterDpkg("1.1.0");
       const clock = new ManualClock();
       const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger(), clock))!;
-      const up = new SelfUpgrade({
-        store,
-        binary,
-        running: "1.1.0",
-        trialMs: 60_000,
-        publicKey: null,
-        log: silentLogger(),
-        startedAs: await binaryIdentity(binary),
-        packages: { runner: dpkgSays("1.2.0"), root: dir },
-        trial,
-        clock,
-      });
+      const up = await host(dpkgSays("1.2.0"), { running: "1.1.0", trial, clock });
       installOver("binary 1.2.0\n");
       expect(await up.replacedOnDisk()).toBe(true);
       expect(trial.active).toBe(false);
@@ -435,22 +406,12 @@ describe("while an upgrade is on trial", () => {
     await store.write(BREADCRUMB_KEY, JSON.stringify(crumb));
     const trial = (await UpgradeTrial.begin(store, "1.0.0", silentLogger()))!;
     try {
-      const up = new SelfUpgrade({
-        store,
-        binary,
-        running: "1.0.0",
-        trialMs: 60_000,
-        publicKey: null,
-        log: silentLogger(),
-        startedAs: await binaryIdentity(binary),
-        packages: { runner: dpkgSays("1.0.0"), root: dir },
-        trial,
-      });
+      const up = await host(dpkgSays("1.0.0"), { trial });
       await expect(up.beforeHostPackage("1.1.0")).rejects.toThrow(
         /the mesh-host package 1\.1\.0: not started while mesh-host 1\.0\.0 \(upgraded from 0\.9\.0\) is on trial, its rollback pending/,
       );
-      const host = { type: "host", id: "h", version: "1.1.0", sha256: "b".repeat(64), signature: "x", onDrift: "correct", allowDowngrade: false } as const;
-      await expect(up.upgrade(host, async () => "")).rejects.toThrow(/mesh-host 1\.1\.0: not started while mesh-host 1\.0\.0 .* is on trial/);
+      const resource = { type: "host", id: "h", version: "1.1.0", sha256: "b".repeat(64), signature: "x", onDrift: "correct", allowDowngrade: false } as const;
+      await expect(up.upgrade(resource, async () => "")).rejects.toThrow(/mesh-host 1\.1\.0: not started while mesh-host 1\.0\.0 .* is on trial/);
       // The trial's way back is untouched.
       expect(readFileSync(`${binary}.prev`, "utf8")).toBe("binary 0.9.0\n");
       expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY))))).toMatchObject({ from: "0.9.0", to: "1.0.0" });

@@ -10,18 +10,24 @@ import { tempDirs } from "../testing/temp-dirs";
 const SCRIPT = join(__dirname, "../../../../infra/package/mesh-host-rollback.sh");
 const freshDir = tempDirs("mesh-rollback-script-");
 
+/** A state dir after an upgrade whose new binary already exited once (so the next exit is its failure), with a folder for shims. */
+function upgradedOnce() {
+  const dir = freshDir();
+  const state = join(dir, "state");
+  const shims = join(dir, "bin");
+  mkdirSync(state);
+  mkdirSync(shims);
+  const binary = join(dir, "mesh-host");
+  writeFileSync(binary, "new binary\n", { mode: 0o755 });
+  writeFileSync(`${binary}.prev`, "old binary\n", { mode: 0o755 });
+  writeFileSync(join(state, "upgrade.json"), JSON.stringify({ from: "1.0.0", to: "1.1.0" }));
+  writeFileSync(join(state, "upgrade.exited"), "");
+  return { dir, state, shims, binary };
+}
+
 describe("mesh-host-rollback", () => {
   it("writes upgrade-failed.json before it moves BINARY.prev back", () => {
-    const dir = freshDir();
-    const state = join(dir, "state");
-    const shims = join(dir, "bin");
-    mkdirSync(state);
-    mkdirSync(shims);
-    const binary = join(dir, "mesh-host");
-    writeFileSync(binary, "new binary\n", { mode: 0o755 });
-    writeFileSync(`${binary}.prev`, "old binary\n", { mode: 0o755 });
-    writeFileSync(join(state, "upgrade.json"), JSON.stringify({ from: "1.0.0", to: "1.1.0" }));
-    writeFileSync(join(state, "upgrade.exited"), "");
+    const { dir, state, shims, binary } = upgradedOnce();
     // mv as coreutils does, noting whether the failed record stood when .prev was moved.
     const seen = join(dir, "seen");
     writeFileSync(
@@ -40,16 +46,7 @@ describe("mesh-host-rollback", () => {
   });
 
   it("still moves BINARY.prev back when the failed record cannot be written (a full disk)", () => {
-    const dir = freshDir();
-    const state = join(dir, "state");
-    const shims = join(dir, "bin");
-    mkdirSync(state);
-    mkdirSync(shims);
-    const binary = join(dir, "mesh-host");
-    writeFileSync(binary, "new binary\n", { mode: 0o755 });
-    writeFileSync(`${binary}.prev`, "old binary\n", { mode: 0o755 });
-    writeFileSync(join(state, "upgrade.json"), JSON.stringify({ from: "1.0.0", to: "1.1.0" }));
-    writeFileSync(join(state, "upgrade.exited"), "");
+    const { dir, state, shims, binary } = upgradedOnce();
     // cp fails as it does on a full disk.
     writeFileSync(join(shims, "cp"), "#!/bin/sh\necho 'cp: error writing: No space left on device' >&2\nexit 1\n", { mode: 0o755 });
     const r = spawnSync("sh", [SCRIPT, state, binary], { encoding: "utf8", env: { ...process.env, PATH: `${shims}:${process.env.PATH}` } });

@@ -46,7 +46,7 @@ describe("mesh-host-rollback", () => {
   });
 
   it("still moves BINARY.prev back when the failed record cannot be written (a full disk)", () => {
-    const { dir, state, shims, binary } = upgradedOnce();
+    const { state, shims, binary } = upgradedOnce();
     // cp fails as it does on a full disk.
     writeFileSync(join(shims, "cp"), "#!/bin/sh\necho 'cp: error writing: No space left on device' >&2\nexit 1\n", { mode: 0o755 });
     const r = spawnSync("sh", [SCRIPT, state, binary], { encoding: "utf8", env: { ...process.env, PATH: `${shims}:${process.env.PATH}` } });

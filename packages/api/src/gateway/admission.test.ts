@@ -3,7 +3,7 @@
 // The bound on handshakes in flight: past it the rest wait, and the queue drains at the rate the
 // gateway actually serves. A challenge's pass carries its turn to the upgrade, once, for a while.
 import { describe, expect, it } from "vitest";
-import { FairLinkAdmission, LinkAdmission, MAX_RETRY_AFTER_SECONDS, SAMPLE_MS, type HandshakeDone } from "./admission";
+import { FairLinkAdmission, LinkAdmission, MAX_RETRY_AFTER_SECONDS, RETRY_HORIZON_SECONDS, SAMPLE_MS, type HandshakeDone } from "./admission";
 import { HandshakePasses, PASS_SLOT_MS, PASS_TTL_MS } from "./handshake-passes";
 
 const clock = () => {
@@ -119,13 +119,32 @@ describe("handshakes in flight", () => {
     // The rate estimate has come down from 1,000 to what is served (halving the gap each second).
     expect(a.servedPerSecond).toBeLessThan(110);
     expect(a.servedPerSecond).toBeGreaterThanOrEqual(100);
-    // A burst of 300 more: told their turns at ~100 a second, i.e. up to ~7 s away (the queue held a few hundred already).
+    // A burst of 300 more, behind the hundreds queued already: at ~100 a second their turns are many
+    // seconds away, past where the ceiling rate would put them (1 or 2 s) plus the horizon: told that
+    // instead, to be placed again by the rate of the moment when they come back.
     const burst = admitMany(a, 300).refused;
     expect(burst).toHaveLength(300);
+    expect(new Set(burst).size).toBe(1);
+    expect(burst[0]).toBeLessThanOrEqual(2 + RETRY_HORIZON_SECONDS);
+  });
+
+  it("places refused hosts at the rate served while that is within the horizon, spread a second at a time", () => {
+    const c = clock();
+    const a = new LinkAdmission({ perSecond: 1000, burst: 10, inFlight: 10, now: c.now });
+    // Saturated with nothing completing for a few seconds: the estimate falls to its floor, 100 a second.
+    for (let s = 0; s < 6; s++) {
+      admitMany(a, 20);
+      c.advance(SAMPLE_MS);
+    }
+    c.advance(60_000); // the queue those refusals built has drained; the 10 slots are still held
+    expect(a.servedPerSecond).toBe(100);
+    // 700 more: the first ~100 a second are told 1, 2, … s; from the horizon on (ceiling place 1 s + 5 s) they are told 6 s.
+    const waits = admitMany(a, 700).refused;
     const perSecond = new Map<number, number>();
-    for (const w of burst) perSecond.set(w, (perSecond.get(w) ?? 0) + 1);
-    for (const n of perSecond.values()) expect(n).toBeLessThanOrEqual(110);
-    expect(Math.max(...burst) - Math.min(...burst)).toBeGreaterThanOrEqual(2);
+    for (const w of waits) perSecond.set(w, (perSecond.get(w) ?? 0) + 1);
+    for (let w = 1; w < 1 + RETRY_HORIZON_SECONDS; w++) expect(perSecond.get(w)).toBe(100);
+    expect(perSecond.get(1 + RETRY_HORIZON_SECONDS)).toBe(200);
+    expect(Math.max(...waits)).toBe(1 + RETRY_HORIZON_SECONDS);
   });
 
   it("a gateway that keeps up drains the queue at the ceiling again", () => {

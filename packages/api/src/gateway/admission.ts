@@ -14,6 +14,8 @@ export const DEFAULT_ADMISSIONS_PER_SECOND = 1000;
 export const DEFAULT_HANDSHAKES_IN_FLIGHT = 512;
 /** A host is never told to wait longer than this, however long the queue. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
+/** How much further than the ceiling rate's place a refused host may be sent (see admit). */
+export const RETRY_HORIZON_SECONDS = 5;
 /** How often the rate served is measured. */
 export const SAMPLE_MS = 1000;
 
@@ -97,9 +99,16 @@ export class LinkAdmission {
       };
     }
     if (full) this.saturated = true;
-    // Its place in the queue, at the rate served, rounded up to the whole seconds Retry-After carries.
+    // Its place in the queue, at the rate served, rounded up to the whole seconds Retry-After carries;
+    // but never further out than the ceiling rate would put it, plus RETRY_HORIZON_SECONDS. The rate
+    // measured in a restarted gateway's first seconds (cold, refusing thousands) is its lowest: hosts
+    // placed by it alone came back at that rate for the rest of the restart while the gateway sat half
+    // idle. Placed no further than the ceiling's queue, a host whose turn has not come is refused again,
+    // cheaply (no crypto, no query), and placed by the rate of the moment; re-asks stay under the ceiling rate.
     this.queued += 1;
-    const retryAfterSeconds = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(this.queued / this.drainRate)));
+    const atRate = Math.ceil(this.queued / this.drainRate);
+    const atCeiling = Math.ceil(this.queued / this.perSecond) + RETRY_HORIZON_SECONDS;
+    const retryAfterSeconds = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.min(atRate, atCeiling)));
     return { admitted: false, retryAfterSeconds, waiting: Math.ceil(this.queued) };
   }
 

@@ -176,7 +176,7 @@ export function parseStatus(name: string, stdout: string, argv: string[] = []): 
 export function packageSatisfies(resource: PackageResource, observed: ObservedPackage): boolean {
   if (resource.state === "absent") return observed.version === null && !observed.installed;
   if (!observed.installed) return false;
-  return resource.version === undefined || sameVersion(observed.version, resource.version);
+  return resource.version === undefined || sameDebianVersion(observed.version, resource.version);
 }
 
 /**
@@ -266,7 +266,7 @@ export async function restorePackage(ctx: PackageContext, snapshot: PackageSnaps
   }
 
   const version = snapshot.version;
-  if (now.installed && sameVersion(now.version, version)) {
+  if (now.installed && sameDebianVersion(now.version, version)) {
     return { outcome: "unchanged", detail: `${name} is installed at ${version}, as before`, observed: now };
   }
   const deb = (snapshot.deb && (await debMatches(ctx, snapshot.deb, name, version)) ? snapshot.deb : null) ?? (await findDeb(ctx, name, version));
@@ -315,8 +315,7 @@ export async function repairDpkg(ctx: PackageContext): Promise<DpkgRepair> {
   const found = await auditDpkg(ctx);
   if (found.clean) return { found, ran: false, after: found, output: "" };
   await prepareSandbox(ctx);
-  await waitForDpkgLocks(ctx, ["dpkg", "--configure", "-a"]);
-  const result = await ctx.runner.run(["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, "--configure", "-a"], {
+  const result = await runWhenUnlocked(ctx, ["dpkg", ...dpkgArgs(ctx), ...CONFFILE_FLAGS, "--configure", "-a"], {
     env: UNATTENDED_ENV,
     timeoutMs: INSTALL_TIMEOUT_MS,
   });
@@ -491,7 +490,7 @@ function versionUnavailable(result: RunResult): boolean {
 
 async function exactOrThrow(ctx: PackageContext, name: string, version: string, how: string): Promise<PackageRestore> {
   const after = await observePackage(ctx, name);
-  if (!after.installed || !sameVersion(after.version, version)) {
+  if (!after.installed || !sameDebianVersion(after.version, version)) {
     throw new Error(`package ${name} is ${describe(after)} after restoring ${version} ${how}`);
   }
   return { outcome: "restored", detail: `${name} restored to ${version} ${how}`, observed: after };
@@ -500,7 +499,7 @@ async function exactOrThrow(ctx: PackageContext, name: string, version: string, 
 /** A .deb must be the package (and version) declared: a wrong file is refused before dpkg touches anything. */
 async function checkDeb(ctx: PackageContext, deb: string, name: string, version: string | undefined): Promise<void> {
   const fields = await debFields(ctx, deb);
-  if (fields.name !== name || (version !== undefined && !sameVersion(fields.version, version))) {
+  if (fields.name !== name || (version !== undefined && !sameDebianVersion(fields.version, version))) {
     throw new Error(`the source .deb holds ${fields.name} ${fields.version}, declared ${name}${version ? ` ${version}` : ""}`);
   }
 }
@@ -516,7 +515,7 @@ async function debFields(ctx: PackageContext, deb: string): Promise<{ name: stri
 async function debMatches(ctx: PackageContext, deb: string, name: string, version: string): Promise<boolean> {
   try {
     const fields = await debFields(ctx, deb);
-    return fields.name === name && sameVersion(fields.version, version);
+    return fields.name === name && sameDebianVersion(fields.version, version);
   } catch {
     return false;
   }
@@ -549,10 +548,6 @@ async function findDeb(ctx: PackageContext, name: string, version: string): Prom
 /** "0:1.0" and "1.0" are one Debian version (the protocol's one rule, as the control plane's plan has it). */
 function normaliseVersion(version: string | null): string | null {
   return version === null ? null : normalDebianVersion(version);
-}
-
-function sameVersion(a: string | null, b: string): boolean {
-  return sameDebianVersion(a, b);
 }
 
 function describe(observed: ObservedPackage): string {

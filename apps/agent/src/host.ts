@@ -392,7 +392,6 @@ export class Host {
           enrolled: true,
           controlPlane: this.controlPlane,
           selfUpgrade: this.opts.selfUpgrade ?? null,
-          now: () => new Date(this.clock.now()),
           clock: this.clock,
           signal,
         },

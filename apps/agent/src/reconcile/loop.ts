@@ -35,7 +35,7 @@ export const DEFAULT_DEADLINE_MS = 60 * 60_000;
 /**
  * The retry and the deadline as the environment sets them (as MESH_LINK_TIMEOUT_MS and MESH_UPGRADE_TRIAL_MS
  * set theirs): MESH_RECONCILE_RETRY_BASE_MS, MESH_RECONCILE_RETRY_CAP_MS, MESH_RECONCILE_DEADLINE_MS, each
- * a whole number of milliseconds; unset or empty: the default. A value that is not one is refused, naming it (env-ms.ts).
+ * a whole number of milliseconds; unset or empty: the default. A value that is not one is refused, naming it (env-number.ts).
  */
 export function reconcileTimingFromEnv(env: NodeJS.ProcessEnv = process.env): { reconcileRetry: RetryTiming; reconcileDeadlineMs: number } {
   const read = (name: string, fallback: number): number => msFromEnv(env, name, fallback);

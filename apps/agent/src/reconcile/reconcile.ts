@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { providerContext } from "./provider-context";
 import { Run, type Change } from "./run";
 import { STATE_DIR_NAMES } from "../state-dir/keys";
-import type { Clock } from "../clock";
+import { systemClock, type Clock } from "../clock";
 
 export type { Change, ChangeKind } from "./run";
 
@@ -32,8 +32,9 @@ export interface ReconcileDeps {
   systemdIsPid1?: boolean;
   /** argv that runs mesh-host, for the host's own service supervisor; this process's own by default. */
   hostCommand?: string[];
+  /** When records are dated; the clock's time by default. */
   now?: () => Date;
-  /** The host's clock, for the waits inside a step (dpkg's locks); the system's by default. */
+  /** The host's clock: the records' dates and the waits inside a step (dpkg's locks); the system's by default. */
   clock?: Clock;
   /** How a `host` resource is applied; without it one fails with a clear error. */
   selfUpgrade?: SelfUpgrade | null;
@@ -82,7 +83,7 @@ function declaredSources(resources: readonly Resource[]): string[] {
 }
 
 export async function reconcile(deps: ReconcileDeps, input: ReconcileInput): Promise<ReconcileOutcome> {
-  const now = deps.now ?? (() => new Date());
+  const now = deps.now ?? (() => new Date((deps.clock ?? systemClock).now()));
   const loaded = await loadOwnership(deps.store, {
     enrolled: deps.enrolled,
     now: now(),

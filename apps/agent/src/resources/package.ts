@@ -3,7 +3,7 @@
 // status: ready for wiring
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
-import { normalDebianVersion, parseDebianVersion, sameDebianVersion, type PackageResource, type RemoteSource } from "@mesh/protocol";
+import { normalDebianVersion, sameDebianVersion, type PackageResource, type RemoteSource } from "@mesh/protocol";
 import { CommandFailedError, runOrThrow, type RunOptions, type RunResult, type Runner } from "../runner/runner";
 import { systemClock, type Clock } from "../clock";
 import { sleep } from "../sleep";
@@ -139,22 +139,6 @@ export async function observePackage(ctx: PackageContext, name: string): Promise
   }
   if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot observe package ${name}`);
   return parseStatus(name, result.stdout, argv);
-}
-
-/**
- * dpkg's own version string of `name` (epoch and revision as dpkg records them: "1:1.2.3-1") when it is
- * installed, or null when dpkg records none or only a removed package's (config-files: its version
- * is no release to go back to). What a rollback installs again, exactly: never rebuilt from another version.
- */
-export async function dpkgVersion(ctx: PackageContext, name: string): Promise<string | null> {
-  const argv = ["dpkg-query", ...adminDirArgs(ctx), "-W", "-f", "${db:Status-Status}\\t${Version}", name];
-  const result = await ctx.runner.run(argv, { env: C_LOCALE });
-  if (result.code === 1 && /no packages found matching/.test(result.stderr)) return null;
-  if (result.code !== 0) throw new CommandFailedError(argv, result, `cannot read dpkg's version of ${name}`);
-  const [status = "", version = ""] = result.stdout.trim().split("\t");
-  if (status !== "installed" || version === "") return null;
-  if (!parseDebianVersion(version)) throw new Error(`unexpected output from \`${argv.join(" ")}\`: ${JSON.stringify(result.stdout.slice(0, 200))}`);
-  return version;
 }
 
 /** Parses dpkg-query's `${Status}\t${Version}` lines; anything else is an error, never a guess. */

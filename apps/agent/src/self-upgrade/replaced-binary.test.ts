@@ -27,14 +27,10 @@ beforeEach(() => {
   store = new MemoryStore();
 });
 
-/** dpkg-query answering that mesh-host is installed at `version` (and, asked for its bare version before an upgrade, at `before`). */
+/** dpkg-query answering, the first time, that mesh-host is installed at `before` (what an upgrade reads before dpkg runs), then at `version`. */
 const dpkgSays = (version: string, before = "1.0.0") =>
   new RecordingRunner([
-    {
-      match: (argv) => argv[0] === "dpkg-query" && argv.includes("${db:Status-Status}\\t${Version}"),
-      result: { stdout: `installed\t${before}` },
-      repeat: true,
-    },
+    { match: ["dpkg-query"], result: { stdout: `install ok installed\t${before}\n` } },
     { match: ["dpkg-query"], result: { stdout: `install ok installed\t${version}\n` }, repeat: true },
   ]);
 
@@ -86,7 +82,7 @@ describe("a binary replaced on disk", () => {
     const runner = dpkgSays("1:1.1.0-1", "1:1.0.0-3");
     const up = await host(runner);
     await up.beforeHostPackage("1:1.1.0-1");
-    expect(runner.argvs[0]).toEqual(["dpkg-query", `--admindir=${join(dir, "var/lib/dpkg")}`, "-W", "-f", "${db:Status-Status}\\t${Version}", "mesh-host"]);
+    expect(runner.argvs[0]).toEqual(["dpkg-query", `--admindir=${join(dir, "var/lib/dpkg")}`, "-W", "--showformat=${Status}\\t${Version}\\n", "mesh-host"]);
     expect(Breadcrumb.parse(JSON.parse(String(await store.read(BREADCRUMB_KEY)))).package).toEqual({ name: "mesh-host", previous: "1:1.0.0-3" });
     installOver("binary 1.1.0\n");
     expect(await up.replacedOnDisk()).toBe(true);
@@ -96,7 +92,7 @@ describe("a binary replaced on disk", () => {
 
   it("by the host's own package on a host where dpkg knows only a removed mesh-host (config-files): the version to go back to is the running one", async () => {
     const runner = new RecordingRunner([
-      { match: (argv) => argv[0] === "dpkg-query" && argv.includes("${db:Status-Status}\\t${Version}"), result: { stdout: "config-files\t0.9.0-1" } },
+      { match: ["dpkg-query"], result: { stdout: "deinstall ok config-files\t0.9.0-1\n" } },
       { match: ["dpkg-query"], result: { stdout: "install ok installed\t1.1.0\n" }, repeat: true },
     ]);
     const up = await host(runner);
@@ -265,7 +261,7 @@ describe("the breadcrumb of the host's own package, written before dpkg runs", (
       await killedAfterDpkg("1.1.0");
       const clock = new ManualClock();
       const trial = (await UpgradeTrial.begin(store, "1.1.0", silentLogger(), clock))!;
-      const up = await host(dpkgSays("1.2.0"), { running: "1.1.0", trial, clock });
+      const up = await host(dpkgSays("1.2.0", "1.2.0"), { running: "1.1.0", trial, clock });
       installOver("binary 1.2.0\n");
       expect(await up.replacedOnDisk()).toBe(true);
       expect(trial.active).toBe(false);

@@ -8,7 +8,7 @@ import type { SourceFetcher } from "../resources/file-source";
 import type { Logger } from "../log";
 import { syncDir, writeTempFile } from "../fs/atomic-file";
 import type { Store } from "../store/store";
-import { dpkgVersion, observePackage, type PackageContext } from "../resources/package";
+import { observePackage, type PackageContext } from "../resources/package";
 import { hostCommand, runningAsSea } from "./binary-path";
 import { binaryIdentity, sameBinary, type BinaryIdentity } from "./binary-watch";
 import { HOST_PACKAGE, samePackageVersion, settleRolledBackPackage } from "./host-package";
@@ -100,7 +100,8 @@ export class SelfUpgrade {
     if (!Breadcrumb.shape.to.safeParse(to).success) throw new Error(`mesh-host ${version}: not a Debian version the host can record; refused`);
     // dpkg's exact version before the upgrade (epoch, revision): what a rollback installs again. None
     // recorded (a tarball host taking its first package): the running version is all there is to name.
-    const previous = (pctx ? await dpkgVersion(pctx, HOST_PACKAGE) : null) ?? running;
+    const before = pctx ? await observePackage(pctx, HOST_PACKAGE) : null;
+    const previous = (before?.installed ? before.version : null) ?? running;
     await fs.rm(`${binary}.prev`, { force: true });
     await fs.link(binary, `${binary}.prev`).catch(() => fs.copyFile(binary, `${binary}.prev`));
     await syncDir(dirname(binary));

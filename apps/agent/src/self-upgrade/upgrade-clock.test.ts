@@ -27,7 +27,7 @@ beforeEach(() => {
 describe("the self-upgrade's clock", () => {
   it("dates the breadcrumb written before the host's own package by the injected clock", async () => {
     const clock = new ManualClock(Date.parse("2031-05-01T00:00:00Z"));
-    const runner = new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: "1.0.0" }, repeat: true }]);
+    const runner = new RecordingRunner([{ match: ["dpkg-query"], result: { stdout: "install ok installed\t1.0.0\n" }, repeat: true }]);
     const up = new SelfUpgrade({
       store,
       binary,

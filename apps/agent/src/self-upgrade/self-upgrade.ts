@@ -141,13 +141,8 @@ export class SelfUpgrade {
    */
   async settleHostPackage(pctx: PackageContext): Promise<string | null> {
     if (this.settledPackage) return null;
-    if (this.opts.settling) {
-      // The start's own settling still runs (settleAtStart): that one goes on, this one waits its turn.
-      const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
-      if (settled === PENDING) return null;
-      this.opts.settling = null;
-      if (settled && this.opts.startedAs) this.opts.startedAs = settled;
-    }
+    // The start's own settling still runs (settleAtStart): that one goes on, this one waits its turn.
+    if (!(await this.startSettled())) return null;
     const { store, binary, running, log } = this.opts;
     const before = await binaryIdentity(binary);
     const outcome = await settleRolledBackPackage(store, pctx, running, log);
@@ -165,12 +160,7 @@ export class SelfUpgrade {
    */
   async replacedOnDisk(): Promise<boolean> {
     if (this.replaced) return true;
-    if (this.opts.settling) {
-      const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
-      if (settled === PENDING) return false;
-      this.opts.settling = null;
-      if (settled && this.opts.startedAs) this.opts.startedAs = settled;
-    }
+    if (!(await this.startSettled())) return false;
     const { startedAs, binary, running, store, log } = this.opts;
     if (!startedAs || this.staged) return false;
     if (sameBinary(startedAs, await binaryIdentity(binary))) return false;
@@ -252,6 +242,19 @@ export class SelfUpgrade {
     if (!trial || !(trial.active || trial.rollingBack)) return;
     const on = trial.upgrade ? `mesh-host ${trial.upgrade.to} (upgraded from ${trial.upgrade.from})` : `mesh-host ${this.opts.running}`;
     throw new Error(`${what}: not started while ${on} is on trial, its rollback pending until it reaches the control plane; tried again once the trial ends`);
+  }
+
+  /**
+   * Whether the start's settling (dpkg's record put back in the background) is over; once it is, the
+   * binary its reinstall left becomes the one started as (the same version: no new binary to start).
+   */
+  private async startSettled(): Promise<boolean> {
+    if (!this.opts.settling) return true;
+    const settled = await Promise.race([this.opts.settling, Promise.resolve(PENDING)]);
+    if (settled === PENDING) return false;
+    this.opts.settling = null;
+    if (settled && this.opts.startedAs) this.opts.startedAs = settled;
+    return true;
   }
 
   /** When a binary put in place now must have reached the control plane, on the injected clock. */

@@ -4,17 +4,15 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startControlPlane } from "../link/fake-control-plane";
 import { waitFor } from "../testing/wait-for";
 import { testHost } from "../testing/test-host";
 import { DiskStore } from "../store/disk-store";
 import type { SelfUpgrade } from "./self-upgrade";
+import { cleanupsAfterEach } from "../testing/cleanups";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 describe("host: exiting for an upgrade", () => {
   it("exits once, and starts no run while it is leaving", async () => {

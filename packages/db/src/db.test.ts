@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { createTestDatabase, testEngines, type TestDatabase } from "./testing";
 import { CHANNELS, notify } from "./bus";
 import { settings } from "./schema/index";
@@ -17,6 +17,32 @@ describe.each(testEngines())("database on %s", (engine) => {
     await t.database.db.insert(settings).values({ key: "k", value: "v" });
     const rows = await t.database.db.select().from(settings).where(eq(settings.key, "k"));
     expect(rows).toHaveLength(1);
+  });
+
+  it("keeps fleet-wide updates of nodes on their pages (HOT: no index entries), as decision 0056 needs", async () => {
+    const count = 400;
+    await t.database.db.execute(sql`
+      insert into nodes (name, public_key, machine_id, profile, inventory)
+      select 'hot-' || g, 'key-' || g, 'machine-' || g, '{"os":"linux"}'::jsonb, '{"packages":[]}'::jsonb from generate_series(1, ${count}) g`);
+    const counters = async (tx: Parameters<Parameters<typeof t.database.db.transaction>[0]>[0]) => {
+      const result: unknown = await tx.execute(
+        sql`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot from pg_stat_xact_user_tables where relname = 'nodes'`,
+      );
+      // postgres.js gives an array, PGlite an object with rows
+      return ((Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<{ updated: number; hot: number }>)[0]!;
+    };
+    // Twice: the second finds the first's old versions on every page, and must make room by pruning them.
+    for (const round of [1, 2]) {
+      const { updated, hot } = await t.database.db.transaction(async (tx) => {
+        // The backend's counters may still hold earlier transactions' counts until they are flushed: a difference.
+        const before = await counters(tx);
+        await tx.execute(sql`update nodes set declared_version = declared_version + 1 where name like 'hot-%'`);
+        const after = await counters(tx);
+        return { updated: after.updated - before.updated, hot: after.hot - before.hot };
+      });
+      // Packed full (fillfactor 100) this is 1 of 400: only the last page has room for new versions.
+      expect({ round, updated, hot }).toEqual({ round, updated: count, hot: count });
+    }
   });
 
   it("delivers a notification published in a transaction only after commit", async () => {

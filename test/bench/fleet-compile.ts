@@ -159,19 +159,20 @@ async function measure(n: number, mode: "old" | "new"): Promise<{ ms: number[]; 
   }
 }
 
+const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms` + (xs.length > 1 ? ` (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})` : "");
 const rows: string[][] = [];
 for (const n of SIZES) {
   const fresh = await measure(n, "new");
-  const old = WITH_OLD ? await measure(n, "old") : { ms: [NaN], changed: fresh.changed, unchangedMs: NaN };
-  if (old.changed !== fresh.changed) throw new Error(`old changed ${old.changed} nodes, new ${fresh.changed}`);
-  const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms` + (xs.length > 1 ? ` (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})` : "");
+  // BENCH_COMPILE_OLD=0: the old compiler's cells say so rather than NaN.
+  const old = WITH_OLD ? await measure(n, "old") : undefined;
+  if (old && old.changed !== fresh.changed) throw new Error(`old changed ${old.changed} nodes, new ${fresh.changed}`);
   rows.push([
     n.toLocaleString("en"),
     String(fresh.changed),
-    fmt(old.ms),
+    old ? fmt(old.ms) : "not run",
     fmt(fresh.ms),
-    `${(median(old.ms) / median(fresh.ms)).toFixed(0)}×`,
-    `${old.unchangedMs!.toFixed(0)} ms`,
+    old ? `${(median(old.ms) / median(fresh.ms)).toFixed(0)}×` : "—",
+    old ? `${old.unchangedMs!.toFixed(0)} ms` : "not run",
     `${fresh.unchangedMs!.toFixed(0)} ms`,
   ]);
   console.error(`done ${n}`);
@@ -182,7 +183,6 @@ console.log(`| ${header.join(" | ")} |\n| ${header.map(() => "---").join(" | ")}
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);
 
 if (WITH_FOLD) {
-  const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
   console.log(
     `\nrole.upsert of a 2 KB file to every node: the conflict check apart (its own read and compiles) or folded into the compile's (median of ${RUNS_FOLD}, alternated):\n`,
   );

@@ -378,6 +378,69 @@ describe.each(testEngines())("reports stored in batches on %s", (engine) => {
     await expect(always.write({ nodeId: ids[0]!, report: { ...report, declarationVersion: 2 } })).rejects.toThrow("refused 3");
   });
 
+  /** deps whose transactions start only after `holdMs` (a busy database), optionally refusing the first `failing`; counts those open at once. */
+  const slowDb = (holdMs: number, failing = 0) => {
+    let refused = 0;
+    const seen = { open: 0, most: 0 };
+    const db = new Proxy(deps.db, {
+      get(target, prop, receiver) {
+        if (prop === "transaction")
+          return async (fn: Parameters<typeof target.transaction>[0]) => {
+            seen.most = Math.max(seen.most, ++seen.open);
+            try {
+              await new Promise((r) => setTimeout(r, holdMs));
+              if (refused < failing) throw new Error(`refused ${++refused}`);
+              return await target.transaction(fn);
+            } finally {
+              seen.open--;
+            }
+          };
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    return { deps: { db, log: deps.log }, seen };
+  };
+  const versionsOf = async (nodeId: string) => ({
+    latest: (await latestReport(deps.db, nodeId))?.report.declarationVersion,
+    history: (await reportHistoryOf(deps.db, [nodeId])).map((h) => h.report.declarationVersion),
+  });
+
+  it("writes two batches at once on different nodes, and a node's later report only after its earlier one", async () => {
+    const [a, b, c] = await enrol(3);
+    const { deps: slow, seen } = slowDb(40);
+    const batcher = new ReportBatcher(slow, { windowMs: 1, maxItems: 1 });
+    // a's second report may not go with b's (its first is being written): it waits, then goes.
+    const written = await Promise.all([
+      batcher.write({ nodeId: a!, report: testReport(1) }),
+      batcher.write({ nodeId: a!, report: testReport(2) }),
+      batcher.write({ nodeId: b!, report: testReport(1) }),
+      batcher.write({ nodeId: c!, report: testReport(1) }),
+    ]);
+    expect(written).toEqual([true, true, true, true]);
+    expect([seen.most, batcher.mostAtOnce, batcher.batches]).toEqual([2, 2, 4]);
+    expect(await versionsOf(a!)).toEqual({ latest: 2, history: [1, 2] });
+    // One at a time when asked: the batches of before this change.
+    const serial = slowDb(10);
+    const one = new ReportBatcher(serial.deps, { windowMs: 1, maxItems: 1, concurrency: 1 });
+    await Promise.all([b!, c!].map((nodeId) => one.write({ nodeId, report: testReport(3) })));
+    expect(serial.seen.most).toBe(1);
+  });
+
+  it("holds a node's later report while its earlier one waits to be retried", async () => {
+    const [a, b] = await enrol(2);
+    // The first transaction (a's first report) is refused; b's and a's second must not overtake it for a.
+    const { deps: flaky } = slowDb(20, 1);
+    const batcher = new ReportBatcher(flaky, { windowMs: 1, maxItems: 1 });
+    const first = batcher.write({ nodeId: a!, report: testReport(1) });
+    await new Promise((r) => setTimeout(r, 5));
+    const later = [batcher.write({ nodeId: b!, report: testReport(1) }), batcher.write({ nodeId: a!, report: testReport(2) })];
+    expect(await Promise.all([first, ...later])).toEqual([true, true, true]);
+    expect(await versionsOf(a!)).toEqual({ latest: 2, history: [1, 2] });
+    // flush() answers once nothing can be written: here, at once.
+    await batcher.flush();
+  });
+
   it("bounds a batch by bytes as well as by count; a report larger than the bound goes alone", async () => {
     const ids = await enrol(6);
     const report = (descriptionBytes: number): Report =>

@@ -333,6 +333,11 @@ export interface ReportBatcherOptions {
   /** ...or this many bytes of reports (default 16 MiB: a report may be up to a frame, 1 MiB). */
   maxBytes?: number;
   /**
+   * Batches written at once, on disjoint nodes (default 2): one batch's statements wait on the
+   * database and on the event loop (a fleet push's sends, the reports' parsing), the other's run.
+   */
+  concurrency?: number;
+  /**
    * Report bodies no report names any more (the history scrolled past them) are deleted at most this
    * often, after a batch, between batches (default 10 minutes; 0: after every batch).
    */
@@ -340,25 +345,35 @@ export interface ReportBatcherOptions {
 }
 
 /**
- * One gateway's reports, batched. Each caller awaits whether its report was written; one batch
- * is written at a time (under load the next one grows while the last one commits). Reports equal
- * to the stored ones are answered after one read, without a transaction (a reconnecting fleet).
+ * One gateway's reports, batched. Each caller awaits whether its report was written. Up to
+ * `concurrency` batches are written at once, on disjoint nodes: a report waits while an earlier
+ * report of its node is in a batch being written (or waiting to be retried), so a node's reports are
+ * applied in the order they came; under load the next batches grow while the others commit. Reports
+ * equal to the stored ones are answered after one read, without a transaction (a reconnecting fleet).
  * A failed batch is written again after a pause (REPORT_TRIES in all).
  */
 export class ReportBatcher {
   private waiting: Waiting[] = [];
   private waitingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
+  /** Per node, its reports in a batch being written or waiting for a retry: later ones of the node wait. */
+  private held = new Map<string, number>();
+  /** Batches being written, and the body sweep while it runs. */
+  private running = 0;
+  private idleWaiters: Array<() => void> = [];
   private readonly windowMs: number;
   private readonly maxItems: number;
   private readonly maxBytes: number;
+  private readonly concurrency: number;
   private readonly bodySweepMs: number;
   private lastSweep = Date.now();
+  private batchesSwept = 0;
   /** Transactions written, for tests and logs. */
   batches = 0;
   /** Reads of stored hashes before a transaction (skipped when every report of a batch is known changed), for tests. */
   reads = 0;
+  /** The most batches that were being written at once, for tests. */
+  mostAtOnce = 0;
 
   constructor(
     private readonly deps: Pick<Deps, "db" | "log">,
@@ -367,6 +382,7 @@ export class ReportBatcher {
     this.windowMs = opts.windowMs ?? 50;
     this.maxItems = opts.maxItems ?? 1000;
     this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    this.concurrency = Math.max(1, opts.concurrency ?? 2);
     this.bodySweepMs = opts.bodySweepMs ?? 10 * 60_000;
   }
 
@@ -383,59 +399,121 @@ export class ReportBatcher {
     });
   }
 
-  /** Writes everything asked for so far; resolves once it is written. */
+  /**
+   * Writes everything asked for so far; resolves once nothing is being written and nothing waiting
+   * can be (a report whose node's earlier one awaits its retry goes with that retry).
+   */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.chain = this.chain.then(() => this.drain()).then(() => this.sweepBodies());
-    return this.chain;
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    this.pump();
+    return idle;
   }
 
-  private async drain(): Promise<void> {
-    while (this.waiting.length > 0) {
-      // At most maxItems and maxBytes (at least one report, however large).
-      let count = 0;
-      let bytes = 0;
-      while (count < this.waiting.length && count < this.maxItems && (count === 0 || bytes + this.waiting[count]!.bytes <= this.maxBytes)) {
-        bytes += this.waiting[count]!.bytes;
-        count++;
+  /** Starts batches while fewer than `concurrency` are being written and some report can go; then, idle, the sweep. */
+  private pump(): void {
+    while (this.running < this.concurrency) {
+      const batch = this.take();
+      if (batch.length === 0) break;
+      this.running++;
+      this.mostAtOnce = Math.max(this.mostAtOnce, this.running);
+      void this.writeBatch(batch).finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+    if (this.running > 0 || this.takeable()) return;
+    // Once after batches were written since the last sweep, when it is bodySweepMs old.
+    if (this.batches > this.batchesSwept && Date.now() - this.lastSweep >= this.bodySweepMs) {
+      this.batchesSwept = this.batches;
+      this.running++;
+      void this.sweepBodies().finally(() => {
+        this.running--;
+        this.pump();
+      });
+      return;
+    }
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** A node's report can go when no earlier report of its node is being written, waits for a retry, or waits here. */
+  private takeable(): boolean {
+    return this.waiting.some((w) => !this.held.has(w.item.nodeId));
+  }
+
+  /**
+   * The next batch, in arrival order: at most maxItems and maxBytes (at least one report, however
+   * large), skipping every report of a node held by another batch (and so its later ones too).
+   */
+  private take(): Waiting[] {
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const skipped = new Set<string>();
+    let bytes = 0;
+    for (const w of this.waiting) {
+      const node = w.item.nodeId;
+      const full = batch.length >= this.maxItems || (batch.length > 0 && bytes + w.bytes > this.maxBytes);
+      if (full || skipped.has(node) || this.held.has(node)) {
+        // A node with a report left out keeps its later reports out too: they go after it.
+        skipped.add(node);
+        rest.push(w);
+        continue;
       }
-      const batch = this.waiting.splice(0, count);
-      this.waitingBytes -= bytes;
-      try {
-        const items = batch.map((w) => w.item);
-        // A fleet answering a change sends reports known to differ from the stored ones: no read for them.
-        const unchanged = items.some((item) => !item.knownChanged && !carriesDrift(item.opts))
-          ? await timed("read unchanged (before the transaction)", () => (this.reads++, unchangedReports(this.deps.db, items)))
-          : new Set<number>();
-        const rest = items.map((item, i) => ({ item, i })).filter(({ i }) => !unchanged.has(i));
-        const written = new Array<boolean>(items.length).fill(false);
-        if (rest.length > 0) {
-          const result = await timed("transaction (all of it)", () =>
-            this.deps.db.transaction((tx) =>
-              writeReports(
-                tx,
-                rest.map((r) => r.item),
-              ),
+      batch.push(w);
+      bytes += w.bytes;
+    }
+    if (batch.length === 0) return batch;
+    this.waiting = rest;
+    this.waitingBytes -= bytes;
+    for (const w of batch) this.hold(w.item.nodeId, 1);
+    return batch;
+  }
+
+  private hold(nodeId: string, n: number) {
+    const count = (this.held.get(nodeId) ?? 0) + n;
+    if (count > 0) this.held.set(nodeId, count);
+    else this.held.delete(nodeId);
+  }
+
+  private async writeBatch(batch: Waiting[]): Promise<void> {
+    try {
+      const items = batch.map((w) => w.item);
+      // A fleet answering a change sends reports known to differ from the stored ones: no read for them.
+      const unchanged = items.some((item) => !item.knownChanged && !carriesDrift(item.opts))
+        ? await timed("read unchanged (before the transaction)", () => (this.reads++, unchangedReports(this.deps.db, items)))
+        : new Set<number>();
+      const rest = items.map((item, i) => ({ item, i })).filter(({ i }) => !unchanged.has(i));
+      const written = new Array<boolean>(items.length).fill(false);
+      if (rest.length > 0) {
+        const result = await timed("transaction (all of it)", () =>
+          this.deps.db.transaction((tx) =>
+            writeReports(
+              tx,
+              rest.map((r) => r.item),
             ),
-          );
-          this.batches++;
-          rest.forEach(({ i }, k) => (written[i] = result[k]!));
-        }
-        batch.forEach((w, i) => w.resolve(written[i]!));
-      } catch (err) {
-        for (const w of batch) w.failures++;
-        this.deps.log.warn({ reports: batch.length, reason: (err as Error).message }, "report batch not stored; will retry");
-        const retried = batch.filter((w) => w.failures < REPORT_TRIES);
-        for (const w of batch) if (w.failures >= REPORT_TRIES) w.reject(err);
-        this.retry(retried);
+          ),
+        );
+        this.batches++;
+        rest.forEach(({ i }, k) => (written[i] = result[k]!));
       }
+      for (const w of batch) this.hold(w.item.nodeId, -1);
+      batch.forEach((w, i) => w.resolve(written[i]!));
+    } catch (err) {
+      for (const w of batch) w.failures++;
+      this.deps.log.warn({ reports: batch.length, reason: (err as Error).message }, "report batch not stored; will retry");
+      const retried = batch.filter((w) => w.failures < REPORT_TRIES);
+      for (const w of batch)
+        if (w.failures >= REPORT_TRIES) {
+          this.hold(w.item.nodeId, -1);
+          w.reject(err);
+        }
+      this.retry(retried);
     }
   }
 
   /** Deletes unnamed report bodies when the last sweep is bodySweepMs old (one transaction; a failure waits for the next). */
   private async sweepBodies(): Promise<void> {
-    if (this.batches === 0 || Date.now() - this.lastSweep < this.bodySweepMs) return;
     this.lastSweep = Date.now();
     try {
       const deleted = await timed("sweep report bodies", () => pruneReportBodies(this.deps.db));
@@ -445,11 +523,15 @@ export class ReportBatcher {
     }
   }
 
-  /** Puts a failed batch's reports back, ahead of newer ones, and writes them after a pause. */
+  /**
+   * Puts a failed batch's reports back, ahead of newer ones, and writes them after a pause; their
+   * nodes stay held meanwhile, so no later report of theirs is written first.
+   */
   private retry(batch: Waiting[]) {
     if (batch.length === 0) return;
     setTimeout(
       () => {
+        for (const w of batch) this.hold(w.item.nodeId, -1);
         this.waiting.unshift(...batch);
         this.waitingBytes += batch.reduce((n, w) => n + w.bytes, 0);
         void this.flush();

@@ -137,6 +137,8 @@ export async function storeReportBodies(tx: DbOrTx, rows: ReportRow[]): Promise<
   const bodies = new Map<string, string>();
   for (const r of rows) if (!bodies.has(r.body.hash)) bodies.set(r.body.hash, `{"hash":${JSON.stringify(r.body.hash)},"body":${r.body.json}}`);
   // Held: a sweep deleting one waits for this transaction (and one the sweep holds is gone after it: inserted again).
+  // Inserted in hash order: two batches written at once that bring the same new bodies wait for each
+  // other in one order, never in a cycle (a deadlock).
   await tx.execute(sql`
     with v as (
       select * from jsonb_to_recordset(${`[${[...bodies.values()].join(",")}]`}::jsonb) as v(hash text, body jsonb)
@@ -144,7 +146,7 @@ export async function storeReportBodies(tx: DbOrTx, rows: ReportRow[]): Promise<
       select b.hash from report_bodies b where b.hash in (select hash from v) for key share
     )
     insert into report_bodies (hash, body)
-    select v.hash, v.body from v where v.hash not in (select hash from held)
+    select v.hash, v.body from v where v.hash not in (select hash from held) order by v.hash
     on conflict (hash) do nothing`);
 }
 

@@ -372,8 +372,6 @@ export class ReportBatcher {
   batches = 0;
   /** Reads of stored hashes before a transaction (skipped when every report of a batch is known changed), for tests. */
   reads = 0;
-  /** The most batches that were being written at once, for tests. */
-  mostAtOnce = 0;
 
   constructor(
     private readonly deps: Pick<Deps, "db" | "log">,
@@ -394,8 +392,8 @@ export class ReportBatcher {
       const bytes = bodyJson.length;
       this.waiting.push({ item: { ...item, hash: item.hash ?? reportHash(item.report), bodyJson }, bytes, resolve, reject, failures: 0 });
       this.waitingBytes += bytes;
-      if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) void this.flush();
-      else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.windowMs);
+      if (this.waiting.length >= this.maxItems || this.waitingBytes >= this.maxBytes) this.start();
+      else if (!this.timer) this.timer = setTimeout(() => this.start(), this.windowMs);
     });
   }
 
@@ -404,11 +402,16 @@ export class ReportBatcher {
    * can be (a report whose node's earlier one awaits its retry goes with that retry).
    */
   flush(): Promise<void> {
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    this.start();
+    return idle;
+  }
+
+  /** Writes what waits now, without a promise to wait on (a report past the bounds, the window's timer, a retry). */
+  private start(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     this.pump();
-    return idle;
   }
 
   /** Starts batches while fewer than `concurrency` are being written and some report can go; then, idle, the sweep. */
@@ -417,13 +420,13 @@ export class ReportBatcher {
       const batch = this.take();
       if (batch.length === 0) break;
       this.running++;
-      this.mostAtOnce = Math.max(this.mostAtOnce, this.running);
       void this.writeBatch(batch).finally(() => {
         this.running--;
         this.pump();
       });
     }
-    if (this.running > 0 || this.takeable()) return;
+    // Nothing running, so the loop stopped because nothing waiting can go (none waits, or its nodes await a retry): idle.
+    if (this.running > 0) return;
     // Once after batches were written since the last sweep, when it is bodySweepMs old.
     if (this.batches > this.batchesSwept && Date.now() - this.lastSweep >= this.bodySweepMs) {
       this.batchesSwept = this.batches;
@@ -435,11 +438,6 @@ export class ReportBatcher {
       return;
     }
     for (const resolve of this.idleWaiters.splice(0)) resolve();
-  }
-
-  /** A node's report can go when no earlier report of its node is being written, waits for a retry, or waits here. */
-  private takeable(): boolean {
-    return this.waiting.some((w) => !this.held.has(w.item.nodeId));
   }
 
   /**
@@ -534,7 +532,7 @@ export class ReportBatcher {
         for (const w of batch) this.hold(w.item.nodeId, -1);
         this.waiting.unshift(...batch);
         this.waitingBytes += batch.reduce((n, w) => n + w.bytes, 0);
-        void this.flush();
+        this.start();
       },
       retryDelayMs(Math.max(...batch.map((w) => w.failures)), 200),
     ).unref();

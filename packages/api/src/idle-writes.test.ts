@@ -3,11 +3,10 @@
 // lock marks the row (its xmax) just as an update makes a new version (its xmin): both are compared.
 import { describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { nodes, rolloutLease } from "@mesh/db";
+import { nodes, rolloutLease, rowsOf } from "@mesh/db";
 import { testEngines } from "@mesh/db/testing";
 import type { Deps } from "./deps";
 import { useServiceDeps } from "./testing/service-deps";
-import { rowsOf } from "./alerts/rows";
 import { rolloutTick } from "./rollouts/rollout-worker";
 import { createAlertEvaluator } from "./alerts/evaluate-alerts";
 import { createWebhook, setWebhookEnabled } from "./alerts/webhooks";

@@ -4,6 +4,7 @@ import { createTestDatabase, testEngines, type TestDatabase } from "./testing";
 import { CHANNELS, notify } from "./bus";
 import { settings } from "./schema/index";
 import { migrate } from "./migrate";
+import { rowsOf } from "./rows";
 
 describe.each(testEngines())("database on %s", (engine) => {
   let t: TestDatabase;
@@ -25,11 +26,8 @@ describe.each(testEngines())("database on %s", (engine) => {
       insert into nodes (name, public_key, machine_id, profile, inventory)
       select 'hot-' || g, 'key-' || g, 'machine-' || g, '{"os":"linux"}'::jsonb, '{"packages":[]}'::jsonb from generate_series(1, ${count}) g`);
     const counters = async (tx: Parameters<Parameters<typeof t.database.db.transaction>[0]>[0]) => {
-      const result: unknown = await tx.execute(
-        sql`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot from pg_stat_xact_user_tables where relname = 'nodes'`,
-      );
-      // postgres.js gives an array, PGlite an object with rows
-      return ((Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<{ updated: number; hot: number }>)[0]!;
+      const result = await tx.execute(sql`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot from pg_stat_xact_user_tables where relname = 'nodes'`);
+      return rowsOf<{ updated: number; hot: number }>(result)[0]!;
     };
     // Twice: the second finds the first's old versions on every page, and must make room by pruning them.
     for (const round of [1, 2]) {

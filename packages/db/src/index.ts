@@ -3,3 +3,4 @@ export * from "./client";
 export * from "./bus";
 export * from "./deadlines";
 export * from "./unreachable";
+export * from "./rows";

@@ -3,11 +3,10 @@
 // no other worker takes a row while it is being sent), posts each signed body, and records the outcome
 // and one attempt row for the delivery log. A failure is retried with exponential backoff, up to MAX_ATTEMPTS.
 import { eq, inArray, sql } from "drizzle-orm";
-import { alertAttempts, alertDeliveries, webhooks } from "@mesh/db";
+import { alertAttempts, alertDeliveries, webhooks, rowsOf } from "@mesh/db";
 import type { Deps } from "../deps";
 import { metrics } from "../metrics/metrics";
 import { openSecret } from "./webhooks";
-import { rowsOf } from "./rows";
 import { SIGNATURE_HEADER, signBody } from "./sign";
 
 export const MAX_ATTEMPTS = 8;

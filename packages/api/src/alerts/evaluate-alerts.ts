@@ -12,10 +12,9 @@
 // - offline: nodes disconnected whose last seen + the webhook's N minutes fell in (evaluated_at, now],
 //   one join of webhooks and nodes: no per-node state is kept, the window is the state.
 import { sql } from "drizzle-orm";
-import { alertDeliveries, nodes, type AlertEvent, type Tx } from "@mesh/db";
+import { alertDeliveries, nodes, type AlertEvent, type Tx, rowsOf } from "@mesh/db";
 import type { Deps } from "../deps";
 import { alertBody, type AlertNode } from "./alert-payload";
-import { rowsOf } from "./rows";
 import { nodeHealth } from "../services/node-health";
 import { shownName } from "../services/node-name";
 

@@ -12,10 +12,9 @@
 // twice (two workers, a retry) does nothing the second time: a wave is released at most once.
 import { ACTOR } from "../auth/actor";
 import { and, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
-import { declarationBodies, declarations, nodes, rolePins, rollouts, rolloutNodes, type DbOrTx } from "@mesh/db";
+import { declarationBodies, declarations, nodes, rolePins, rollouts, rolloutNodes, type DbOrTx, rowsOf } from "@mesh/db";
 import { StagedRolloutPolicy, hostRunsPackageVersion } from "@mesh/protocol";
 import { nowOf, type Deps } from "../deps";
-import { rowsOf } from "../alerts/rows";
 import { recordEvent } from "../services/record-event";
 import { recompileFleet } from "../services/recompile-fleet";
 import { COMPILABLE_STATES, lockCompiler } from "../services/recompile-node";

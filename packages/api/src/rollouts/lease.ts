@@ -4,8 +4,7 @@
 // it at expiry and another takes over. Only the holder advances
 // rollouts; the row checks in advance.ts keep a wave from being released twice even if two ever overlapped.
 import { sql } from "drizzle-orm";
-import { rolloutLease, type DbOrTx } from "@mesh/db";
-import { rowsOf } from "../alerts/rows";
+import { rolloutLease, type DbOrTx, rowsOf } from "@mesh/db";
 
 export const ROLLOUT_LEASE = "rollouts";
 

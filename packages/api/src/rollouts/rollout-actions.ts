@@ -1,7 +1,7 @@
 // What an admin does to a rollout (rollout.* procedures): read them, pause / resume, continue past a halt,
 // roll back. Each act is one transaction and one audit event, whatever the number of nodes.
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
-import { events, roles, roleVersions, rolePins, rollouts, rolloutNodes } from "@mesh/db";
+import { events, roles, roleVersions, rolePins, rollouts, rolloutNodes, rowsOf } from "@mesh/db";
 import { StagedRolloutPolicy } from "@mesh/protocol";
 import { MeshError } from "../errors";
 import { nowOf, type Deps } from "../deps";
@@ -10,7 +10,6 @@ import { lockFleetRows, recompileFleet } from "../services/recompile-fleet";
 import { lockCompiler } from "../services/recompile-node";
 import { checkConflicts, refuseNewConflicts } from "../services/check-conflicts";
 import { roleOfVersionRow, writeRoleVersion } from "../services/write-role-version";
-import { rowsOf } from "../alerts/rows";
 import { waveCounts } from "./advance";
 import { markReleased, startRollout } from "./start-rollout";
 

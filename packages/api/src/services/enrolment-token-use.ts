@@ -1,10 +1,9 @@
 // Checking and consuming enrolment tokens: rows read for many enrolments at once (and cached a few
 // seconds), and uses consumed atomically, one token or many tokens in one statement.
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
-import { enrolmentTokens, type Db, type DbOrTx } from "@mesh/db";
+import { enrolmentTokens, type Db, type DbOrTx, rowsOf } from "@mesh/db";
 import { MeshError } from "../errors";
 import { secretMatches } from "./enrolment-token";
-import { rowsOf } from "../alerts/rows";
 
 export type TokenRow = typeof enrolmentTokens.$inferSelect;
 

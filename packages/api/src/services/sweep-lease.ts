@@ -6,7 +6,7 @@
 // row lock, no transaction id, nothing written (issue 11: an idle control plane writes ≤ 1 row/s).
 import { sql } from "drizzle-orm";
 import type { DbOrTx, Tx } from "@mesh/db";
-import { rowsOf } from "../alerts/rows";
+import { rowsOf } from "@mesh/db";
 
 export interface SweepWindow {
   /** When the sweep last ran (any instance). */
